@@ -1,0 +1,26 @@
+"""Backends for vfs-mcp: a mount URL plus options becomes a configured fsspec filesystem.
+
+Each backend is a function ``create(url, options) -> BackendMount``. The registry maps
+URL schemes to such functions by dotted name, imported only when a mount needs one.
+Third parties add schemes through the ``vfs_mcp.backends`` entry-point group::
+
+    [project.entry-points."vfs_mcp.backends"]
+    gdrive = "my_package.backend:create"
+
+This package never imports ``vfs_mcp``: it knows nothing about jails, tools or MCP.
+"""
+
+from __future__ import annotations
+
+from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Capabilities, Options
+from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
+
+__all__ = [
+    "BackendMount",
+    "BackendUnavailable",
+    "Capabilities",
+    "Options",
+    "create_mount",
+    "known_schemes",
+    "scheme_of",
+]

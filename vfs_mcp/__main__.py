@@ -1,0 +1,3 @@
+from vfs_mcp.cli import main
+
+raise SystemExit(main())

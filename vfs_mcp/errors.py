@@ -1,0 +1,178 @@
+"""One error tree for every tool (SPEC §3).
+
+    VfsError (mcp ToolError)           code            status  JSON-RPC
+    ├── NotFound                       NOT_FOUND        404    -32602
+    ├── AccessDenied                   ACCESS_DENIED    403    -32603
+    ├── ReadOnly                       READ_ONLY        403    -32603
+    ├── InvalidArgument                INVALID_ARGUMENT 400    -32602
+    ├── IsADirectory                   IS_A_DIRECTORY   400    -32602
+    ├── NotADirectory                  NOT_A_DIRECTORY  400    -32602
+    ├── AlreadyExists                  ALREADY_EXISTS   409    -32602
+    ├── Conflict                       CONFLICT         409    -32602
+    ├── BinaryContent                  BINARY_CONTENT   422    -32602
+    ├── TooLarge                       TOO_LARGE        413    -32602
+    └── Internal                       INTERNAL         500    -32603
+
+Foreign exceptions (``OSError`` from fsspec, botocore's ``ClientError``, codec errors)
+become one of these in ``translate`` — the single boundary, used by the jail. Messages
+name paths only as the caller wrote them, never the host path behind a mount.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from typing import ClassVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+log = logging.getLogger("vfs_mcp")
+
+
+class VfsError(ToolError):
+    """A failure the model can act on: a stable code and a one-line message."""
+
+    code: ClassVar[str] = "INTERNAL"
+    status: ClassVar[int] = 500
+    jsonrpc_code: ClassVar[int] = -32603
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, str | int]:
+        return {"code": self.code, "status": self.status, "jsonrpc_code": self.jsonrpc_code, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class NotFound(VfsError):
+    code, status, jsonrpc_code = "NOT_FOUND", 404, -32602
+
+
+class AccessDenied(VfsError):
+    code, status, jsonrpc_code = "ACCESS_DENIED", 403, -32603
+
+
+class ReadOnly(VfsError):
+    code, status, jsonrpc_code = "READ_ONLY", 403, -32603
+
+
+class InvalidArgument(VfsError):
+    code, status, jsonrpc_code = "INVALID_ARGUMENT", 400, -32602
+
+
+class IsADirectory(VfsError):
+    code, status, jsonrpc_code = "IS_A_DIRECTORY", 400, -32602
+
+
+class NotADirectory(VfsError):
+    code, status, jsonrpc_code = "NOT_A_DIRECTORY", 400, -32602
+
+
+class AlreadyExists(VfsError):
+    code, status, jsonrpc_code = "ALREADY_EXISTS", 409, -32602
+
+
+class Conflict(VfsError):
+    code, status, jsonrpc_code = "CONFLICT", 409, -32602
+
+
+class BinaryContent(VfsError):
+    code, status, jsonrpc_code = "BINARY_CONTENT", 422, -32602
+
+
+class TooLarge(VfsError):
+    code, status, jsonrpc_code = "TOO_LARGE", 413, -32602
+
+
+class Internal(VfsError):
+    code, status, jsonrpc_code = "INTERNAL", 500, -32603
+
+
+ALL_ERRORS: tuple[type[VfsError], ...] = (
+    NotFound,
+    AccessDenied,
+    ReadOnly,
+    InvalidArgument,
+    IsADirectory,
+    NotADirectory,
+    AlreadyExists,
+    Conflict,
+    BinaryContent,
+    TooLarge,
+    Internal,
+)
+
+_BY_ERRNO: dict[int, tuple[type[VfsError], str]] = {
+    errno.ENOENT: (NotFound, "does not exist"),
+    errno.EACCES: (AccessDenied, "permission denied by the operating system"),
+    errno.EPERM: (AccessDenied, "operation not permitted by the operating system"),
+    errno.EROFS: (ReadOnly, "is on a read-only file system"),
+    errno.EISDIR: (IsADirectory, "is a directory; use list_directory or directory_tree"),
+    errno.ENOTDIR: (NotADirectory, "is not a directory (or a parent is a file)"),
+    errno.EEXIST: (AlreadyExists, "already exists; pass overwrite=true or choose another name"),
+    errno.ENOTEMPTY: (AlreadyExists, "is a directory that is not empty"),
+    errno.ELOOP: (AccessDenied, "is a symbolic link that cannot be followed here"),
+    errno.ENAMETOOLONG: (InvalidArgument, "is too long a name for this file system"),
+    errno.ENOSPC: (Internal, "could not be written: no space left on the device; nothing was changed"),
+    errno.EDQUOT: (Internal, "could not be written: disk quota exceeded; nothing was changed"),
+    errno.EXDEV: (InvalidArgument, "cannot be moved across devices; copy it and delete the source"),
+}
+
+_BY_TYPE: tuple[tuple[type[BaseException], type[VfsError], str], ...] = (
+    (FileNotFoundError, NotFound, "does not exist"),
+    (IsADirectoryError, IsADirectory, "is a directory; use list_directory or directory_tree"),
+    (NotADirectoryError, NotADirectory, "is not a directory (or a parent is a file)"),
+    (FileExistsError, AlreadyExists, "already exists; pass overwrite=true or choose another name"),
+    (PermissionError, AccessDenied, "permission denied by the storage backend"),
+    (TimeoutError, Internal, "timed out on the storage backend; try again"),
+    (ConnectionError, Internal, "could not be reached: the storage backend is not answering"),
+)
+
+_S3_CODES: dict[str, tuple[type[VfsError], str]] = {
+    "NoSuchKey": (NotFound, "does not exist"),
+    "NoSuchBucket": (NotFound, "does not exist (no such bucket)"),
+    "404": (NotFound, "does not exist"),
+    "AccessDenied": (AccessDenied, "access denied by the storage backend"),
+    "403": (AccessDenied, "access denied by the storage backend"),
+    "InvalidRange": (InvalidArgument, "was asked for a byte range outside the object"),
+    "PreconditionFailed": (Conflict, "changed since it was read (precondition failed)"),
+}
+
+
+def translate(exc: BaseException, display: str) -> VfsError:
+    """Map a foreign exception raised while working on ``display`` to our tree.
+
+    The returned error never carries the foreign message (it may hold a host path);
+    the detail is logged on the server side instead.
+    """
+    if isinstance(exc, VfsError):
+        return exc
+    if isinstance(exc, UnicodeError):
+        return BinaryContent(f"{display} is not valid text in the requested encoding; read it with encoding='base64'")
+    if isinstance(exc, LookupError):
+        return InvalidArgument(f"unknown encoding for {display}; use a Python codec name such as 'utf-8' or 'base64'")
+    if isinstance(exc, OSError) and exc.errno in _BY_ERRNO:
+        kind, reason = _BY_ERRNO[exc.errno]
+        return kind(f"{display} {reason}")
+    code = _client_error_code(exc)
+    if code in _S3_CODES:
+        kind, reason = _S3_CODES[code]
+        return kind(f"{display} {reason}")
+    for foreign, kind, reason in _BY_TYPE:
+        if isinstance(exc, foreign):
+            return kind(f"{display} {reason}")
+    log.error("unmapped error on %s", display, exc_info=exc)
+    return Internal(f"{display}: unexpected storage error ({type(exc).__name__}); the detail is in the server log")
+
+
+def _client_error_code(exc: BaseException) -> str | None:
+    """The S3 error code of a botocore ClientError (possibly wrapped by s3fs), else None."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        response = getattr(candidate, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            return str(code) if code is not None else None
+    return None

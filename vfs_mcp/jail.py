@@ -1,0 +1,207 @@
+"""The root jail: every path a tool receives goes through ``Jail.resolve`` and nothing else.
+
+Rules (SPEC §2), in the order they are applied:
+
+1. Input checks: a string, not empty, no NUL byte, no chained protocol (``zip::``).
+2. Which mount: a URL goes to the mount of the same scheme whose root is a whole-component
+   prefix (``s3://b/pre`` never admits ``s3://b/pre-evil``); an absolute host path to a local
+   mount the same way; a relative path to the working directory.
+3. ``.``, ``..``, empty components are resolved lexically; leaving the mount is ACCESS_DENIED.
+4. Deny patterns and our temp-file names make a path invisible (NOT_FOUND).
+5. On backends with symlinks, the real path of the target (or of its deepest existing
+   ancestor, for a path to be created) must lie inside the real path of the mount root.
+
+User strings never reach ``fsspec.open``/``url_to_fs``/``filesystem()``: the filesystem is
+chosen by the mount, and only canonical mount-relative paths are joined to its root.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
+from vfs_mcp.mounts import Mount
+
+TEMP_PREFIX = ".vfs-mcp-tmp-"
+"""Names of our in-flight atomic-write files: hidden from every tool."""
+
+MAX_PATH_CHARS = 4096
+
+_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+_CHAIN = re.compile(r"^[a-zA-Z][a-zA-Z0-9+._-]*::")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved path: its mount, canonical mount-relative path, and how to name it."""
+
+    mount: Mount
+    rel: str
+
+    @property
+    def fs_path(self) -> str:
+        return self.mount.fs_path(self.rel)
+
+    @property
+    def display(self) -> str:
+        return self.mount.display(self.rel)
+
+    @property
+    def name(self) -> str:
+        return self.rel.rsplit("/", 1)[-1] if self.rel else self.mount.url
+
+    @property
+    def is_root(self) -> bool:
+        return not self.rel
+
+    def child(self, name: str) -> Target:
+        return Target(self.mount, f"{self.rel}/{name}" if self.rel else name)
+
+    def parent(self) -> Target:
+        return Target(self.mount, self.rel.rpartition("/")[0])
+
+
+def canonical(parts: Sequence[str], floor: int, shown: str) -> list[str]:
+    """Resolve ``.``/``..``/empty components; popping below ``floor`` leaves the jail."""
+    out: list[str] = []
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if len(out) <= floor:
+                raise AccessDenied(f"{shown} leaves its mount through '..'; use a path inside a mount")
+            out.pop()
+        else:
+            out.append(part)
+    return out
+
+
+class Jail:
+    """The mount table plus the working directory, resolving every user path."""
+
+    def __init__(self, mounts: Sequence[Mount], deny: Sequence[str] = ()) -> None:
+        if not mounts:
+            raise ValueError("a jail needs at least one mount")
+        self.mounts = list(mounts)
+        self.deny = tuple(deny)
+        self.cwd = Target(self.mounts[0], "")
+
+    # -- resolution -------------------------------------------------------------------
+
+    def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
+        """Map a user path to a Target inside a mount, or raise.
+
+        follow: when False, a final symlink is itself the target (delete, move source,
+            info); its parent must still resolve inside the mount.
+        write: refuse with READ_ONLY when the mount is read-only.
+        """
+        target = self._locate(path)
+        self._check_visible(target.rel, path)
+        if target.mount.capabilities.symlinks:
+            self._check_real(target, follow, path)
+        if write and target.mount.read_only:
+            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+        return target
+
+    def _locate(self, raw: str) -> Target:
+        if not isinstance(raw, str) or raw == "":
+            raise InvalidArgument("path is empty; use '.' for the working directory")
+        if "\x00" in raw:
+            raise InvalidArgument("path contains a NUL byte")
+        if len(raw) > MAX_PATH_CHARS:
+            raise InvalidArgument(f"path is longer than {MAX_PATH_CHARS} characters")
+        if _CHAIN.match(raw):
+            raise AccessDenied(f"{raw} chains protocols ('::'), which is not allowed; use a path inside a mount")
+        url = _URL.match(raw)
+        if url:
+            scheme = url.group(1).lower()
+            if scheme == "file":
+                split = urlsplit(raw)
+                if split.netloc not in ("", "localhost"):
+                    raise AccessDenied(f"{raw} names another host; use a path inside a mount")
+                return self._match_host_path(unquote(split.path), raw)
+            return self._match_url(scheme, raw[url.end() :], raw)
+        if raw == "~" or raw.startswith("~/"):
+            return self._match_host_path(os.path.expanduser(raw), raw)
+        if raw.startswith("/"):
+            try:
+                return self._match_host_path(raw, raw)
+            except AccessDenied:
+                if self.cwd.mount.is_local:
+                    raise
+            # On a memory or object-store working mount, "/x" means that mount's root.
+            return self._relative_to(Target(self.cwd.mount, ""), raw, raw)
+        return self._relative_to(self.cwd, raw, raw)
+
+    def _relative_to(self, base: Target, raw: str, shown: str) -> Target:
+        base_parts = base.rel.split("/") if base.rel else []
+        parts = canonical([*base_parts, *raw.split("/")], 0, shown)
+        return Target(base.mount, "/".join(parts))
+
+    def _match_host_path(self, host: str, shown: str) -> Target:
+        if not host.startswith("/"):
+            raise InvalidArgument(f"{shown} is not an absolute path")
+        parts = canonical(host.split("/"), 0, shown)
+        for mount in self._by_depth(lambda m: m.is_local):
+            for root in (mount.root_parts(), [p for p in mount.real_root.split("/") if p]):
+                if parts[: len(root)] == root:
+                    return Target(mount, "/".join(parts[len(root) :]))
+        raise AccessDenied(f"{shown} is outside every mount; call list_allowed_directories")
+
+    def _match_url(self, scheme: str, rest: str, shown: str) -> Target:
+        parts = canonical(rest.split("/"), 0, shown)
+        for mount in self._by_depth(lambda m: not m.is_local and m.scheme == scheme):
+            root = mount.root_parts()
+            if parts[: len(root)] == root:
+                return Target(mount, "/".join(parts[len(root) :]))
+        raise AccessDenied(f"{shown} is outside every mount; call list_allowed_directories")
+
+    def _by_depth(self, keep: object) -> list[Mount]:
+        chosen = [m for m in self.mounts if keep(m)]  # type: ignore[operator]
+        return sorted(chosen, key=lambda m: len(m.root_parts()), reverse=True)
+
+    # -- policy -----------------------------------------------------------------------
+
+    def is_hidden(self, rel: str) -> bool:
+        """Whether a mount-relative path is invisible to every tool (deny list, temp files)."""
+        for part in rel.split("/"):
+            if part.startswith(TEMP_PREFIX):
+                return True
+            if any(fnmatch.fnmatchcase(part, pattern) for pattern in self.deny):
+                return True
+        return False
+
+    def _check_visible(self, rel: str, shown: str) -> None:
+        if rel and self.is_hidden(rel):
+            raise NotFound(f"{shown} does not exist")
+
+    def _check_real(self, target: Target, follow: bool, shown: str) -> None:
+        # Defense in depth: the lexical check above cannot see symlinks; the real path can.
+        mount = target.mount
+        path = target.fs_path
+        if follow:
+            real = os.path.realpath(path)
+        else:
+            real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        root = mount.real_root
+        if real != root and not real.startswith(root.rstrip("/") + "/"):
+            raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused")
+        inside = real[len(root) :].strip("/")
+        if inside and self.is_hidden(inside):
+            raise NotFound(f"{shown} does not exist")
+
+    def is_inside(self, mount: Mount, host_path: str) -> bool:
+        """Whether a host path's real path lies inside the mount (walks use it on links)."""
+        real = os.path.realpath(host_path)
+        root = mount.real_root.rstrip("/")
+        return real == mount.real_root or real.startswith(root + "/")
+
+    # -- working directory ------------------------------------------------------------
+
+    def chdir(self, target: Target) -> None:
+        self.cwd = target

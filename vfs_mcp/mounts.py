@@ -1,0 +1,143 @@
+"""The mount table: root URLs from the command line and the config file, made into filesystems."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
+from vfs_mcp_backends.local import host_path
+
+
+@dataclass
+class Mount:
+    """One root: how it is written (``url``), its filesystem, and its policy."""
+
+    url: str
+    backend: BackendMount
+    scheme: str
+    read_only: bool = False
+    real_root: str = ""
+
+    @property
+    def fs(self) -> Any:
+        return self.backend.fs
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.backend.capabilities
+
+    @property
+    def is_local(self) -> bool:
+        return self.capabilities.host_paths
+
+    def root_parts(self) -> list[str]:
+        """The root as path components: host path parts for local, ``bucket/prefix`` parts otherwise."""
+        root = self.url if self.is_local else self.url.split("://", 1)[1]
+        return [p for p in root.split("/") if p]
+
+    def fs_path(self, rel: str) -> str:
+        """The path inside the backend filesystem for a canonical mount-relative path."""
+        return posixpath.join(self.backend.root, rel) if rel else self.backend.root
+
+    def display(self, rel: str) -> str:
+        """The path as the user addresses this mount (host path for local, URL otherwise)."""
+        if not rel:
+            return self.url
+        return f"{self.url.rstrip('/')}/{rel}"
+
+
+@dataclass(frozen=True)
+class MountSpec:
+    """What the operator asked for, before any filesystem is built."""
+
+    root: str
+    read_only: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _display_root(url: str) -> str:
+    scheme = scheme_of(url)
+    if scheme in ("file", "local"):
+        return host_path(url)
+    rest = url.split("://", 1)[1].strip("/")
+    return f"{scheme}://{rest}"
+
+
+def open_mount(spec: MountSpec, read_only: bool = False) -> Mount:
+    """Build one mount; raises ValueError with a clear message when the root is unusable."""
+    try:
+        backend = create_mount(spec.root, spec.options)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"cannot mount {spec.root}: {exc}") from exc
+    url = _display_root(spec.root)
+    real = os.path.realpath(backend.root) if backend.capabilities.host_paths else backend.root
+    return Mount(
+        url=url,
+        backend=backend,
+        scheme="file" if backend.capabilities.host_paths else scheme_of(url),
+        read_only=spec.read_only or read_only,
+        real_root=real,
+    )
+
+
+@dataclass
+class Config:
+    """The ``--config`` TOML file: mounts with options, and server-wide policy."""
+
+    mounts: list[MountSpec] = field(default_factory=list)
+    read_only: bool = False
+    deny: list[str] = field(default_factory=list)
+    max_read_bytes: int | None = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Config:
+        """Read a config file; raises ValueError naming what is wrong."""
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"cannot read config {path}: {exc}") from exc
+        mounts = []
+        for entry in data.get("mount", []):
+            if "root" not in entry:
+                raise ValueError(f"config {path}: every [[mount]] needs a root")
+            mounts.append(
+                MountSpec(
+                    root=str(entry["root"]),
+                    read_only=bool(entry.get("read_only", False)),
+                    options=dict(entry.get("options", {})),
+                )
+            )
+        return cls(
+            mounts=mounts,
+            read_only=bool(data.get("read_only", False)),
+            deny=[str(p) for p in data.get("deny", [])],
+            max_read_bytes=data.get("max_read_bytes"),
+        )
+
+
+def merge_specs(roots: Iterable[str], config: Config | None) -> list[MountSpec]:
+    """ROOT arguments first (taking options from a config mount of the same root), then the rest of the config."""
+    configured = {_display_root(s.root): s for s in (config.mounts if config else [])}
+    specs: list[MountSpec] = []
+    for root in roots:
+        specs.append(configured.pop(_display_root(root), MountSpec(root=root)))
+    specs.extend(configured.values())
+    return specs
+
+
+def open_mounts(specs: Sequence[MountSpec], read_only: bool = False) -> list[Mount]:
+    """Build every mount; two roots written the same way are one mount."""
+    mounts: list[Mount] = []
+    for spec in specs:
+        mount = open_mount(spec, read_only)
+        if all(m.url != mount.url for m in mounts):
+            mounts.append(mount)
+    if not mounts:
+        raise ValueError("no mounts: give at least one ROOT")
+    return mounts

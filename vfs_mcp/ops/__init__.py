@@ -1,0 +1,1 @@
+"""Operations: plain functions over a JailedFS returning pydantic models. No MCP here."""

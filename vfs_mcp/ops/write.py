@@ -1,0 +1,109 @@
+"""Writing, creating, moving, copying and deleting."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from vfs_mcp.errors import NotFound
+from vfs_mcp.filesystem import JailedFS, sha256
+from vfs_mcp.ops.text import encode
+
+
+class WriteResult(BaseModel):
+    path: str
+    bytes_written: int
+    created: bool = Field(description="True when the file did not exist before")
+    appended: bool
+    sha256: str | None = Field(None, description="Hash of the new content (whole writes)")
+
+
+def write_file(
+    vfs: JailedFS,
+    path: str,
+    content: str,
+    encoding: str = "utf-8",
+    create_dirs: bool = False,
+    append: bool = False,
+    expected_hash: str | None = None,
+) -> WriteResult:
+    """Create or replace a file (atomically on local disks), or append to it."""
+    data = encode(content, encoding)  # fails before anything is touched
+    target = vfs.resolve(path, write=True)
+    existed = vfs.write(target, data, append=append, create_dirs=create_dirs, expected_hash=expected_hash)
+    return WriteResult(
+        path=target.display,
+        bytes_written=len(data),
+        created=not existed,
+        appended=append and existed,
+        sha256=None if append and existed else sha256(data),
+    )
+
+
+class DirectoryResult(BaseModel):
+    path: str
+    created: bool = Field(description="False when it already existed")
+
+
+def create_directory(vfs: JailedFS, path: str, parents: bool = True, exist_ok: bool = True) -> DirectoryResult:
+    target = vfs.resolve(path, write=True)
+    return DirectoryResult(path=target.display, created=vfs.mkdir(target, parents=parents, exist_ok=exist_ok))
+
+
+class MoveResult(BaseModel):
+    source: str
+    destination: str
+    type: str
+    overwritten: bool
+
+
+def move_file(vfs: JailedFS, source: str, destination: str, overwrite: bool = False) -> MoveResult:
+    src = vfs.resolve(source, follow=False, write=True)
+    dst = vfs.resolve(destination, write=True)
+    existed = vfs.exists(dst)
+    entry = vfs.move(src, dst, overwrite=overwrite)
+    return MoveResult(source=src.display, destination=dst.display, type=entry.type, overwritten=existed)
+
+
+class CopyResult(BaseModel):
+    source: str
+    destination: str
+    type: str
+    bytes_copied: int
+    overwritten: bool
+
+
+def copy_file(
+    vfs: JailedFS,
+    source: str,
+    destination: str,
+    overwrite: bool = False,
+    recursive: bool = False,
+    create_dirs: bool = True,
+) -> CopyResult:
+    src = vfs.resolve(source)
+    dst = vfs.resolve(destination, write=True)
+    kind = vfs.info(src).type
+    existed = vfs.exists(dst)
+    if not create_dirs and not dst.is_root and not vfs.exists(dst.parent()):
+        raise NotFound(f"parent directory {dst.parent().display} does not exist; pass create_dirs=true")
+    copied = vfs.copy(src, dst, overwrite=overwrite, recursive=recursive)
+    return CopyResult(source=src.display, destination=dst.display, type=kind, bytes_copied=copied, overwritten=existed)
+
+
+class DeleteResult(BaseModel):
+    path: str
+    existed: bool
+    type: str | None
+    removed: bool
+
+
+def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool = False) -> DeleteResult:
+    """Delete a file, link or directory; ``force`` makes a missing path a success."""
+    target = vfs.resolve(path, follow=False, write=True)
+    try:
+        entry = vfs.rm(target, recursive=recursive)
+    except NotFound:
+        if not force:
+            raise
+        return DeleteResult(path=target.display, existed=False, type=None, removed=False)
+    return DeleteResult(path=target.display, existed=True, type=entry.type, removed=True)

@@ -1,0 +1,1 @@
+"""Compatibility profiles: each registers a tool set over the same operations."""

@@ -1,0 +1,78 @@
+"""What every MCP tool adapter shares: result building, error results, annotations."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Literal, ParamSpec
+
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from vfs_mcp.errors import VfsError
+
+log = logging.getLogger("vfs_mcp")
+
+Format = Literal["text", "json"]
+P = ParamSpec("P")
+
+
+def ok(model: BaseModel, text: str | list[str] | None = None, fmt: str = "text") -> CallToolResult:
+    """A success: ``model`` as structured content; the text block(s) are ``text`` or its JSON."""
+    structured = model.model_dump(mode="json", by_alias=True)
+    if fmt == "json" or text is None:
+        blocks = [json.dumps(structured, indent=1, ensure_ascii=False)]
+    else:
+        blocks = [text] if isinstance(text, str) else text
+    return CallToolResult(content=[TextContent(type="text", text=t) for t in blocks], structured_content=structured)
+
+
+def failed(err: VfsError) -> CallToolResult:
+    """An error result: one actionable line for the model, the code in structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=str(err))],
+        structured_content={"error": err.to_dict()},
+        is_error=True,
+    )
+
+
+def catching(fn: Callable[P, CallToolResult]) -> Callable[P, CallToolResult]:
+    """Turn our errors into error results (the SDK would prefix and flatten them otherwise)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            return fn(*args, **kwargs)
+        except VfsError as err:
+            log.info("%s failed: %s", fn.__name__, err.code)
+            return failed(err)
+
+    return wrapper
+
+
+def annotations(title: str, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive if not read_only else False,
+        idempotent_hint=True if read_only else idempotent,
+        open_world_hint=False,
+    )
+
+
+READ = functools.partial(annotations, read_only=True)
+
+
+def human_size(size: int | float) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False)
