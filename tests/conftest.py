@@ -1,0 +1,158 @@
+"""Fixtures shared by every test: one sandbox per backend (memory, local, s3 on moto's server).
+
+A ``Sandbox`` is a fresh mount plus back doors that bypass the jail (``put``, ``get``,
+``exists``) so tests can seed data and check what really happened on the store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from vfs_mcp import build_server
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail import Jail
+from vfs_mcp.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.settings import Settings
+
+BACKENDS = ["memory", "local", "s3"]
+CANARY = b"canary: outside the jail\n"
+_bucket_ids = itertools.count()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's real S3 HTTP API on a free loopback port, for the whole session."""
+    from moto.server import ThreadedMotoServer
+
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@dataclass
+class Sandbox:
+    """A mount on one backend, with a way around the jail for setting up and checking."""
+
+    kind: str
+    mount: Mount
+    outside: Path
+    extra_mounts: list[Mount] = field(default_factory=list)
+
+    @property
+    def root(self) -> str:
+        return self.mount.url
+
+    def path(self, rel: str = "") -> str:
+        """How a user names ``rel`` in this mount."""
+        return self.mount.display(rel)
+
+    def _raw(self, rel: str) -> str:
+        return self.mount.fs_path(rel)
+
+    def put(self, rel: str, data: bytes | str = b"") -> None:
+        payload = data.encode() if isinstance(data, str) else data
+        fs = self.mount.fs
+        if self.kind == "local":
+            Path(self._raw(rel)).parent.mkdir(parents=True, exist_ok=True)
+        fs.pipe_file(self._raw(rel), payload)
+        self.mount.backend.invalidate(self._raw(rel))
+
+    def mkdir(self, rel: str) -> None:
+        if self.kind == "s3":
+            self.mount.fs.pipe_file(self._raw(rel) + "/", b"")
+        else:
+            self.mount.fs.makedirs(self._raw(rel), exist_ok=True)
+        self.mount.backend.invalidate(self._raw(rel))
+
+    def get(self, rel: str) -> bytes:
+        self.mount.backend.invalidate(self._raw(rel))
+        data: bytes = self.mount.fs.cat_file(self._raw(rel))
+        return data
+
+    def exists(self, rel: str) -> bool:
+        self.mount.backend.invalidate(self._raw(rel))
+        return bool(self.mount.fs.exists(self._raw(rel)))
+
+    def isdir(self, rel: str) -> bool:
+        self.mount.backend.invalidate(self._raw(rel))
+        return bool(self.mount.fs.isdir(self._raw(rel)))
+
+    def vfs(self, **jail: Any) -> JailedFS:
+        return JailedFS(Jail([self.mount, *self.extra_mounts], **jail))
+
+    def server(self, **settings: Any) -> MCPServer:
+        return build_server([self.mount, *self.extra_mounts], Settings(**settings))
+
+    @asynccontextmanager
+    async def client(self, mode: str = "auto", **settings: Any) -> AsyncIterator[Client]:
+        async with Client(self.server(**settings), mode=mode) as client:  # type: ignore[arg-type]
+            yield client
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder beside the mount with a canary file, for escape attempts to hit."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(CANARY)
+    return outside
+
+
+def make_sandbox(kind: str, tmp_path: Path, request: pytest.FixtureRequest, read_only: bool = False) -> Sandbox:
+    outside = _outside(tmp_path)
+    if kind == "local":
+        root = tmp_path / "app"
+        root.mkdir()
+        evil = tmp_path / "app_evil"
+        evil.mkdir()
+        (evil / "secret.txt").write_bytes(CANARY)
+        spec = MountSpec(str(root), read_only=read_only)
+    elif kind == "memory":
+        spec = MountSpec(f"memory://m{next(_bucket_ids)}", read_only=read_only)
+    else:
+        endpoint = request.getfixturevalue("s3_endpoint")
+        import s3fs
+
+        bucket = f"bucket-{next(_bucket_ids)}"
+        admin = s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True)
+        admin.mkdir(bucket)
+        admin.pipe_file(f"{bucket}/pre-evil/secret.txt", CANARY)
+        admin.mkdir(f"{bucket}-other")
+        admin.pipe_file(f"{bucket}-other/secret.txt", CANARY)
+        spec = MountSpec(f"s3://{bucket}/pre", read_only=read_only, options={"endpoint_url": endpoint})
+    mount = open_mount(spec)
+    if kind == "s3":
+        mount.fs.pipe_file(mount.backend.root + "/", b"")  # the prefix exists as a marker
+    return Sandbox(kind=kind, mount=mount, outside=outside)
+
+
+@pytest.fixture(params=BACKENDS)
+def sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
+    """A fresh writable mount on each backend in turn."""
+    return make_sandbox(request.param, tmp_path, request)
+
+
+@pytest.fixture
+def local_sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
+    return make_sandbox("local", tmp_path, request)
