@@ -18,11 +18,22 @@ def parser() -> argparse.ArgumentParser:
         prog="vfs-mcp",
         description="MCP filesystem server over local folders, memory:// and s3:// mounts, inside a root jail.",
     )
-    p.add_argument("roots", nargs="*", metavar="ROOT", help="mount roots: /dir, file:///dir, memory://name, s3://bucket/prefix (default: the current folder)")
+    p.add_argument(
+        "roots",
+        nargs="*",
+        metavar="ROOT",
+        help="mount roots: /dir, file:///dir, memory://name, s3://bucket/prefix (default: the current folder)",
+    )
     p.add_argument("--profile", default="default", help="tool sets to list, comma-separated (default: default)")
     p.add_argument("--read-only", action="store_true", help="make every mount read-only (write tools are not listed)")
     p.add_argument("--config", metavar="FILE", help="TOML file with [[mount]] entries (root, read_only, options)")
-    p.add_argument("--deny", action="append", default=[], metavar="GLOB", help="hide names matching GLOB from every tool (repeatable)")
+    p.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="hide names matching GLOB from every tool (repeatable)",
+    )
     p.add_argument("--max-read-bytes", type=int, metavar="N", help="largest whole-file read (default 10 MiB)")
     p.add_argument("--log-level", default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"), help="stderr log level")
     return p

@@ -96,7 +96,7 @@ class JailedFS:
         shown = target.display if isinstance(target, Target) else target
         try:
             yield
-        except Exception as exc:  # noqa: BLE001 - this is the one translation boundary
+        except Exception as exc:  # this is the one translation boundary
             raise translate(exc, shown) from exc
 
     # -- metadata ---------------------------------------------------------------------

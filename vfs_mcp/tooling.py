@@ -52,7 +52,7 @@ def catching(fn: Callable[P, CallToolResult]) -> Callable[P, CallToolResult]:
     return wrapper
 
 
-def annotations(title: str, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+def hints(title: str, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
     return ToolAnnotations(
         title=title,
         read_only_hint=read_only,
@@ -62,7 +62,8 @@ def annotations(title: str, *, read_only: bool, destructive: bool = False, idemp
     )
 
 
-READ = functools.partial(annotations, read_only=True)
+def read_hints(title: str) -> ToolAnnotations:
+    return hints(title, read_only=True)
 
 
 def human_size(size: int | float) -> str:

@@ -19,7 +19,9 @@ def check_encoding(encoding: str) -> str:
     try:
         return codecs.lookup(encoding).name
     except LookupError:
-        raise InvalidArgument(f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'base64'") from None
+        raise InvalidArgument(
+            f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'base64'"
+        ) from None
 
 
 def _wide(encoding: str) -> bool:

@@ -15,9 +15,11 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import listing, read, write
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import READ, Format, annotations, catching, human_size, ok
+from vfs_mcp.tooling import Format, catching, hints, human_size, ok, read_hints
 
-PathArg = Annotated[str, Field(description="File path: absolute inside a mount, a mount URL, or relative to the working directory")]
+PathArg = Annotated[
+    str, Field(description="File path: absolute inside a mount, a mount URL, or relative to the working directory")
+]
 DirArg = Annotated[str, Field(description="Directory path (absolute, URL, or relative to the working directory)")]
 EncodingArg = Annotated[str, Field(description="Any Python codec name, or 'base64' for binary data")]
 FormatArg = Annotated[Format, Field(description="How the text reply reads; structured content is always JSON")]
@@ -29,7 +31,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Read file",
-        annotations=READ("Read file"),
+        annotations=read_hints("Read file"),
         description=(
             "Read a file's content. Whole file by default; pass offset_bytes/max_bytes for a byte range of a large "
             "file (the reply says has_more and next_offset_bytes). encoding='base64' for binary files. "
@@ -48,7 +50,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Read several files",
-        annotations=READ("Read several files"),
+        annotations=read_hints("Read several files"),
         description=(
             "Read several files at once, concurrently. Each file comes back as its own text block headed by its "
             "path, or with its own error; one failure never fails the call."
@@ -61,15 +63,16 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     ) -> Annotated[CallToolResult, read.MultiReadResult]:
         texts, meta = read.read_multiple_files(vfs, paths, encoding, max_read_bytes=max_read)
         blocks = [
-            f"{f.path}:\n{text}" if f.ok else f"{f.path}: {f.error['code'] if f.error else ''}: "
-            f"{f.error['message'] if f.error else ''}"
+            f"{f.path}:\n{text}"
+            if f.ok
+            else f"{f.path}: {f.error['code'] if f.error else ''}: {f.error['message'] if f.error else ''}"
             for f, text in zip(meta.files, texts, strict=True)
         ]
         return ok(meta, blocks)
 
     @server.tool(
         title="List directory",
-        annotations=READ("List directory"),
+        annotations=read_hints("List directory"),
         description=(
             "List one directory: name, type and size of each entry, in name order. Use directory_tree for nested "
             "levels and search_files to find names. Paged with offset/limit (has_more says when to go on)."
@@ -86,8 +89,9 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     ) -> Annotated[CallToolResult, listing.ListResult]:
         result = listing.list_directory(vfs, path, include_hidden, pattern, offset, limit)
         lines = [
-            f"[DIR] {e.name}" if e.type == "directory" else f"[{e.type.upper()}] {e.name}"
-            + (f" ({human_size(e.size)})" if e.size is not None else "")
+            f"[DIR] {e.name}"
+            if e.type == "directory"
+            else f"[{e.type.upper()}] {e.name}" + (f" ({human_size(e.size)})" if e.size is not None else "")
             for e in result.entries
         ]
         lines.append(
@@ -99,7 +103,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="File info",
-        annotations=READ("File info"),
+        annotations=read_hints("File info"),
         description=(
             "Metadata of a file or directory: type, size, created/modified/accessed times where the backend has "
             "them, permissions, symlink flag, mime type; etag and storage class on S3."
@@ -113,7 +117,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="List allowed directories",
-        annotations=READ("List allowed directories"),
+        annotations=read_hints("List allowed directories"),
         description="The mounts this server may touch, with backend and read-only flag. Paths must lie inside one.",
     )
     @catching
@@ -124,7 +128,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Change directory",
-        annotations=annotations("Change directory", read_only=True),
+        annotations=hints("Change directory", read_only=True),
         description="Set the working directory that relative paths start from. Returns the previous and new one.",
     )
     @catching
@@ -134,7 +138,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Working directory",
-        annotations=READ("Working directory"),
+        annotations=read_hints("Working directory"),
         description="The working directory relative paths start from (current_dir), and where the server lives.",
     )
     @catching
@@ -147,7 +151,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Write file",
-        annotations=annotations("Write file", read_only=False, destructive=True, idempotent=True),
+        annotations=hints("Write file", read_only=False, destructive=True, idempotent=True),
         description=(
             "Create or replace a file with content (atomic on local disks), or append=true to add to its end. "
             "create_dirs=true makes missing parents. expected_hash (sha256 from read_file) refuses to overwrite "
@@ -169,7 +173,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Create directory",
-        annotations=annotations("Create directory", read_only=False, idempotent=True),
+        annotations=hints("Create directory", read_only=False, idempotent=True),
         description="Create a directory (and its parents by default). Succeeds if it already exists unless exist_ok=false.",
     )
     @catching
@@ -183,7 +187,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Move file",
-        annotations=annotations("Move file", read_only=False, destructive=True),
+        annotations=hints("Move file", read_only=False, destructive=True),
         description=(
             "Move or rename a file or directory (across mounts too). Fails with ALREADY_EXISTS if the destination "
             "exists, unless overwrite=true."
@@ -200,7 +204,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Copy file",
-        annotations=annotations("Copy file", read_only=False, destructive=True),
+        annotations=hints("Copy file", read_only=False, destructive=True),
         description=(
             "Copy a file, or a directory with recursive=true (across mounts too; links inside are skipped). "
             "Fails with ALREADY_EXISTS if the destination exists, unless overwrite=true."
@@ -219,7 +223,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
     @server.tool(
         title="Delete path",
-        annotations=annotations("Delete path", read_only=False, destructive=True, idempotent=True),
+        annotations=hints("Delete path", read_only=False, destructive=True, idempotent=True),
         description=(
             "Delete a file, a symlink (never its target) or, with recursive=true, a directory tree. "
             "force=true treats a missing path as success. A mount root is never deleted."
