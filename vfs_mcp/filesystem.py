@@ -17,7 +17,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from vfs_mcp.errors import (
     AccessDenied,
@@ -82,6 +82,8 @@ class JailedFS:
 
     def __init__(self, jail: Jail) -> None:
         self.jail = jail
+        self.caches: dict[str, Any] = {}
+        """Per-client caches the operations keep (line indexes), keyed by their owner."""
 
     @property
     def mounts(self) -> list[Mount]:
@@ -176,6 +178,24 @@ class JailedFS:
             # s3fs: the 2nd positional argument is version_id, so always by keyword.
             data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
             return data
+
+    @contextlib.contextmanager
+    def open_read(self, target: Target) -> Iterator[BinaryIO]:
+        """A seekable binary reader that fetches only what is read (range requests on S3)."""
+        with self.guard(target):
+            fs = target.mount.fs
+            kwargs = {} if target.mount.capabilities.host_paths else {"cache_type": "none"}
+            handle = fs.open(target.fs_path, "rb", **kwargs)
+        try:
+            with self.guard(target):
+                yield handle
+        finally:
+            handle.close()
+
+    def version(self, target: Target) -> tuple[str, str, int, float | str | None]:
+        """What identifies one version of a file: its path, size and mtime or etag."""
+        entry = self.require_file(target)
+        return (target.mount.url, target.rel, entry.size, entry.etag or entry.modified or entry.created)
 
     # -- listing ----------------------------------------------------------------------
 
