@@ -218,10 +218,68 @@ class JailedFS:
 
     def walk(self, target: Target, max_depth: int | None = None) -> Iterator[Entry]:
         """Every visible path below a directory, depth first in name order; never follows a link."""
-        for entry in self.ls(target):
-            yield entry
-            if entry.type == "directory" and (max_depth is None or max_depth > 1):
-                yield from self.walk(entry.target, None if max_depth is None else max_depth - 1)
+        yield from self.find(target, max_depth)
+
+    def find(self, target: Target, max_depth: int | None = None) -> list[Entry]:
+        """Every visible path below a directory in one listing where the backend can (one paged
+        listing on S3, not one per "directory"), in depth-first name order. Links are reported,
+        never descended. ``max_depth=1`` lists direct children only.
+        """
+        self.require_dir(target)
+        with self.guard(target):
+            if target.mount.capabilities.host_paths:
+                entries = self._local_find(target, max_depth)
+            else:
+                entries = self._remote_find(target, max_depth)
+        visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
+        return sorted(visible, key=lambda e: e.target.rel.split("/"))
+
+    def _local_find(self, target: Target, max_depth: int | None) -> list[Entry]:
+        out: list[Entry] = []
+        pending = [(target, 1)]
+        while pending:
+            folder, depth = pending.pop()
+            with os.scandir(folder.fs_path) as scan:
+                for item in scan:
+                    if self.jail.is_hidden(item.name):
+                        continue
+                    st = item.stat(follow_symlinks=False)
+                    child = folder.child(item.name)
+                    if stat.S_ISLNK(st.st_mode):
+                        kind: Kind = "symlink"
+                    elif stat.S_ISDIR(st.st_mode):
+                        kind = "directory"
+                        if max_depth is None or depth < max_depth:
+                            pending.append((child, depth + 1))
+                    elif stat.S_ISREG(st.st_mode):
+                        kind = "file"
+                    else:
+                        kind = "other"
+                    out.append(
+                        Entry(
+                            target=child,
+                            type=kind,
+                            size=st.st_size if kind == "file" else 0,
+                            modified=st.st_mtime,
+                            mode=stat.S_IMODE(st.st_mode),
+                            is_symlink=kind == "symlink",
+                        )
+                    )
+        return out
+
+    def _remote_find(self, target: Target, max_depth: int | None) -> list[Entry]:
+        mount = target.mount
+        mount.backend.invalidate(target.fs_path)
+        base = target.fs_path.rstrip("/")
+        found = mount.fs.find(base, maxdepth=max_depth, withdirs=True, detail=True)
+        out: list[Entry] = []
+        for name, raw in found.items():
+            name = str(name).rstrip("/")
+            if name == base or not name.startswith(base + "/"):
+                continue
+            rel = name[len(base) + 1 :]
+            out.append(self._entry(Target(mount, f"{target.rel}/{rel}" if target.rel else rel), raw))
+        return out
 
     # -- writing ----------------------------------------------------------------------
 

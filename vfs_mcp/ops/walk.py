@@ -1,0 +1,84 @@
+"""Choosing the paths a recursive tool looks at: one listing, then depth, globs and ignore rules.
+
+Glob semantics are gitignore's (``*.py`` matches at any depth, ``src/*.py`` is anchored to
+the search root), the same that ripgrep's ``-g`` uses, so both grep engines choose alike.
+Exclude globs prune directories too; include globs choose files only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pathspec import GitIgnoreSpec
+
+from vfs_mcp.errors import InvalidArgument
+from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.jail import Target
+from vfs_mcp.ops.ignore import IgnoreRules
+
+ALWAYS_SKIPPED = (".git",)
+
+
+def globs(patterns: Sequence[str] | None, what: str) -> GitIgnoreSpec | None:
+    if not patterns:
+        return None
+    for pattern in patterns:
+        if not pattern or "\x00" in pattern or pattern.startswith("!"):
+            raise InvalidArgument(f"{what} pattern {pattern!r} is empty, has a NUL byte or starts with '!'")
+        if any(part == ".." for part in pattern.split("/")):
+            raise InvalidArgument(f"{what} pattern {pattern!r} contains '..'; patterns cannot widen the walk")
+    return GitIgnoreSpec.from_lines(patterns)
+
+
+@dataclass
+class Selection:
+    """The search root and the entries under it, relative paths included."""
+
+    root: Target
+    entries: list[Entry]
+
+    def relative(self, entry: Entry) -> str:
+        rel = entry.target.rel
+        return rel[len(self.root.rel) + 1 :] if self.root.rel else rel
+
+    def files(self) -> list[Entry]:
+        return [e for e in self.entries if e.type == "file"]
+
+
+def select(
+    vfs: JailedFS,
+    target: Target,
+    *,
+    max_depth: int | None = None,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    respect_gitignore: bool = False,
+    skip_git_dir: bool = True,
+) -> Selection:
+    """Every entry under ``target`` that the filters keep, in depth-first name order."""
+    if max_depth is not None and max_depth < 1:
+        raise InvalidArgument("max_depth must be 1 or more")
+    include_spec, exclude_spec = globs(include, "include"), globs(exclude, "exclude")
+    everything = vfs.find(target, max_depth)
+    selection = Selection(target, [])
+    rules = IgnoreRules.load(vfs, target, everything) if respect_gitignore else None
+    pruned: list[str] = []
+    for entry in everything:
+        rel = selection.relative(entry)
+        if any(rel.startswith(p) for p in pruned):
+            continue
+        is_dir = entry.type == "directory"
+        name = entry.name
+        if (
+            (skip_git_dir and name in ALWAYS_SKIPPED)
+            or (exclude_spec is not None and exclude_spec.match_file(rel + ("/" if is_dir else "")))
+            or (rules is not None and rules.ignored(rel, is_dir))
+        ):
+            if is_dir:
+                pruned.append(rel + "/")
+            continue
+        if include_spec is not None and not is_dir and not include_spec.match_file(rel):
+            continue
+        selection.entries.append(entry)
+    return selection
