@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, Literal, ParamSpec
 
+import anyio.from_thread
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
@@ -77,3 +80,27 @@ def human_size(size: int | float) -> str:
 
 def dump(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False)
+
+
+PROGRESS_INTERVAL = 0.1
+
+
+def reporter(ctx: Context) -> Callable[[int, int | None, str], None]:
+    """A progress callback for operations running in a worker thread.
+
+    It sends MCP progress notifications (at most every 100 ms; the SDK drops them when the
+    client gave no progress token) and raises when the request was cancelled, so a long
+    walk stops promptly.
+    """
+    last = 0.0
+
+    def report(done: int, total: int | None, message: str) -> None:
+        nonlocal last
+        anyio.from_thread.check_cancelled()
+        now = time.monotonic()
+        if now - last < PROGRESS_INTERVAL and (total is None or done < total):
+            return
+        last = now
+        anyio.from_thread.run(ctx.report_progress, done, total, message)
+
+    return report

@@ -1,0 +1,171 @@
+"""Sizes, large files, empty directories and duplicates, each from one listing."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+from pydantic import BaseModel, Field
+
+from vfs_mcp.errors import InvalidArgument
+from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.ops.grep import Progress
+from vfs_mcp.ops.walk import select
+
+PARTIAL_BYTES = 64 * 1024
+HASH_BLOCK = 1 << 20
+
+
+class SizeResult(BaseModel):
+    path: str
+    total_bytes: int
+    files: int
+    directories: int
+
+
+def calculate_directory_size(vfs: JailedFS, path: str = ".") -> SizeResult:
+    root = vfs.resolve(path)
+    entries = vfs.find(root)
+    files = [e for e in entries if e.type == "file"]
+    return SizeResult(
+        path=root.display,
+        total_bytes=sum(e.size for e in files),
+        files=len(files),
+        directories=sum(1 for e in entries if e.type == "directory"),
+    )
+
+
+class LargeFile(BaseModel):
+    path: str
+    size: int
+    modified: float | None = None
+
+
+class LargeFilesResult(BaseModel):
+    path: str
+    min_size_bytes: int
+    files: list[LargeFile]
+    has_more: bool
+
+
+def find_large_files(
+    vfs: JailedFS,
+    path: str = ".",
+    min_size_mb: float = 100,
+    recursive: bool = True,
+    max_results: int = 100,
+    exclude_patterns: list[str] | None = None,
+) -> LargeFilesResult:
+    """Files of at least ``min_size_mb`` MiB, largest first."""
+    if min_size_mb < 0 or max_results < 1:
+        raise InvalidArgument("min_size_mb must be 0 or more and max_results 1 or more")
+    root = vfs.resolve(path)
+    threshold = int(min_size_mb * 1024 * 1024)
+    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    large = sorted(
+        (e for e in selection.files() if e.size >= threshold), key=lambda e: (-e.size, e.target.rel.split("/"))
+    )
+    return LargeFilesResult(
+        path=root.display,
+        min_size_bytes=threshold,
+        files=[LargeFile(path=e.path, size=e.size, modified=e.modified) for e in large[:max_results]],
+        has_more=len(large) > max_results,
+    )
+
+
+class EmptyDirsResult(BaseModel):
+    path: str
+    directories: list[str]
+
+
+def find_empty_directories(
+    vfs: JailedFS, path: str = ".", recursive: bool = True, exclude_patterns: list[str] | None = None
+) -> EmptyDirsResult:
+    """Directories with nothing in them (on object stores: a directory marker with nothing under it)."""
+    root = vfs.resolve(path)
+    everything = vfs.find(root, None if recursive else 2)
+    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    parents = {e.target.parent().rel for e in everything}
+    empty = [e.path for e in selection.entries if e.type == "directory" and e.target.rel not in parents]
+    return EmptyDirsResult(path=root.display, directories=empty)
+
+
+class DuplicateGroup(BaseModel):
+    size: int
+    sha256: str
+    paths: list[str]
+
+
+class DuplicatesResult(BaseModel):
+    path: str
+    groups: list[DuplicateGroup]
+    files_scanned: int
+    wasted_bytes: int = Field(description="Bytes that deleting all but one copy of each group would free")
+    bytes_read: int = Field(description="Bytes read to decide (files of unique size are never read)")
+    truncated: bool = Field(description="True when max_files stopped the scan early")
+
+
+def find_duplicate_files(
+    vfs: JailedFS,
+    path: str = ".",
+    recursive: bool = True,
+    min_size: int = 1,
+    exclude_patterns: list[str] | None = None,
+    max_files: int = 1000,
+    progress: Progress | None = None,
+) -> DuplicatesResult:
+    """Groups of identical files: by size, then a hash of the first 64 KiB, then a full hash."""
+    if min_size < 0 or max_files < 1:
+        raise InvalidArgument("min_size must be 0 or more and max_files 1 or more")
+    root = vfs.resolve(path)
+    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    files = [e for e in selection.files() if e.size >= min_size]
+    truncated = len(files) > max_files
+    files = files[:max_files]
+    by_size: dict[int, list[Entry]] = defaultdict(list)
+    for entry in files:
+        by_size[entry.size].append(entry)
+    read = 0
+    groups: list[DuplicateGroup] = []
+    candidates = [same for same in by_size.values() if len(same) > 1]
+    for done, same in enumerate(candidates, 1):
+        by_head: dict[bytes, list[Entry]] = defaultdict(list)
+        for entry in same:
+            head = vfs.cat(entry.target, start=0, end=min(entry.size, PARTIAL_BYTES))
+            read += len(head)
+            by_head[hashlib.sha256(head).digest()].append(entry)
+        for alike in (g for g in by_head.values() if len(g) > 1):
+            by_full: dict[str, list[Entry]] = defaultdict(list)
+            for entry in alike:
+                digest, count = _full_hash(vfs, entry)
+                read += count
+                by_full[digest].append(entry)
+            groups += [
+                DuplicateGroup(size=g[0].size, sha256=d, paths=[e.path for e in g])
+                for d, g in by_full.items()
+                if len(g) > 1
+            ]
+        if progress:
+            progress(done, len(candidates), root.display)
+    groups.sort(key=lambda g: (-g.size * (len(g.paths) - 1), g.paths))
+    return DuplicatesResult(
+        path=root.display,
+        groups=groups,
+        files_scanned=len(files),
+        wasted_bytes=sum(g.size * (len(g.paths) - 1) for g in groups),
+        bytes_read=read,
+        truncated=truncated,
+    )
+
+
+def _full_hash(vfs: JailedFS, entry: Entry) -> tuple[str, int]:
+    if entry.size <= PARTIAL_BYTES:
+        data = vfs.cat(entry.target)
+        return hashlib.sha256(data).hexdigest(), len(data)
+    digest = hashlib.sha256()
+    count = 0
+    with vfs.open_read(entry.target) as handle:
+        while block := handle.read(HASH_BLOCK):
+            digest.update(block)
+            count += len(block)
+    return digest.hexdigest(), count

@@ -1,0 +1,170 @@
+"""Name search and directory trees, each from one listing."""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from vfs_mcp.errors import InvalidArgument, VfsError
+from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.ops.walk import select
+
+DEFAULT_TREE_ENTRIES = 1000
+GLOB_CHARS = set("*?[")
+
+
+def name_matcher(pattern: str) -> Any:
+    """Case-insensitive glob on names; a pattern without glob characters matches as a substring.
+
+    A pattern with '/' matches the path relative to the search root instead of the name.
+    """
+    if not pattern:
+        raise InvalidArgument("pattern is empty")
+    lowered = pattern.lower()
+    glob = lowered if GLOB_CHARS & set(lowered) else f"*{lowered}*"
+    if "/" in lowered:
+        return lambda name, rel: fnmatch.fnmatchcase(rel.lower(), glob)
+    return lambda name, rel: fnmatch.fnmatchcase(name.lower(), glob)
+
+
+class FoundPath(BaseModel):
+    path: str
+    type: str
+    size: int | None = None
+
+
+class SearchFilesResult(BaseModel):
+    path: str
+    pattern: str
+    results: list[FoundPath]
+    has_more: bool
+
+
+def search_files(
+    vfs: JailedFS,
+    path: str,
+    pattern: str,
+    recursive: bool = True,
+    exclude_patterns: list[str] | None = None,
+    content_match: str | None = None,
+    max_results: int = 100,
+) -> SearchFilesResult:
+    """Paths under ``path`` whose name matches ``pattern`` (and whose text holds ``content_match``)."""
+    if max_results < 1:
+        raise InvalidArgument("max_results must be 1 or more")
+    matches = name_matcher(pattern)
+    root = vfs.resolve(path)
+    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    found: list[FoundPath] = []
+    more = False
+    for entry in selection.entries:
+        if not matches(entry.name, selection.relative(entry)):
+            continue
+        if content_match is not None and not _contains(vfs, entry, content_match):
+            continue
+        if len(found) == max_results:
+            more = True
+            break
+        found.append(FoundPath(path=entry.path, type=entry.type, size=entry.size if entry.type == "file" else None))
+    return SearchFilesResult(path=root.display, pattern=pattern, results=found, has_more=more)
+
+
+def _contains(vfs: JailedFS, entry: Entry, needle: str) -> bool:
+    if entry.type != "file":
+        return False
+    try:
+        data = vfs.cat(entry.target)
+    except VfsError:
+        return False
+    return b"\x00" not in data[:8192] and needle in data.decode("utf-8", "replace")
+
+
+class TreeNode(BaseModel):
+    name: str
+    type: str
+    size: int | None = None
+    children: list[TreeNode] | None = None
+
+
+class TreeResult(BaseModel):
+    path: str
+    tree: TreeNode
+    directories: int
+    files: int
+    truncated: bool = Field(description="True when max_entries cut the tree; see omitted")
+    omitted: int = Field(description="Entries left out by max_entries")
+
+
+def directory_tree(
+    vfs: JailedFS,
+    path: str = ".",
+    max_depth: int = 3,
+    include_files: bool = True,
+    pattern: str | None = None,
+    exclude_patterns: list[str] | None = None,
+    max_entries: int = DEFAULT_TREE_ENTRIES,
+) -> TreeResult:
+    """A nested tree of ``path`` to ``max_depth`` levels from one listing, capped at ``max_entries``."""
+    if max_depth < 1 or max_entries < 1:
+        raise InvalidArgument("max_depth and max_entries must be 1 or more")
+    root = vfs.resolve(path)
+    selection = select(vfs, root, max_depth=max_depth, exclude=exclude_patterns, skip_git_dir=False)
+    matches = name_matcher(pattern) if pattern else None
+    top = TreeNode(name=root.name, type="directory", children=[])
+    nodes: dict[str, TreeNode] = {"": top}
+    counts = {"directory": 0, "file": 0}
+    kept = omitted = 0
+    for entry in selection.entries:
+        rel = selection.relative(entry)
+        if entry.type != "directory" and (not include_files or (matches is not None and not matches(entry.name, rel))):
+            continue
+        parent = nodes.get(rel.rpartition("/")[0])
+        if parent is None or parent.children is None:
+            continue  # its directory was cut
+        if kept >= max_entries:
+            omitted += 1
+            continue
+        node = TreeNode(
+            name=entry.name,
+            type=entry.type,
+            size=entry.size if entry.type == "file" else None,
+            children=[] if entry.type == "directory" else None,
+        )
+        parent.children.append(node)
+        kept += 1
+        if entry.type == "directory":
+            nodes[rel] = node
+            counts["directory"] += 1
+        elif entry.type == "file":
+            counts["file"] += 1
+    return TreeResult(
+        path=root.display,
+        tree=top,
+        directories=counts["directory"],
+        files=counts["file"],
+        truncated=omitted > 0,
+        omitted=omitted,
+    )
+
+
+def render_tree(result: TreeResult) -> str:
+    """The tree as indented text with box-drawing branches."""
+    lines = [result.path]
+
+    def walk(node: TreeNode, prefix: str) -> None:
+        children = node.children or []
+        for i, child in enumerate(children):
+            last = i == len(children) - 1
+            suffix = "/" if child.type == "directory" else ""
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{child.name}{suffix}")
+            if child.children is not None:
+                walk(child, prefix + ("    " if last else "│   "))
+
+    walk(result.tree, "")
+    summary = f"{result.directories} directories, {result.files} files"
+    if result.truncated:
+        summary += f"; {result.omitted} more entries not shown (raise max_entries or narrow the path)"
+    lines.append(summary)
+    return "\n".join(lines)
