@@ -273,8 +273,10 @@ class JailedFS:
         base = target.fs_path.rstrip("/")
         found = mount.fs.find(base, maxdepth=max_depth, withdirs=True, detail=True)
         out: list[Entry] = []
-        for name, raw in found.items():
-            name = str(name).rstrip("/")
+        for key, raw in found.items():
+            if str(key).endswith("/"):
+                continue  # an S3 directory marker: the listing also reports it as a directory
+            name = str(key)
             if name == base or not name.startswith(base + "/"):
                 continue
             rel = name[len(base) + 1 :]
