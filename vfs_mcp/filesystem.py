@@ -192,7 +192,7 @@ class JailedFS:
         finally:
             handle.close()
 
-    def version(self, target: Target) -> tuple[str, str, int, float | str | None]:
+    def version(self, target: Target) -> tuple[Any, ...]:
         """What identifies one version of a file: its path, size and mtime or etag."""
         entry = self.require_file(target)
         return (target.mount.url, target.rel, entry.size, entry.etag or entry.modified or entry.created)
@@ -293,12 +293,16 @@ class JailedFS:
         append: bool = False,
         create_dirs: bool = False,
         expected_hash: str | None = None,
+        expected_version: tuple[Any, ...] | None = None,
     ) -> bool:
         """Write a whole file (atomically on local disks) or append; returns whether it existed.
 
-        Raises CONFLICT when ``expected_hash`` (sha256 hex of the current content) differs.
+        Raises CONFLICT when ``expected_hash`` (sha256 hex of the current content) or
+        ``expected_version`` (from ``version``: size and mtime/etag) no longer holds.
         """
         existing = self._existing_file(target)
+        if expected_version is not None and (existing is None or self.version(target) != expected_version):
+            raise Conflict(f"{target.display} changed since it was read; read it again")
         if expected_hash is not None:
             current = sha256(self.cat(target)) if existing else ""
             if current != expected_hash.lower():

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
-
 from pydantic import BaseModel, Field
 
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hunks, unified_diff
 
 
 class Hunk(BaseModel):
@@ -33,27 +31,18 @@ def compare_files(
 ) -> CompareResult:
     first = TextFile.load(vfs, vfs.resolve(file1), encoding, max_bytes)
     second = TextFile.load(vfs, vfs.resolve(file2), encoding, max_bytes)
-    old, new = first.text.splitlines(), second.text.splitlines()
-    hunks = []
-    for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3):
-        body = []
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                body += [f" {line}" for line in old[i1:i2]]
-                continue
-            body += [f"-{line}" for line in old[i1:i2]]
-            body += [f"+{line}" for line in new[j1:j2]]
-        hunks.append(
-            Hunk(
-                old_start=group[0][1] + 1,
-                old_lines=group[-1][2] - group[0][1],
-                new_start=group[0][3] + 1,
-                new_lines=group[-1][4] - group[0][3],
-                lines=body,
-            )
+    found = [
+        Hunk(
+            old_start=h.old_start,
+            old_lines=h.old_lines,
+            new_start=h.new_start,
+            new_lines=h.new_lines,
+            lines=[sign + line.rstrip("\r\n") for sign, line in h.lines],
         )
-    added = sum(1 for h in hunks for line in h.lines if line.startswith("+"))
-    removed = sum(1 for h in hunks for line in h.lines if line.startswith("-"))
+        for h in hunks(first.text, second.text)
+    ]
+    added = sum(1 for h in found for line in h.lines if line.startswith("+"))
+    removed = sum(1 for h in found for line in h.lines if line.startswith("-"))
     diff = unified_diff(first.text, second.text, first.target.display, second.target.display)
     return CompareResult(
         file1=first.target.display,
@@ -61,6 +50,6 @@ def compare_files(
         identical=first.text == second.text,
         added=added,
         removed=removed,
-        hunks=hunks,
+        hunks=found,
         diff=diff,
     )

@@ -233,7 +233,7 @@ def edit_file(
     diff = unified_diff(doc.text, text, target.display)
     written = None
     if not dry_run and text != doc.text:
-        written = doc.save(vfs, text, expected_hash)
+        written = doc.save(vfs, text)
     return EditResult(
         path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=written
     )
@@ -349,7 +349,7 @@ def edit_file_at_line(
         outcomes[i].applied = True
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     diff = unified_diff(doc.text, text, target.display)
-    written = doc.save(vfs, text, expected_hash) if not dry_run and text != doc.text else None
+    written = doc.save(vfs, text) if not dry_run and text != doc.text else None
     applied = sum(1 for o in outcomes if o.applied)
     return LineEditResult(
         path=target.display,

@@ -24,17 +24,19 @@ class TextFile:
     encoding: str
     crlf: bool
     sha256: str
+    version: tuple[object, ...]
 
     @classmethod
     def load(cls, vfs: JailedFS, target: Target, encoding: str, max_bytes: int = DEFAULT_MAX_EDIT_BYTES) -> TextFile:
         entry = vfs.require_file(target)
+        version = vfs.version(target)
         if entry.size > max_bytes:
             raise TooLarge(f"{target.display} is {entry.size} bytes, over the {max_bytes}-byte edit limit")
         data = vfs.cat(target)
         raw = decode(data, encoding, target.display)
         # Only a file whose every newline is CRLF is treated as CRLF; mixed files are edited as they are.
         crlf = "\r\n" in raw and raw.count("\r\n") == raw.count("\n")
-        return cls(target, raw.replace("\r\n", "\n") if crlf else raw, encoding, crlf, sha256(data))
+        return cls(target, raw.replace("\r\n", "\n") if crlf else raw, encoding, crlf, sha256(data), version)
 
     def normalise(self, text: str) -> str:
         """Text from the model, in the \\n form the file is edited in."""
@@ -43,23 +45,107 @@ class TextFile:
     def encode(self, text: str) -> bytes:
         return encode(text.replace("\n", "\r\n") if self.crlf else text, self.encoding)
 
-    def save(self, vfs: JailedFS, text: str, expected_hash: str | None) -> str:
+    def save(self, vfs: JailedFS, text: str) -> str:
         """Write the new text atomically (CONFLICT if the file changed since load); returns its sha256."""
         data = self.encode(text)
-        vfs.write(self.target, data, expected_hash=expected_hash or self.sha256)
+        vfs.write(self.target, data, expected_version=self.version)
         return sha256(data)
 
 
-def unified_diff(old: str, new: str, name: str, new_name: str | None = None, context: int = 3) -> str:
-    """A git-style unified diff of two texts (empty when they are equal)."""
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=name,
-        tofile=new_name or name,
-        n=context,
-    )
+@dataclass
+class Hunk:
+    """One hunk of a line diff; ``lines`` are (' ' | '-' | '+', line with its newline)."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: list[tuple[str, str]]
+
+
+CHUNK = 1 << 16
+
+
+def _same_head(a: str, b: str) -> int:
+    """Length of the common prefix, compared a chunk at a time (memcmp speed)."""
+    n, i = min(len(a), len(b)), 0
+    while i < n and a[i : i + CHUNK] == b[i : i + CHUNK]:
+        i += CHUNK
+    while i < n and a[i] == b[i]:
+        i += 1
+    return min(i, n)
+
+
+def _same_tail(a: str, b: str, head: int) -> int:
+    """Length of the common suffix that does not overlap the common prefix."""
+    n, i = min(len(a), len(b)) - head, 0
+    while i + CHUNK <= n and a[len(a) - i - CHUNK : len(a) - i] == b[len(b) - i - CHUNK : len(b) - i]:
+        i += CHUNK
+    while i < n and a[len(a) - i - 1] == b[len(b) - i - 1]:
+        i += 1
+    return i
+
+
+def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
+    """Line-diff hunks of two texts. Only the lines around the span where they differ are
+    split and compared, so one edit in a large file costs about as much as the edit.
+    """
+    head = _same_head(old, new)
+    tail = _same_tail(old, new, head)
+    # Widen the differing span to whole lines plus `context` lines on each side.
+    start = old.rfind("\n", 0, head) + 1
+    for _ in range(context):
+        if start == 0:
+            break
+        start = old.rfind("\n", 0, start - 1) + 1
+    old_end, new_end = len(old) - tail, len(new) - tail
+    for _ in range(context + 1):
+        found = old.find("\n", old_end)
+        if found < 0:
+            old_end, new_end = len(old), len(new)
+            break
+        new_end += found + 1 - old_end
+        old_end = found + 1
+    a, b = old[start:old_end].splitlines(keepends=True), new[start:new_end].splitlines(keepends=True)
+    lo = old.count("\n", 0, start)
     out = []
-    for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        body: list[tuple[str, str]] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                body += [(" ", line) for line in a[i1:i2]]
+                continue
+            body += [("-", line) for line in a[i1:i2]]
+            body += [("+", line) for line in b[j1:j2]]
+        first, last = group[0], group[-1]
+        out.append(
+            Hunk(
+                old_start=lo + first[1] + 1,
+                old_lines=last[2] - first[1],
+                new_start=lo + first[3] + 1,
+                new_lines=last[4] - first[3],
+                lines=body,
+            )
+        )
+    return out
+
+
+def _range(start: int, count: int) -> str:
+    # Unified-diff convention: an empty range names the line before it.
+    if count == 0:
+        return f"{start - 1},0"
+    return f"{start}" if count == 1 else f"{start},{count}"
+
+
+def unified_diff(old: str, new: str, name: str, new_name: str | None = None, context: int = 3) -> str:
+    """A unified diff of two texts, git style (empty when they are equal)."""
+    found = hunks(old, new, context)
+    if not found:
+        return ""
+    out = [f"--- {name}\n", f"+++ {new_name or name}\n"]
+    for hunk in found:
+        out.append(f"@@ -{_range(hunk.old_start, hunk.old_lines)} +{_range(hunk.new_start, hunk.new_lines)} @@\n")
+        for sign, line in hunk.lines:
+            out.append(sign + line if line.endswith("\n") else f"{sign}{line}\n\\ No newline at end of file\n")
     return "".join(out)
