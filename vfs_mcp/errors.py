@@ -150,9 +150,11 @@ def translate(exc: BaseException, display: str) -> VfsError:
     """
     if isinstance(exc, VfsError):
         return exc
-    if isinstance(exc, UnicodeError):
+    if isinstance(exc, UnicodeDecodeError):
         return BinaryContent(f"{display} is not valid text in the requested encoding; read it with encoding='base64'")
-    if isinstance(exc, LookupError):
+    if isinstance(exc, UnicodeEncodeError):
+        return InvalidArgument(f"{display}: text or name cannot be encoded for the storage backend")
+    if type(exc) is LookupError:  # codecs.lookup; KeyError and IndexError are bugs, not bad input
         return InvalidArgument(f"unknown encoding for {display}; use a Python codec name such as 'utf-8' or 'base64'")
     if isinstance(exc, OSError) and exc.errno in _BY_ERRNO:
         kind, reason = _BY_ERRNO[exc.errno]

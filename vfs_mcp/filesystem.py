@@ -8,6 +8,7 @@ results the way the user addresses the mount. Operations never touch a backend d
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import mimetypes
 import os
@@ -476,9 +477,14 @@ class JailedFS:
         if existing is not None and (existing.type == "directory") != (entry.type == "directory"):
             raise Conflict(f"{dest.display} is a {existing.type}; cannot replace it with a {entry.type}")
         if source.mount is dest.mount and source.mount.capabilities.host_paths:
-            with self.guard(source):
-                os.replace(source.fs_path, os.path.realpath(dest.fs_path))
-            return entry
+            try:
+                with self.guard(source):
+                    os.replace(source.fs_path, os.path.realpath(dest.fs_path))
+                return entry
+            except InvalidArgument as err:
+                if not isinstance(err.__cause__, OSError) or err.__cause__.errno != errno.EXDEV:
+                    raise
+                # Another file system inside the mount: copy, then delete the source.
         if existing is not None:
             self.rm(dest, recursive=True)
         self.copy(source, dest, overwrite=False, recursive=True)

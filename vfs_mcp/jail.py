@@ -113,6 +113,10 @@ class Jail:
             raise InvalidArgument("path is empty; use '.' for the working directory")
         if "\x00" in raw:
             raise InvalidArgument("path contains a NUL byte")
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgument("path is not valid Unicode (it holds a lone surrogate)") from None
         if len(raw) > MAX_PATH_CHARS:
             raise InvalidArgument(f"path is longer than {MAX_PATH_CHARS} characters")
         if _CHAIN.match(raw):

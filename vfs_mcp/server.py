@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 
+from vfs_mcp.errors import Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import default
 from vfs_mcp.settings import PROFILES, Settings
+from vfs_mcp.tooling import failed, log
 
 INSTRUCTIONS = (
     "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
@@ -27,6 +33,32 @@ def _version() -> str:
         return "0"
 
 
+def describe(error: ValidationError) -> str:
+    """One line naming each rejected argument and why (never the rejected value)."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems)
+
+
+class VfsServer(MCPServer):
+    """MCPServer whose every failure carries a stable code, arguments rejected by the schema included."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            log.exception("tool %s crashed", name)
+            return failed(Internal(f"{name} failed unexpectedly; the detail is in the server log"))
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return failed(InvalidArgument(f"invalid arguments for {name}: {describe(exc.__cause__)}"))
+            raise
+
+
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
     """A new server with its own jail and working directory over ``mounts``."""
     settings = settings or Settings()
@@ -34,7 +66,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     if unknown:
         raise ValueError(f"unknown profile {', '.join(unknown)}; known: {', '.join(PROFILES)}")
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
-    server: MCPServer = MCPServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS)
+    server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS)
     if "default" in settings.profiles:
         default.register(server, vfs, settings)
     return server

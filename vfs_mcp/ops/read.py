@@ -13,6 +13,7 @@ from vfs_mcp.ops.text import check_encoding, decode, decode_range
 DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
 DEFAULT_RANGE_BYTES = 64 * 1024
 READ_CONCURRENCY = 8
+MAX_CHAR_BYTES = 4  # the longest UTF-8 sequence
 
 
 class ReadResult(BaseModel):
@@ -72,6 +73,13 @@ def read_file(
     end = min(start + length, entry.size)
     data = vfs.cat(target, start=start, end=end) if start < end else b""
     text, skipped, used = decode_range(data, encoding, target.display, at_start=start == 0, at_end=end >= entry.size)
+    if used == 0 and end < entry.size:
+        # The window is smaller than one character: widen it to hold one, so paging advances.
+        end = min(start + skipped + MAX_CHAR_BYTES, entry.size)
+        data = vfs.cat(target, start=start, end=end)
+        text, skipped, used = decode_range(
+            data, encoding, target.display, at_start=start == 0, at_end=end >= entry.size
+        )
     first = min(start + skipped, entry.size)
     stop = first + used
     more = stop < entry.size
