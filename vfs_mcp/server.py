@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -48,6 +50,9 @@ class VfsServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        unknown = self._unknown_arguments(name, arguments)
+        if unknown:
+            return failed(InvalidArgument(f"{name} has no argument {unknown}"))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -57,6 +62,19 @@ class VfsServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 return failed(InvalidArgument(f"invalid arguments for {name}: {describe(exc.__cause__)}"))
             raise
+
+    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
+        """Describe arguments the tool does not take (the SDK would drop them silently)."""
+        tool = self._tool_manager.get_tool(name)
+        known = set((tool.parameters.get("properties") or {}) if tool else ())
+        problems = []
+        for key in arguments:
+            if tool is None or key in known:
+                continue
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+            close = [snake] if snake in known else difflib.get_close_matches(key, sorted(known), n=1)
+            problems.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return ", ".join(problems)
 
 
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:

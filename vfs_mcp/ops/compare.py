@@ -39,15 +39,15 @@ def compare_files(
             new_lines=h.new_lines,
             lines=[sign + line.rstrip("\r\n") for sign, line in h.lines],
         )
-        for h in hunks(first.text, second.text)
+        for h in hunks(first.raw, second.raw)
     ]
     added = sum(1 for h in found for line in h.lines if line.startswith("+"))
     removed = sum(1 for h in found for line in h.lines if line.startswith("-"))
-    diff = unified_diff(first.text, second.text, first.target.display, second.target.display)
+    diff = unified_diff(first.raw, second.raw, first.target.display, second.target.display)
     return CompareResult(
         file1=first.target.display,
         file2=second.target.display,
-        identical=first.text == second.text,
+        identical=first.raw == second.raw,
         added=added,
         removed=removed,
         hunks=found,

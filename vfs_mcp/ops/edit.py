@@ -9,10 +9,11 @@ place is a CONFLICT unless the edit says ``replace_all``; all edits apply or non
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
@@ -23,7 +24,7 @@ Strategy = Literal["exact", "whitespace", "fuzzy"]
 
 
 class TextEdit(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
     old_text: str = Field(alias="oldText", description="Text to find (exactly, or by the fallbacks in options)")
     new_text: str = Field(alias="newText", description="Replacement text (literal: no regex, $ or \\ escapes)")
@@ -31,9 +32,25 @@ class TextEdit(BaseModel):
 
 
 class EditOptions(BaseModel):
-    preserve_indentation: bool = Field(True, description="Re-indent newText to the matched lines' indentation")
-    normalize_whitespace: bool = Field(True, description="Fall back to matching with whitespace normalised")
-    partial_match: bool = Field(True, description="Fall back to fuzzy matching with a confidence score")
+    """Matching fallbacks; seed 004's camelCase spellings are accepted too."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    preserve_indentation: bool = Field(
+        True,
+        validation_alias=AliasChoices("preserve_indentation", "preserveIndentation"),
+        description="Re-indent newText to the matched lines' indentation",
+    )
+    normalize_whitespace: bool = Field(
+        True,
+        validation_alias=AliasChoices("normalize_whitespace", "normalizeWhitespace"),
+        description="Fall back to matching with whitespace normalised",
+    )
+    partial_match: bool = Field(
+        True,
+        validation_alias=AliasChoices("partial_match", "partialMatch"),
+        description="Fall back to fuzzy matching with a confidence score",
+    )
 
 
 class MatchReport(BaseModel):
@@ -66,28 +83,41 @@ def _squash(line: str) -> str:
     return " ".join(line.split())
 
 
+def _indent_unit(lines: list[str]) -> int:
+    """The smallest step between indentation widths in ``lines`` (4 when there is none)."""
+    widths = sorted({len(_indent(line)) for line in lines if line.strip()})
+    steps = [b - a for a, b in itertools.pairwise(widths)]
+    return min(steps) if steps else 4
+
+
 def _reindent(new_text: str, old_lines: list[str], file_lines: list[str]) -> str:
     """Give newText the file's indentation where oldText was indented differently.
 
-    Each indentation used in oldText maps to the one the file has on the matched line;
-    new lines with an unmapped indentation are shifted by the first line's difference.
+    Each indentation used in oldText maps to the one the file has on the matched line. A
+    new line indented deeper than any of them keeps its extra depth, in tabs where the
+    file indents with tabs.
     """
     mapping: dict[str, str] = {}
     for old, actual in zip(old_lines, file_lines, strict=False):
         if old.strip():
             mapping.setdefault(_indent(old), _indent(actual))
-    base_old, base_file = _indent(old_lines[0]), _indent(file_lines[0])
+    if not mapping:
+        return new_text
+    unit = _indent_unit(old_lines)
+    base_file = _indent(file_lines[0])
     out = []
     for line in new_text.split("\n"):
         indent, body = _indent(line), line.lstrip(" \t")
+        anchor = max((k for k in mapping if indent.startswith(k)), key=len, default=None)
         if not body:
             out.append(line)
-        elif indent in mapping:
-            out.append(mapping[indent] + body)
-        elif indent.startswith(base_old):
-            out.append(base_file + indent[len(base_old) :] + body)
-        else:
+        elif anchor is None:
             out.append(base_file + body)
+        else:
+            extra = indent[len(anchor) :]
+            if "\t" in mapping[anchor] and extra and not extra.strip(" "):
+                extra = "\t" * (len(extra) // unit) + " " * (len(extra) % unit)
+            out.append(mapping[anchor] + extra + body)
     return "\n".join(out)
 
 
@@ -101,49 +131,80 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _conflict_many(number: int, text: str, starts: list[int], how: str) -> Conflict:
+    lines = ", ".join(str(_line_of(text, start)) for start in starts[:5])
+    return Conflict(
+        f"edit {number}: oldText {how} {len(starts)} times (lines {lines}); "
+        "add surrounding lines to make it unique, or set replace_all"
+    )
+
+
+def _report(number: int, text: str, strategy: Strategy, spans: list[tuple[int, int]], confidence: float) -> MatchReport:
+    start, end = spans[0]
+    return MatchReport(
+        edit=number,
+        strategy=strategy,
+        occurrences=len(spans),
+        line_start=_line_of(text, start),
+        line_end=_line_of(text, max(start, end - 1)),
+        confidence=round(confidence, 3),
+    )
+
+
+def _replace_spans(text: str, replacements: list[tuple[int, int, str]]) -> str:
+    """Text with each (start, end) span replaced; spans are in order and do not overlap."""
+    out, cursor = [], 0
+    for start, end, new in replacements:
+        out += [text[cursor:start], new]
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
 def _apply_one(text: str, number: int, edit: TextEdit, options: EditOptions) -> tuple[str, MatchReport]:
     old, new = edit.old_text, edit.new_text
     if not old:
         raise InvalidArgument(f"edit {number}: oldText is empty; use write_file or edit_file_at_line to insert")
-    count = text.count(old)
-    if count == 1 or (count > 1 and edit.replace_all):
-        first = text.index(old)
-        report = MatchReport(
-            edit=number,
-            strategy="exact",
-            occurrences=count,
-            line_start=_line_of(text, first),
-            line_end=_line_of(text, first + len(old)),
-            confidence=1.0,
-        )
-        return text.replace(old, new), report
-    if count > 1:
-        lines = [_line_of(text, m.start()) for m in re.finditer(re.escape(old), text)][:5]
-        raise Conflict(
-            f"edit {number}: oldText occurs {count} times (lines {', '.join(map(str, lines))}); "
-            "add surrounding lines to make it unique, or set replace_all"
-        )
+    exact = [(m.start(), m.end()) for m in re.finditer(re.escape(old), text)]
+    if len(exact) == 1 or (exact and edit.replace_all):
+        return _replace_spans(text, [(a, b, new) for a, b in exact]), _report(number, text, "exact", exact, 1.0)
+    if exact:
+        raise _conflict_many(number, text, [a for a, _ in exact], "occurs")
     old_lines = old.strip("\n").split("\n")
     spans = _line_spans(text)
     file_lines = [text[a:b] for a, b in spans]
+    squashed = [_squash(line) for line in file_lines]
+    wanted = [_squash(line) for line in old_lines]
     width = len(old_lines)
     if options.normalize_whitespace:
-        wanted = [_squash(line) for line in old_lines]
+        # Whole lines equal once whitespace is squashed: keep the file's indentation.
         hits = [
-            i for i in range(len(file_lines) - width + 1) if [_squash(x) for x in file_lines[i : i + width]] == wanted
+            i
+            for i in range(len(squashed) - width + 1)
+            if squashed[i] == wanted[0] and squashed[i : i + width] == wanted
         ]
         if len(hits) == 1 or (hits and edit.replace_all):
             return _replace_windows(text, spans, hits, width, number, edit, options, "whitespace", 1.0, old_lines)
-        if len(hits) > 1:
-            raise Conflict(
-                f"edit {number}: oldText matches {len(hits)} places once whitespace is normalised "
-                f"(lines {', '.join(str(h + 1) for h in hits[:5])}); make it unique or set replace_all"
-            )
-    best, score, runner_up = _closest(file_lines, old_lines)
-    if options.partial_match and score >= FUZZY_THRESHOLD and runner_up < score:
+        if hits:
+            raise _conflict_many(number, text, [spans[h][0] for h in hits], "occurs, whitespace normalised,")
+        # Part of a line (or lines) with different spacing: match token by token.
+        tokens = old.split()
+        if tokens:
+            gap = r"\s+" if "\n" in old.strip("\n") else r"[ \t]+"
+            found = [(m.start(), m.end()) for m in re.finditer(gap.join(map(re.escape, tokens)), text)]
+            if len(found) == 1 or (found and edit.replace_all):
+                return _replace_spans(text, [(a, b, new) for a, b in found]), _report(
+                    number, text, "whitespace", found, 1.0
+                )
+            if found:
+                raise _conflict_many(number, text, [a for a, _ in found], "occurs, whitespace normalised,")
+    best, score, runner_up = _closest(squashed, wanted)
+    window = "\n".join(squashed[best : best + width])
+    covers = len(window) <= 1.1 * len("\n".join(wanted)) + 2  # never take text oldText did not name
+    if options.partial_match and score >= FUZZY_THRESHOLD and covers:
+        if runner_up >= score:
+            raise Conflict(f"edit {number}: oldText is equally close to several places; add surrounding lines")
         return _replace_windows(text, spans, [best], width, number, edit, options, "fuzzy", score, old_lines)
-    if options.partial_match and score >= FUZZY_THRESHOLD:
-        raise Conflict(f"edit {number}: oldText is equally close to several places; add surrounding lines")
     snippet = "\\n".join(file_lines[best : best + width])[:200]
     raise Conflict(
         f"edit {number}: oldText not found. Closest: lines {best + 1}-{best + width} "
@@ -151,15 +212,15 @@ def _apply_one(text: str, number: int, edit: TextEdit, options: EditOptions) -> 
     )
 
 
-def _closest(file_lines: list[str], old_lines: list[str]) -> tuple[int, float, float]:
+def _closest(squashed: list[str], wanted: list[str]) -> tuple[int, float, float]:
     """Best window start, its similarity, and the runner-up's (for ambiguity)."""
-    width = len(old_lines)
-    wanted = "\n".join(_squash(line) for line in old_lines)
+    width = len(wanted)
+    if width > len(squashed):
+        return 0, 0.0, 0.0  # oldText has more lines than the file
     matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2(wanted)
+    matcher.set_seq2("\n".join(wanted))
     best, score, runner_up = 0, 0.0, 0.0
-    squashed = [_squash(line) for line in file_lines]
-    for i in range(max(1, len(file_lines) - width + 1)):
+    for i in range(len(squashed) - width + 1):
         matcher.set_seq1("\n".join(squashed[i : i + width]))
         if matcher.real_quick_ratio() <= runner_up or matcher.quick_ratio() <= runner_up:
             continue
@@ -183,26 +244,16 @@ def _replace_windows(
     confidence: float,
     old_lines: list[str],
 ) -> tuple[str, MatchReport]:
-    out, cursor = [], 0
+    """Replace whole-line windows, each with newText in that window's indentation."""
+    chosen = []
     for start in starts:
-        a, b = spans[start][0], spans[start + width - 1][1]
+        window = spans[start : start + width]
         new = edit.new_text.strip("\n") if edit.old_text.strip("\n") != edit.old_text else edit.new_text
         if options.preserve_indentation:
-            matched = [text[x:y] for x, y in spans[start : start + width]]
-            new = _reindent(new, old_lines, matched)
-        out.append(text[cursor:a])
-        out.append(new)
-        cursor = b
-    out.append(text[cursor:])
-    report = MatchReport(
-        edit=number,
-        strategy=strategy,
-        occurrences=len(starts),
-        line_start=starts[0] + 1,
-        line_end=starts[0] + width,
-        confidence=round(confidence, 3),
-    )
-    return "".join(out), report
+            new = _reindent(new, old_lines, [text[a:b] for a, b in window])
+        chosen.append((window[0][0], window[-1][1], new))
+    found = [(a, b) for a, b, _ in chosen]
+    return _replace_spans(text, chosen), _report(number, text, strategy, found, confidence)
 
 
 def edit_file(
@@ -243,6 +294,8 @@ def edit_file(
 
 
 class LineEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     line_number: int = Field(description="1-based line (0-based from offset when relative_line_numbers)")
     action: Literal["replace", "insert_before", "insert_after", "delete"]
     content: str | None = Field(None, description="New line(s) for replace/insert; may hold several lines")

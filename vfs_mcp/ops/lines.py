@@ -18,7 +18,7 @@ from vfs_mcp.errors import InvalidArgument, TooLarge
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
-from vfs_mcp.ops.text import check_encoding, decode
+from vfs_mcp.ops.text import check_encoding, decode, split_lines
 
 BLOCK = 1 << 20
 TAIL_BLOCK = 64 << 10
@@ -183,7 +183,7 @@ def _read_decoded(
     entry = vfs.require_file(target)
     if entry.size > max_bytes:
         raise TooLarge(f"{target.display} is over {max_bytes} bytes; line reads of {encoding} files decode it whole")
-    lines = decode(vfs.cat(target), encoding, target.display).splitlines(keepends=True)
+    lines = split_lines(decode(vfs.cat(target), encoding, target.display))
     chosen = lines[offset : None if limit is None else offset + limit]
     more = offset + len(chosen) < len(lines)
     return "".join(chosen), LinesResult(
@@ -216,7 +216,7 @@ def tail_file(
         entry = vfs.require_file(target)
         if entry.size > max_bytes:
             raise TooLarge(f"{target.display} is over {max_bytes} bytes; tail of {encoding} files decodes it whole")
-        all_lines = decode(vfs.cat(target), encoding, target.display).splitlines(keepends=True)
+        all_lines = split_lines(decode(vfs.cat(target), encoding, target.display))
         chosen = all_lines[-lines:]
         start = len(all_lines) - len(chosen)
         return "".join(chosen), LinesResult(

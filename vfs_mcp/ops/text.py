@@ -89,3 +89,12 @@ def decode_range(data: bytes, encoding: str, shown: str, *, at_start: bool, at_e
         raise BinaryContent(f"{shown} is not valid {encoding} text in this range; try encoding='base64'") from None
     pending = len(decoder.getstate()[0])
     return text, skipped, len(window) - pending
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their newline kept, ended only by "\\n" (never by \\f, \\r or U+2028)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from vfs_mcp.errors import TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256
 from vfs_mcp.jail import Target
-from vfs_mcp.ops.text import decode, encode
+from vfs_mcp.ops.text import decode, encode, split_lines
 
 DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
 
@@ -37,6 +37,11 @@ class TextFile:
         # Only a file whose every newline is CRLF is treated as CRLF; mixed files are edited as they are.
         crlf = "\r\n" in raw and raw.count("\r\n") == raw.count("\n")
         return cls(target, raw.replace("\r\n", "\n") if crlf else raw, encoding, crlf, sha256(data), version)
+
+    @property
+    def raw(self) -> str:
+        """The decoded text with its own line endings."""
+        return self.text.replace("\n", "\r\n") if self.crlf else self.text
 
     def normalise(self, text: str) -> str:
         """Text from the model, in the \\n form the file is edited in."""
@@ -106,7 +111,7 @@ def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
             break
         new_end += found + 1 - old_end
         old_end = found + 1
-    a, b = old[start:old_end].splitlines(keepends=True), new[start:new_end].splitlines(keepends=True)
+    a, b = split_lines(old[start:old_end]), split_lines(new[start:new_end])
     lo = old.count("\n", 0, start)
     out = []
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
