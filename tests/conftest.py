@@ -156,3 +156,46 @@ def sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
 @pytest.fixture
 def local_sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
     return make_sandbox("local", tmp_path, request)
+
+
+@dataclass
+class ScopedSandbox(Sandbox):
+    """A test's own folder in a backend mount shared by the module, served by a shared server.
+
+    Much faster than a fresh mount per test (an s3 mount costs a bucket and a botocore
+    session). Tests that need the mount root itself (jail escapes, deleting a root) use
+    ``sandbox`` instead.
+    """
+
+    prefix: str = ""
+    shared: MCPServer | None = None
+
+    def _raw(self, rel: str) -> str:
+        return super()._raw(f"{self.prefix}/{rel}" if rel else self.prefix)
+
+    def path(self, rel: str = "") -> str:
+        return super().path(f"{self.prefix}/{rel}" if rel else self.prefix)
+
+    @asynccontextmanager
+    async def client(self, mode: str = "auto", **settings: Any) -> AsyncIterator[Client]:
+        reuse = self.shared is not None and not settings and not self.extra_mounts
+        async with Client(self.shared if reuse else self.server(**settings), mode=mode) as client:  # type: ignore[arg-type]
+            yield client
+
+
+_test_ids = itertools.count()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def shared_backend(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Sandbox, MCPServer]:
+    box = make_sandbox(request.param, tmp_path_factory.mktemp(request.param), request)
+    return box, box.server()
+
+
+@pytest.fixture
+def scoped_sandbox(shared_backend: tuple[Sandbox, MCPServer]) -> ScopedSandbox:
+    """A fresh folder on each backend in turn, inside a mount shared by the module."""
+    box, server = shared_backend
+    return ScopedSandbox(box.kind, box.mount, box.outside, prefix=f"t{next(_test_ids)}", shared=server)

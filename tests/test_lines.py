@@ -8,59 +8,26 @@ and tail must read from the end: its cost does not grow with the file.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
 import tracemalloc
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
-from conftest import BACKENDS, Sandbox, make_sandbox
-from mcp import Client
-from mcp.server.mcpserver import MCPServer
+from conftest import ScopedSandbox
 
 from vfs_mcp.ops import lines as line_ops
 
 pytestmark = pytest.mark.anyio
 
+
 # One mount per backend for the whole module, one folder per test inside it: creating an
 # S3 bucket on moto costs about a second, and building a server tens of milliseconds.
-_test_ids = itertools.count()
-
-
-@dataclass
-class ScopedSandbox(Sandbox):
-    """A test's own folder in a backend mount shared by the module, served by a shared server."""
-
-    prefix: str = ""
-    shared: MCPServer | None = None
-
-    def _raw(self, rel: str) -> str:
-        return super()._raw(f"{self.prefix}/{rel}" if rel else self.prefix)
-
-    def path(self, rel: str = "") -> str:
-        return super().path(f"{self.prefix}/{rel}" if rel else self.prefix)
-
-    @asynccontextmanager
-    async def client(self, mode: str = "auto", **settings: Any) -> AsyncIterator[Client]:
-        reuse = self.shared is not None and not settings and not self.extra_mounts
-        async with Client(self.shared if reuse else self.server(**settings), mode=mode) as client:  # type: ignore[arg-type]
-            yield client
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Sandbox, MCPServer]:
-    box = make_sandbox(request.param, tmp_path_factory.mktemp(request.param), request)
-    return box, box.server()
-
-
 @pytest.fixture
-def sandbox(backend: tuple[Sandbox, MCPServer]) -> ScopedSandbox:
-    box, server = backend
-    return ScopedSandbox(box.kind, box.mount, box.outside, prefix=f"t{next(_test_ids)}", shared=server)
+def sandbox(scoped_sandbox: ScopedSandbox) -> ScopedSandbox:
+    """A folder of its own in a mount and server shared by this module: fast on s3."""
+    return scoped_sandbox
 
 
 TAIL_BLOCK = 64 * 1024
