@@ -69,8 +69,8 @@ def _tool(tool: Tool) -> str:
         ]
         lines += [f"`{name}`: {', '.join(fields)}", ""]
     if tool.output_schema:
-        fields = ", ".join(f"`{name}`" for name in tool.output_schema.get("properties", {}))
-        lines += [f"Structured result: {fields}", ""]
+        outputs = ", ".join(f"`{name}`" for name in tool.output_schema.get("properties", {}))
+        lines += [f"Structured result: {outputs}", ""]
     return "\n".join(lines)
 
 
