@@ -270,7 +270,7 @@ class JailedFS:
 
     def _remote_find(self, target: Target, max_depth: int | None) -> list[Entry]:
         mount = target.mount
-        mount.backend.invalidate(target.fs_path)
+        mount.backend.invalidate_tree(target.fs_path)
         base = target.fs_path.rstrip("/")
         found = mount.fs.find(base, maxdepth=max_depth, withdirs=True, detail=True)
         out: list[Entry] = []

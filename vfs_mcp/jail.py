@@ -66,6 +66,15 @@ class Target:
         return Target(self.mount, self.rel.rpartition("/")[0])
 
 
+def _check_text(path: str) -> None:
+    if "\x00" in path:
+        raise InvalidArgument("path contains a NUL byte")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument("path is not valid Unicode (it holds a lone surrogate)") from None
+
+
 def canonical(parts: Sequence[str], floor: int, shown: str) -> list[str]:
     """Resolve ``.``/``..``/empty components; popping below ``floor`` leaves the jail."""
     out: list[str] = []
@@ -111,12 +120,7 @@ class Jail:
     def _locate(self, raw: str) -> Target:
         if not isinstance(raw, str) or raw == "":
             raise InvalidArgument("path is empty; use '.' for the working directory")
-        if "\x00" in raw:
-            raise InvalidArgument("path contains a NUL byte")
-        try:
-            raw.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidArgument("path is not valid Unicode (it holds a lone surrogate)") from None
+        _check_text(raw)
         if len(raw) > MAX_PATH_CHARS:
             raise InvalidArgument(f"path is longer than {MAX_PATH_CHARS} characters")
         if _CHAIN.match(raw):
@@ -128,7 +132,9 @@ class Jail:
                 split = urlsplit(raw)
                 if split.netloc not in ("", "localhost"):
                     raise AccessDenied(f"{raw} names another host; use a path inside a mount")
-                return self._match_host_path(unquote(split.path), raw)
+                host = unquote(split.path)
+                _check_text(host)  # percent-encoding must not smuggle what the raw check refused
+                return self._match_host_path(host, raw)
             return self._match_url(scheme, raw[url.end() :], raw)
         if raw == "~" or raw.startswith("~/"):
             return self._match_host_path(os.path.expanduser(raw), raw)

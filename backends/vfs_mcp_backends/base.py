@@ -42,6 +42,19 @@ class BackendMount:
         """Forget cached listings after our own write (s3fs caches them)."""
         self.fs.invalidate_cache(path)
 
+    def invalidate_tree(self, path: str) -> None:
+        """Forget cached listings of ``path`` and everything below it, before a fresh walk.
+
+        s3fs's ``invalidate_cache`` clears a path and its parents only, and its ``find``
+        trusts cached parents, so a stale entry below would hide directories.
+        """
+        cache = getattr(self.fs, "dircache", None)
+        if cache is not None:
+            base = path.rstrip("/")
+            for key in [k for k in list(cache) if k == base or str(k).startswith(base + "/")]:
+                cache.pop(key, None)
+        self.fs.invalidate_cache(path)
+
 
 class BackendUnavailable(RuntimeError):
     """A backend's optional dependency is missing; the message says what to install."""

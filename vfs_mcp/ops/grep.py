@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
@@ -112,9 +113,10 @@ def scan(
 ) -> Iterator[tuple[int, int, str, list[str], list[str]]]:
     """Matching lines of a whole buffer: (line number, column, line, context before, after)."""
     pos, line_no, counted_to = 0, 1, 0
-    while True:
+    # Past the final newline there is no line left (grep reports no empty line there).
+    while pos < len(text):
         match = regex.search(text, pos)
-        if match is None:
+        if match is None or (match.start() == len(text) and text.endswith("\n")):
             return
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.start())
@@ -123,8 +125,6 @@ def scan(
             inner = regex.search(text, start, end)
             if inner is None:
                 pos = end + 1
-                if pos > len(text):
-                    return
                 continue
             match = inner
         line_no += text.count("\n", counted_to, start)
@@ -148,8 +148,6 @@ def scan(
             cursor = nxt
         yield line_no, match.start() - start + 1, _strip_eol(text[start:end]), ctx_before, ctx_after
         pos = end + 1
-        if pos > len(text):
-            return
 
 
 class _Collector:
@@ -263,10 +261,14 @@ def grep_ripgrep(
     vfs: JailedFS, root: Target, query: GrepQuery, rg: str, is_file: bool, progress: Progress | None = None
 ) -> GrepResult:
     real = os.path.realpath(root.fs_path)
-    cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--no-messages"]
+    # --encoding utf-8: invalid bytes become U+FFFD as in the Python engine (and no BOM sniffing).
+    cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--no-messages", "--encoding", "utf-8"]
     for name in ALWAYS_SKIPPED:
         cmd += ["-g", f"!{name}"]
-    for pattern in query.include or []:
+    # ripgrep lets a -g include glob override ignore files; with ignore rules on, includes
+    # are applied to its results instead, as the Python engine does.
+    post_include = globs(query.include, "include") if query.respect_gitignore else None
+    for pattern in [] if post_include else query.include or []:
         cmd += ["-g", pattern]
     for pattern in query.exclude or []:
         cmd += ["-g", f"!{pattern}"]
@@ -290,7 +292,7 @@ def grep_ripgrep(
     out = _Collector(query)
     proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _read_rg_stream(vfs, root, query, proc, out, is_file, progress)
+        _read_rg_stream(vfs, root, query, proc, out, is_file, progress, post_include)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -319,6 +321,7 @@ def _read_rg_stream(
     out: _Collector,
     is_file: bool,
     progress: Progress | None,
+    include: GitIgnoreSpec | None,
 ) -> None:
     assert proc.stdout is not None
     lines: dict[int, str] = {}
@@ -348,7 +351,7 @@ def _read_rg_stream(
             rel = _text(data["path"]).removeprefix("./")
             target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
             lines, hits, flushed = {}, [], 0
-            skip = _binary_file(vfs, target)
+            skip = (include is not None and not is_file and not include.match_file(rel)) or _binary_file(vfs, target)
             files += 1
             if progress:
                 progress(files, None, target.display)
@@ -393,6 +396,8 @@ def grep_files(
         raise InvalidArgument(f"{root.display} is neither a file nor a directory")
     if not recursive:
         query.max_depth = 1
+    if is_file and entry.size > query.max_file_size:
+        return _Collector(query).result(root, "python")  # too large to search, as in a walk
     rg = rg_binary() if root.mount.capabilities.native_grep else None
     if engine != "python" and rg is not None:
         try:
@@ -401,7 +406,7 @@ def grep_files(
             if engine == "ripgrep":
                 raise InvalidArgument("ripgrep cannot run this regex; drop engine='ripgrep'") from None
     if is_file:
-        files = [entry] if entry.size <= query.max_file_size else []
+        files = [entry]
     else:
         selection = select(
             vfs,

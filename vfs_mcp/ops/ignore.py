@@ -1,14 +1,21 @@
-"""Gitignore rules as git applies them: a ``.gitignore``/``.ignore`` in every directory.
+"""Ignore files as ripgrep and git apply them: one set of rules per directory.
 
-pathspec's GitIgnoreSpec knows one file's rules; git's layering is ours: the rules of the
-deepest directory that has a matching pattern decide, ``.ignore`` overrides ``.gitignore``
-in the same directory, and a path inside an ignored directory stays ignored whatever a
-deeper negation says. Ignore files are read through the jail, on every backend.
+pathspec's GitIgnoreSpec knows one file's rules; the layering is ours, following the
+``ignore`` crate that ripgrep uses (and git, where only ``.gitignore`` files exist):
+
+- ``.rgignore`` beats ``.ignore``, which beats ``.gitignore``, whatever their depth;
+- within one kind, the deepest directory with a matching pattern decides, and within
+  one file the last matching pattern;
+- a path inside an ignored directory stays ignored whatever a deeper negation says;
+- a directory is matched by its path without a trailing slash, plus the directory-only
+  patterns (``build/``), so ``logs/**`` covers what is inside ``logs``, not ``logs``.
+
+Ignore files are read through the jail, on every backend. Those above the search root
+are not read (as ripgrep's ``--no-ignore-parent``).
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable
 
 from pathspec import GitIgnoreSpec
@@ -17,29 +24,30 @@ from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 
-IGNORE_FILES = (".gitignore", ".ignore")
+IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
+"""In order of precedence."""
 
 
 class IgnoreRules:
     """The ignore decisions for paths under one search root (paths relative to it)."""
 
-    def __init__(self, specs: dict[str, GitIgnoreSpec]) -> None:
-        self.specs = specs  # directory (relative, "" for the root) -> its rules
+    def __init__(self, specs: dict[tuple[str, str], GitIgnoreSpec]) -> None:
+        self.specs = specs  # (directory relative to the root, ignore file name) -> its rules
 
     @classmethod
     def load(cls, vfs: JailedFS, root: Target, entries: Iterable[Entry]) -> IgnoreRules:
         """Read every ignore file among ``entries`` (a listing of ``root``)."""
-        texts: dict[str, list[str]] = {}
-        candidates = [e for e in entries if e.type == "file" and e.name in IGNORE_FILES]
-        # .gitignore before .ignore in each folder, so .ignore's rules come later and win.
-        for entry in sorted(candidates, key=lambda e: (e.target.parent().rel, IGNORE_FILES.index(e.name))):
+        specs: dict[tuple[str, str], GitIgnoreSpec] = {}
+        for entry in entries:
+            if entry.type != "file" or entry.name not in IGNORE_FILES:
+                continue
             try:
                 data = vfs.cat(entry.target)
             except VfsError:
                 continue  # vanished since the listing
-            folder = _relative(root, posixpath.dirname(entry.target.rel))
-            texts.setdefault(folder, []).extend(data.decode("utf-8", "replace").splitlines())
-        return cls({folder: GitIgnoreSpec.from_lines(lines) for folder, lines in texts.items()})
+            folder = _relative(root, entry.target.parent().rel)
+            specs[(folder, entry.name)] = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+        return cls(specs)
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the search root) is ignored, its ancestors considered."""
@@ -51,16 +59,29 @@ class IgnoreRules:
 
     def _decide(self, rel: str, is_dir: bool) -> bool:
         parts = rel.split("/")
-        for depth in range(len(parts) - 1, -1, -1):
-            folder = "/".join(parts[:depth])
-            spec = self.specs.get(folder)
-            if spec is None:
-                continue
-            local = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            include = spec.check_file(local).include
-            if include is not None:
-                return include
+        for kind in IGNORE_FILES:
+            for depth in range(len(parts) - 1, -1, -1):
+                spec = self.specs.get(("/".join(parts[:depth]), kind))
+                if spec is None:
+                    continue
+                decided = _match(spec, "/".join(parts[depth:]), is_dir)
+                if decided is not None:
+                    return decided
         return False
+
+
+def _match(spec: GitIgnoreSpec, local: str, is_dir: bool) -> bool | None:
+    """The last matching pattern's verdict (True: ignore), or None when none matches."""
+    plain = spec.check_file(local)
+    if not is_dir:
+        return plain.include
+    slashed = spec.check_file(local + "/")
+    # With a trailing slash pathspec also lets `dir/**` match `dir` itself; git does not.
+    # Only directory-only patterns (`build/`) may decide through the slashed form.
+    dir_only = slashed.index is not None and str(spec.patterns[slashed.index].pattern).endswith("/")
+    if dir_only and (plain.index is None or (slashed.index or 0) > plain.index):
+        return slashed.include
+    return plain.include
 
 
 def _relative(root: Target, rel: str) -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.ops.walk import select
+from vfs_mcp.ops.walk import globs, select
 
 DEFAULT_TREE_ENTRIES = 1000
 GLOB_CHARS = set("*?[")
@@ -25,7 +25,10 @@ def name_matcher(pattern: str) -> Any:
     lowered = pattern.lower()
     glob = lowered if GLOB_CHARS & set(lowered) else f"*{lowered}*"
     if "/" in lowered:
-        return lambda name, rel: fnmatch.fnmatchcase(rel.lower(), glob)
+        # Gitignore glob rules like every other glob here: `*` stays within one component.
+        spec = globs([glob.lstrip("/")], "name")
+        assert spec is not None
+        return lambda name, rel: spec.match_file(rel.lower())
     return lambda name, rel: fnmatch.fnmatchcase(name.lower(), glob)
 
 
@@ -113,7 +116,7 @@ def directory_tree(
     selection = select(vfs, root, max_depth=max_depth, exclude=exclude_patterns, skip_git_dir=False)
     matches = name_matcher(pattern) if pattern else None
     top = TreeNode(name=root.name, type="directory", children=[])
-    nodes: dict[str, TreeNode] = {"": top}
+    nodes = {"": top}  # each kept directory by its relative path
     counts = {"directory": 0, "file": 0}
     kept = omitted = 0
     for entry in selection.entries:
@@ -121,10 +124,8 @@ def directory_tree(
         if entry.type != "directory" and (not include_files or (matches is not None and not matches(entry.name, rel))):
             continue
         parent = nodes.get(rel.rpartition("/")[0])
-        if parent is None or parent.children is None:
-            continue  # its directory was cut
-        if kept >= max_entries:
-            omitted += 1
+        if parent is None or kept >= max_entries:
+            omitted += 1  # over the cap, or inside a directory that was
             continue
         node = TreeNode(
             name=entry.name,
@@ -132,6 +133,7 @@ def directory_tree(
             size=entry.size if entry.type == "file" else None,
             children=[] if entry.type == "directory" else None,
         )
+        assert parent.children is not None  # only directories are in `nodes`
         parent.children.append(node)
         kept += 1
         if entry.type == "directory":
