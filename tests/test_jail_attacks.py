@@ -36,6 +36,8 @@ from typing import Any
 import fsspec
 import pytest
 
+from vfs_mcp.jail import Jail
+
 pytestmark = pytest.mark.anyio
 
 PWNED = "pwned through the jail\n"
@@ -1132,3 +1134,41 @@ async def test_symlink_refusals_never_name_the_outside_target(local_arena: Arena
                 if "Traceback" in blob(result):
                     failures.append(f"{tool}({path!r}) shows a traceback")
     assert not failures, "\n".join(failures)
+
+
+# A concurrent process swaps a directory the jail has just checked for a link pointing out
+# (SPEC §2: "swapping a directory for a symlink between check and use gains nothing").
+RACES = {
+    "read_file": {"path": "swap/secret.txt"},
+    "write_file": {"path": "swap/secret.txt", "content": PWNED},
+    "delete_path": {"path": "swap/secret.txt"},
+    "list_directory": {"path": "swap/inner", "format": "json"},
+}
+
+
+@pytest.mark.parametrize("tool", list(RACES))
+async def test_swapping_a_checked_directory_for_an_outside_link_before_use_gains_nothing(
+    local_arena: Arena, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    arena = local_arena
+    arena.sb.put("swap/secret.txt", b"inside secret\n")
+    arena.sb.put("swap/inner/keep.txt", b"keep\n")
+    (arena.outside / "inner").mkdir()
+    (arena.outside / "inner" / "outside-only.txt").write_bytes(arena.canary)
+    swap = arena.host("swap")
+    checked = Jail.resolve
+
+    def resolve_then_swap(self: Jail, path: str, **kwargs: Any) -> Any:
+        target = checked(self, path, **kwargs)
+        if path == RACES[tool]["path"] and not os.path.islink(swap):
+            os.rename(swap, arena.host("swapped_away"))
+            os.symlink(str(arena.outside), swap)
+        return target
+
+    monkeypatch.setattr(Jail, "resolve", resolve_then_swap)
+    async with arena.sb.client() as client:
+        result = await client.call_tool(tool, RACES[tool])
+    assert leak_failures(arena, tool, RACES[tool]["path"], result) == []
+    assert "outside-only.txt" not in blob(result)
+    assert (arena.outside / "inner" / "outside-only.txt").read_bytes() == arena.canary
+    assert arena.canary_failures() == []

@@ -115,27 +115,10 @@ class JailedFS:
             return self._entry(target, raw)
 
     def _local_info(self, target: Target, follow: bool) -> Entry:
-        lst = os.lstat(target.fs_path)
+        tree = target.mount.tree
+        lst = tree.stat(target.rel, follow=False)
         is_link = stat.S_ISLNK(lst.st_mode)
-        st = os.stat(target.fs_path) if (follow and is_link) else lst
-        if stat.S_ISDIR(st.st_mode):
-            kind: Kind = "directory"
-        elif stat.S_ISREG(st.st_mode):
-            kind = "file"
-        elif stat.S_ISLNK(st.st_mode):
-            kind = "symlink"
-        else:
-            kind = "other"
-        return Entry(
-            target=target,
-            type=kind,
-            size=st.st_size if kind == "file" else 0,
-            modified=st.st_mtime,
-            created=getattr(st, "st_birthtime", st.st_ctime),
-            accessed=st.st_atime,
-            mode=stat.S_IMODE(st.st_mode),
-            is_symlink=is_link,
-        )
+        return _stat_entry(target, tree.stat(target.rel) if (follow and is_link) else lst, is_link)
 
     def _entry(self, target: Target, raw: dict[str, Any]) -> Entry:
         kind: Kind = "directory" if raw.get("type") == "directory" else "file"
@@ -176,6 +159,8 @@ class JailedFS:
     def cat(self, target: Target, start: int | None = None, end: int | None = None) -> bytes:
         """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
         with self.guard(target):
+            if target.mount.capabilities.host_paths:
+                return target.mount.tree.read(target.rel, start, end)
             # s3fs: the 2nd positional argument is version_id, so always by keyword.
             data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
             return data
@@ -184,9 +169,10 @@ class JailedFS:
     def open_read(self, target: Target) -> Iterator[BinaryIO]:
         """A seekable binary reader that fetches only what is read (range requests on S3)."""
         with self.guard(target):
-            fs = target.mount.fs
-            kwargs = {} if target.mount.capabilities.host_paths else {"cache_type": "none"}
-            handle = fs.open(target.fs_path, "rb", **kwargs)
+            if target.mount.capabilities.host_paths:
+                handle = target.mount.tree.open_read(target.rel)
+            else:
+                handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
         try:
             with self.guard(target):
                 yield handle
@@ -205,8 +191,7 @@ class JailedFS:
         self.require_dir(target)
         with self.guard(target):
             if target.mount.capabilities.host_paths:
-                names = os.listdir(target.fs_path)
-                entries = [self._local_info(target.child(n), follow=False) for n in names]
+                entries = [_stat_entry(target.child(n), st) for n, st in target.mount.tree.scan(target.rel)]
             else:
                 target.mount.backend.invalidate(target.fs_path)
                 entries = []
@@ -236,37 +221,8 @@ class JailedFS:
         return sorted(visible, key=lambda e: e.target.rel.split("/"))
 
     def _local_find(self, target: Target, max_depth: int | None) -> list[Entry]:
-        out: list[Entry] = []
-        pending = [(target, 1)]
-        while pending:
-            folder, depth = pending.pop()
-            with os.scandir(folder.fs_path) as scan:
-                for item in scan:
-                    if self.jail.is_hidden(item.name):
-                        continue
-                    st = item.stat(follow_symlinks=False)
-                    child = folder.child(item.name)
-                    if stat.S_ISLNK(st.st_mode):
-                        kind: Kind = "symlink"
-                    elif stat.S_ISDIR(st.st_mode):
-                        kind = "directory"
-                        if max_depth is None or depth < max_depth:
-                            pending.append((child, depth + 1))
-                    elif stat.S_ISREG(st.st_mode):
-                        kind = "file"
-                    else:
-                        kind = "other"
-                    out.append(
-                        Entry(
-                            target=child,
-                            type=kind,
-                            size=st.st_size if kind == "file" else 0,
-                            modified=st.st_mtime,
-                            mode=stat.S_IMODE(st.st_mode),
-                            is_symlink=kind == "symlink",
-                        )
-                    )
-        return out
+        walk = target.mount.tree.walk(target.rel, max_depth)
+        return [_stat_entry(Target(target.mount, f"{target.rel}/{rel}" if target.rel else rel), st) for rel, st in walk]
 
     def _remote_find(self, target: Target, max_depth: int | None) -> list[Entry]:
         mount = target.mount
@@ -345,39 +301,12 @@ class JailedFS:
             self.mkdir(parent, parents=True, exist_ok=True)
 
     def _local_write(self, target: Target, data: bytes, append: bool, existing: Entry | None) -> None:
-        real = os.path.realpath(target.fs_path)
+        tree = target.mount.tree
         if append and existing is not None:
-            fd = os.open(real, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            tree.append(target.rel, data)
             return
-        folder = os.path.dirname(real)
-        temp = os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
         mode = existing.mode if existing and existing.mode is not None else 0o666 & ~_UMASK
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, real)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        tree.write_atomic(target.rel, data, mode, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
 
     def mkdir(self, target: Target, *, parents: bool = True, exist_ok: bool = True) -> bool:
         """Create a directory; returns False when it already existed."""
@@ -397,7 +326,9 @@ class JailedFS:
             self.mkdir(target.parent(), parents=True, exist_ok=True)
         with self.guard(target):
             fs = target.mount.fs
-            if target.mount.capabilities.empty_dirs:
+            if target.mount.capabilities.host_paths:
+                target.mount.tree.mkdir(target.rel)
+            elif target.mount.capabilities.empty_dirs:
                 fs.mkdir(target.fs_path, create_parents=False)
             else:
                 # Object stores have no directories: a "key/" marker object stands for one.
@@ -412,8 +343,12 @@ class JailedFS:
         entry = self.info(target, follow=False)
         with self.guard(target):
             fs = target.mount.fs
-            if entry.type != "directory":
-                fs.rm_file(target.fs_path) if not entry.is_symlink else os.unlink(target.fs_path)
+            if target.mount.capabilities.host_paths:
+                if entry.type == "directory" and not recursive and self._raw_children(target):
+                    raise AlreadyExists(f"{target.display} is a directory that is not empty; pass recursive=true")
+                target.mount.tree.remove(target.rel, recursive)
+            elif entry.type != "directory":
+                fs.rm_file(target.fs_path)
             elif recursive:
                 self._rm_tree(target)
             elif any(True for _ in self._raw_children(target)):
@@ -425,7 +360,7 @@ class JailedFS:
 
     def _raw_children(self, target: Target) -> list[str]:
         if target.mount.capabilities.host_paths:
-            return os.listdir(target.fs_path)
+            return [name for name, _ in target.mount.tree.scan(target.rel)]
         target.mount.backend.invalidate(target.fs_path)
         base = target.fs_path.rstrip("/")
         return [n for n in target.mount.fs.ls(target.fs_path, detail=False) if str(n).rstrip("/") != base]
@@ -439,13 +374,7 @@ class JailedFS:
                 fs.rm_file(target.fs_path.rstrip("/") + "/")
 
     def _rm_tree(self, target: Target) -> None:
-        if target.mount.capabilities.host_paths:
-            # shutil.rmtree unlinks links inside the tree and never descends through them.
-            import shutil
-
-            shutil.rmtree(target.fs_path)
-        else:
-            target.mount.fs.rm(target.fs_path, recursive=True)
+        target.mount.fs.rm(target.fs_path, recursive=True)
 
     # -- moving and copying -----------------------------------------------------------
 
@@ -479,7 +408,7 @@ class JailedFS:
         if source.mount is dest.mount and source.mount.capabilities.host_paths:
             try:
                 with self.guard(source):
-                    os.replace(source.fs_path, os.path.realpath(dest.fs_path))
+                    source.mount.tree.rename(source.rel, dest.rel)
                 return entry
             except InvalidArgument as err:
                 if not isinstance(err.__cause__, OSError) or err.__cause__.errno != errno.EXDEV:
@@ -526,6 +455,29 @@ class JailedFS:
         data = self.cat(source)
         self.write(dest, data, create_dirs=True)
         return len(data)
+
+
+def _stat_entry(target: Target, st: os.stat_result, is_link: bool | None = None) -> Entry:
+    """An Entry from a stat result (lstat: a link is reported as a symlink)."""
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        kind: Kind = "directory"
+    elif stat.S_ISREG(mode):
+        kind = "file"
+    elif stat.S_ISLNK(mode):
+        kind = "symlink"
+    else:
+        kind = "other"
+    return Entry(
+        target=target,
+        type=kind,
+        size=st.st_size if kind == "file" else 0,
+        modified=st.st_mtime,
+        created=getattr(st, "st_birthtime", st.st_ctime),
+        accessed=st.st_atime,
+        mode=stat.S_IMODE(mode),
+        is_symlink=kind == "symlink" if is_link is None else is_link,
+    )
 
 
 def _read_umask() -> int:

@@ -7,9 +7,11 @@ import posixpath
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from vfs_mcp.localfs import LocalTree
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
 from vfs_mcp_backends.local import host_path
 
@@ -35,6 +37,11 @@ class Mount:
     @property
     def is_local(self) -> bool:
         return self.capabilities.host_paths
+
+    @cached_property
+    def tree(self) -> LocalTree:
+        """Race-free, descriptor-relative access for a local mount."""
+        return LocalTree(self.real_root, self.url)
 
     def root_parts(self) -> list[str]:
         """The root as path components: host path parts for local, ``bucket/prefix`` parts otherwise."""
