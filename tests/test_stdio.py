@@ -59,3 +59,14 @@ def test_bad_root_exits_with_a_clear_message(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "cannot mount" in done.stderr
     assert done.stdout == ""
+
+
+async def test_a_30_mb_request_is_refused_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    async with Client(server_params(str(tmp_path))) as client:
+        huge = await client.call_tool("write_file", {"path": "huge.txt", "content": "x" * (30 * 1024 * 1024)})
+        assert huge.is_error
+        assert huge.structured_content["error"]["code"] == "TOO_LARGE"
+        after = await client.call_tool("write_file", {"path": "small.txt", "content": "still serving"})
+        assert not after.is_error
+    assert not (tmp_path / "huge.txt").exists()
+    assert (tmp_path / "small.txt").read_text() == "still serving"

@@ -25,6 +25,12 @@ def parser() -> argparse.ArgumentParser:
         help="mount roots: /dir, file:///dir, memory://name, s3://bucket/prefix (default: the current folder)",
     )
     p.add_argument("--profile", default="default", help="tool sets to list, comma-separated (default: default)")
+    p.add_argument(
+        "--tool-names",
+        choices=["safe", "seed"],
+        default="safe",
+        help="safe: names match ^[a-zA-Z0-9_-]{1,64}$ (fs_read_file); seed: the seeds' spellings (fs.read_file)",
+    )
     p.add_argument("--read-only", action="store_true", help="make every mount read-only (write tools are not listed)")
     p.add_argument("--config", metavar="FILE", help="TOML file with [[mount]] entries (root, read_only, options)")
     p.add_argument(
@@ -43,6 +49,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
     max_read = args.max_read_bytes or (config.max_read_bytes if config else None)
     return Settings(
         profiles=tuple(p.strip() for p in args.profile.split(",") if p.strip()),
+        tool_names=args.tool_names,
         deny=tuple([*(config.deny if config else []), *args.deny]),
         **({"max_read_bytes": int(max_read)} if max_read else {}),
     )

@@ -9,8 +9,9 @@ import anyio
 from mcp_types import Tool
 
 from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.profiles import PROFILES
 from vfs_mcp.server import build_server
-from vfs_mcp.settings import PROFILES, Settings
+from vfs_mcp.settings import Settings
 
 HEADER = """# Tool reference
 

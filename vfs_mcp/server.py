@@ -13,12 +13,12 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
+from vfs_mcp import profiles
 from vfs_mcp.errors import Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import Mount
-from vfs_mcp.profiles import default
-from vfs_mcp.settings import PROFILES, Settings
+from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import failed, log
 
 INSTRUCTIONS = (
@@ -80,11 +80,8 @@ class VfsServer(MCPServer):
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
     """A new server with its own jail and working directory over ``mounts``."""
     settings = settings or Settings()
-    unknown = [p for p in settings.profiles if p not in PROFILES]
-    if unknown:
-        raise ValueError(f"unknown profile {', '.join(unknown)}; known: {', '.join(PROFILES)}")
+    profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
     server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS)
-    if "default" in settings.profiles:
-        default.register(server, vfs, settings)
+    profiles.register(server, vfs, settings)
     return server

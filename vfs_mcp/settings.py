@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES
 
-PROFILES = ("default",)
+ToolNames = Literal["safe", "seed"]
+
+DEFAULT_MAX_WRITE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Settings:
+    """What every profile reads: the profiles to list, limits and naming."""
+
     profiles: tuple[str, ...] = ("default",)
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
+    max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     deny: tuple[str, ...] = field(default_factory=tuple)
+    tool_names: ToolNames = "safe"
+
+    def name(self, safe: str, seed: str) -> str:
+        """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""
+        return seed if self.tool_names == "seed" else safe

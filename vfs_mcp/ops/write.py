@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from vfs_mcp.errors import NotFound
+from vfs_mcp.errors import NotFound, TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256
 from vfs_mcp.ops.text import encode
 
@@ -25,9 +25,18 @@ def write_file(
     create_dirs: bool = False,
     append: bool = False,
     expected_hash: str | None = None,
+    max_bytes: int | None = None,
 ) -> WriteResult:
-    """Create or replace a file (atomically on local disks), or append to it."""
+    """Create or replace a file (atomically on local disks), or append to it.
+
+    Raises TOO_LARGE when the content is over ``max_bytes``.
+    """
     data = encode(content, encoding)  # fails before anything is touched
+    if max_bytes is not None and len(data) > max_bytes:
+        raise TooLarge(
+            f"content is {len(data)} bytes, over the {max_bytes}-byte limit for one write; "
+            "write it in parts with append=true"
+        )
     target = vfs.resolve(path, write=True)
     existed = vfs.write(target, data, append=append, create_dirs=create_dirs, expected_hash=expected_hash)
     return WriteResult(

@@ -1,1 +1,46 @@
-"""Compatibility profiles: each registers a tool set over the same operations."""
+"""Compatibility profiles: each registers a tool set over the same operations.
+
+A profile is a module with ``register(server, vfs, settings)``, named in ``PROFILES``
+and imported only when chosen. ``default`` and ``official`` use the same tool names with
+different arguments, so they exclude each other.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Protocol
+
+from mcp.server.mcpserver import MCPServer
+
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.settings import Settings
+
+PROFILES: dict[str, str] = {
+    "default": "vfs_mcp.profiles.default",
+}
+EXCLUSIVE = (("default", "official"),)
+
+
+class Profile(Protocol):
+    def register(self, server: MCPServer, vfs: JailedFS, settings: Settings) -> None: ...
+
+
+def check(profiles: Sequence[str]) -> None:
+    """Refuse unknown profiles and combinations that cannot share one server (ValueError)."""
+    if not profiles:
+        raise ValueError("no profile chosen; known: " + ", ".join(PROFILES))
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown:
+        raise ValueError(f"unknown profile {', '.join(unknown)}; known: {', '.join(PROFILES)}")
+    for pair in EXCLUSIVE:
+        if all(p in profiles for p in pair):
+            raise ValueError(f"profiles {pair[0]} and {pair[1]} name tools alike; choose one of them")
+
+
+def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
+    """Register every chosen profile's tools, in the order given."""
+    check(settings.profiles)
+    for name in dict.fromkeys(settings.profiles):
+        module: Profile = importlib.import_module(PROFILES[name])  # type: ignore[assignment]
+        module.register(server, vfs, settings)

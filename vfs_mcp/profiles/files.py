@@ -158,7 +158,9 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         append: Annotated[bool, Field(description="Add to the end instead of replacing")] = False,
         expected_hash: Annotated[str | None, Field(description="sha256 the current content must have")] = None,
     ) -> Annotated[CallToolResult, write.WriteResult]:
-        result = write.write_file(vfs, path, content, encoding, create_dirs, append, expected_hash)
+        result = write.write_file(
+            vfs, path, content, encoding, create_dirs, append, expected_hash, max_bytes=settings.max_write_bytes
+        )
         verb = "Appended" if result.appended else ("Created" if result.created else "Wrote")
         return ok(result, f"{verb} {result.path} ({result.bytes_written} bytes)")
 

@@ -80,7 +80,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         encoding: EncodingArg = "utf-8",
         format: FormatArg = "text",
     ) -> Annotated[CallToolResult, compare.CompareResult]:
-        result = compare.compare_files(vfs, file1, file2, encoding)
+        result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes)
         return ok(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
 
 
@@ -106,7 +106,9 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         options: Annotated[edit.EditOptions | None, Field(description="Matching fallbacks")] = None,
         expected_hash: Annotated[str | None, Field(description="sha256 the current content must have")] = None,
     ) -> Annotated[CallToolResult, edit.EditResult]:
-        result = edit.edit_file(vfs, path, edits, encoding, dry_run, options, expected_hash)
+        result = edit.edit_file(
+            vfs, path, edits, encoding, dry_run, options, expected_hash, max_bytes=settings.max_edit_bytes
+        )
         return ok(result, result.diff or "No changes")
 
     @server.tool(
@@ -139,6 +141,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
             abort_on_verification_failure,
             encoding,
             dry_run,
+            max_bytes=settings.max_edit_bytes,
         )
         summary = f"{result.applied} applied, {result.failed} not applied"
         failures = [
