@@ -118,6 +118,7 @@ _BY_ERRNO: dict[int, tuple[type[VfsError], str]] = {
     errno.ENAMETOOLONG: (InvalidArgument, "is too long a name for this file system"),
     errno.ENOSPC: (Internal, "could not be written: no space left on the device; nothing was changed"),
     errno.EDQUOT: (Internal, "could not be written: disk quota exceeded; nothing was changed"),
+    errno.EFBIG: (Internal, "could not be written: too large for the file system or its limits; nothing was changed"),
     errno.EXDEV: (InvalidArgument, "cannot be moved across devices; copy it and delete the source"),
 }
 

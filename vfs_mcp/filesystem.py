@@ -48,6 +48,7 @@ class Entry:
     accessed: float | None = None
     mode: int | None = None
     is_symlink: bool = False
+    links: int | None = None
     etag: str | None = None
     storage_class: str | None = None
 
@@ -146,7 +147,13 @@ class JailedFS:
             raise IsADirectory(f"{target.display} is a directory; use list_directory or directory_tree")
         if entry.type != "file":
             raise InvalidArgument(f"{target.display} is not a regular file")
+        self._check_links(entry)
         return entry
+
+    def _check_links(self, entry: Entry) -> None:
+        # A hard link can share a file with a place outside the mount; the option refuses them.
+        if entry.target.mount.deny_hardlinked and (entry.links or 1) > 1:
+            raise AccessDenied(f"{entry.path} has other hard links; refused on this mount (deny_hardlinked)")
 
     def require_dir(self, target: Target) -> Entry:
         entry = self.info(target)
@@ -285,6 +292,7 @@ class JailedFS:
             raise IsADirectory(f"{target.display} is a directory; choose a file path")
         if entry.type != "file":
             raise InvalidArgument(f"{target.display} is not a regular file")
+        self._check_links(entry)
         return entry
 
     def _ensure_parent(self, target: Target, create_dirs: bool) -> None:
@@ -303,8 +311,11 @@ class JailedFS:
     def _local_write(self, target: Target, data: bytes, append: bool, existing: Entry | None) -> None:
         tree = target.mount.tree
         if append and existing is not None:
-            tree.append(target.rel, data)
-            return
+            if (existing.links or 1) == 1:
+                tree.append(target.rel, data)
+                return
+            # Shared through a hard link: never write into it, replace this name only.
+            data = tree.read(target.rel) + data
         mode = existing.mode if existing and existing.mode is not None else 0o666 & ~_UMASK
         tree.write_atomic(target.rel, data, mode, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
 
@@ -477,6 +488,7 @@ def _stat_entry(target: Target, st: os.stat_result, is_link: bool | None = None)
         accessed=st.st_atime,
         mode=stat.S_IMODE(mode),
         is_symlink=kind == "symlink" if is_link is None else is_link,
+        links=st.st_nlink,
     )
 
 

@@ -20,6 +20,7 @@ import errno
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -180,6 +181,20 @@ class LocalTree:
                 shutil.rmtree(name, dir_fd=fd)  # descriptor-based: never follows a link
             else:
                 os.rmdir(name, dir_fd=fd)
+
+    def sweep(self, prefix: str, older_than: float) -> int:
+        """Delete files named ``prefix*`` left by writes that died, if older than ``older_than``
+        seconds (younger ones may belong to a write in flight). Returns how many went.
+        """
+        cutoff = time.time() - older_than
+        removed = 0
+        for rel, st in self.walk("", None):
+            name = rel.rsplit("/", 1)[-1]
+            if name.startswith(prefix) and stat.S_ISREG(st.st_mode) and st.st_mtime <= cutoff:
+                with contextlib.suppress(OSError), self.parent(rel, follow=False) as (fd, leaf):
+                    os.unlink(leaf, dir_fd=fd)
+                    removed += 1
+        return removed
 
     def rename(self, source: str, dest: str) -> None:
         """Move ``source`` (a link itself, not its target) onto ``dest`` atomically."""

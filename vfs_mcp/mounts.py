@@ -25,6 +25,7 @@ class Mount:
     scheme: str
     read_only: bool = False
     real_root: str = ""
+    deny_hardlinked: bool = False
 
     @property
     def fs(self) -> Any:
@@ -66,6 +67,7 @@ class MountSpec:
     root: str
     read_only: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+    deny_hardlinked: bool = False
 
 
 def _display_root(url: str) -> str:
@@ -90,6 +92,7 @@ def open_mount(spec: MountSpec, read_only: bool = False) -> Mount:
         scheme="file" if backend.capabilities.host_paths else scheme_of(url),
         read_only=spec.read_only or read_only,
         real_root=real,
+        deny_hardlinked=spec.deny_hardlinked,
     )
 
 
@@ -118,6 +121,7 @@ class Config:
                     root=str(entry["root"]),
                     read_only=bool(entry.get("read_only", False)),
                     options=dict(entry.get("options", {})),
+                    deny_hardlinked=bool(entry.get("deny_hardlinked", False)),
                 )
             )
         return cls(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hunks, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hunks, printable, unified_diff
 
 
 class Hunk(BaseModel):
@@ -37,7 +37,7 @@ def compare_files(
             old_lines=h.old_lines,
             new_start=h.new_start,
             new_lines=h.new_lines,
-            lines=[sign + line.rstrip("\r\n") for sign, line in h.lines],
+            lines=[sign + printable(line.rstrip("\r\n")) for sign, line in h.lines],
         )
         for h in hunks(first.raw, second.raw)
     ]

@@ -17,7 +17,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable, unified_diff
 
 FUZZY_THRESHOLD = 0.8
 Strategy = Literal["exact", "whitespace", "fuzzy"]
@@ -371,7 +371,7 @@ def edit_file_at_line(
             span = lines[index : index + expected.count("\n") + 1]
             outcome.verified = "\n".join(span) == expected
             if not outcome.verified:
-                outcome.actual_content = "\n".join(span) if span else actual
+                outcome.actual_content = printable("\n".join(span) if span else actual)
                 outcome.message = "expected_content does not match the line"
                 continue
         plan.append((index, i, edit))

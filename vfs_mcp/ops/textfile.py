@@ -9,10 +9,10 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from vfs_mcp.errors import TooLarge
+from vfs_mcp.errors import BinaryContent, TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256
 from vfs_mcp.jail import Target
-from vfs_mcp.ops.text import decode, encode, split_lines
+from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
 
 DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
 
@@ -25,6 +25,8 @@ class TextFile:
     crlf: bool
     sha256: str
     version: tuple[object, ...]
+    errors: str = "strict"
+    """"surrogateescape" for a UTF-8 file holding invalid bytes: they survive an edit untouched."""
 
     @classmethod
     def load(cls, vfs: JailedFS, target: Target, encoding: str, max_bytes: int = DEFAULT_MAX_EDIT_BYTES) -> TextFile:
@@ -33,10 +35,18 @@ class TextFile:
         if entry.size > max_bytes:
             raise TooLarge(f"{target.display} is {entry.size} bytes, over the {max_bytes}-byte edit limit")
         data = vfs.cat(target)
-        raw = decode(data, encoding, target.display)
+        errors = "strict"
+        try:
+            raw = decode(data, encoding, target.display)
+        except BinaryContent:
+            if check_encoding(encoding) != "utf-8" or looks_binary(data):
+                raise
+            # Mostly UTF-8 with a few invalid bytes: edit around them, write them back as they were.
+            raw, errors = data.decode("utf-8", "surrogateescape"), "surrogateescape"
         # Only a file whose every newline is CRLF is treated as CRLF; mixed files are edited as they are.
         crlf = "\r\n" in raw and raw.count("\r\n") == raw.count("\n")
-        return cls(target, raw.replace("\r\n", "\n") if crlf else raw, encoding, crlf, sha256(data), version)
+        text = raw.replace("\r\n", "\n") if crlf else raw
+        return cls(target, text, encoding, crlf, sha256(data), version, errors)
 
     @property
     def raw(self) -> str:
@@ -48,7 +58,10 @@ class TextFile:
         return text.replace("\r\n", "\n") if self.crlf else text
 
     def encode(self, text: str) -> bytes:
-        return encode(text.replace("\n", "\r\n") if self.crlf else text, self.encoding)
+        text = text.replace("\n", "\r\n") if self.crlf else text
+        if self.errors == "surrogateescape":
+            return text.encode("utf-8", "surrogateescape")
+        return encode(text, self.encoding)
 
     def save(self, vfs: JailedFS, text: str) -> str:
         """Write the new text atomically (CONFLICT if the file changed since load); returns its sha256."""
@@ -69,6 +82,11 @@ class Hunk:
 
 
 CHUNK = 1 << 16
+
+
+def printable(text: str) -> str:
+    """Text safe to send: bytes kept by surrogateescape shown as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _same_head(a: str, b: str) -> int:
@@ -153,4 +171,4 @@ def unified_diff(old: str, new: str, name: str, new_name: str | None = None, con
         out.append(f"@@ -{_range(hunk.old_start, hunk.old_lines)} +{_range(hunk.new_start, hunk.new_lines)} @@\n")
         for sign, line in hunk.lines:
             out.append(sign + line if line.endswith("\n") else f"{sign}{line}\n\\ No newline at end of file\n")
-    return "".join(out)
+    return printable("".join(out))
