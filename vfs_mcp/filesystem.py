@@ -86,6 +86,8 @@ class JailedFS:
         self.jail = jail
         self.caches: dict[str, Any] = {}
         """Per-client caches the operations keep (line indexes), keyed by their owner."""
+        self.bytes_read = 0
+        self.bytes_written = 0
 
     @property
     def mounts(self) -> list[Mount]:
@@ -167,9 +169,11 @@ class JailedFS:
         """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
         with self.guard(target):
             if target.mount.capabilities.host_paths:
-                return target.mount.tree.read(target.rel, start, end)
-            # s3fs: the 2nd positional argument is version_id, so always by keyword.
-            data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
+                data: bytes = target.mount.tree.read(target.rel, start, end)
+            else:
+                # s3fs: the 2nd positional argument is version_id, so always by keyword.
+                data = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
+            self.bytes_read += len(data)
             return data
 
     @contextlib.contextmanager
@@ -273,6 +277,7 @@ class JailedFS:
                 raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
         if existing is None:
             self._ensure_parent(target, create_dirs)
+        self.bytes_written += len(data)
         with self.guard(target):
             if target.mount.capabilities.host_paths:
                 self._local_write(target, data, append, existing)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -13,7 +14,8 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
-from vfs_mcp import profiles
+from vfs_mcp import profiles, resources
+from vfs_mcp.metrics import Metrics
 from vfs_mcp.errors import Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail
@@ -45,10 +47,23 @@ def describe(error: ValidationError) -> str:
 
 
 class VfsServer(MCPServer):
-    """MCPServer whose every failure carries a stable code, arguments rejected by the schema included."""
+    """MCPServer whose every failure carries a stable code (arguments rejected by the schema
+    included), and whose every call is counted in its metrics (and audit log, if any).
+    """
+
+    metrics: Metrics | None = None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        started = time.perf_counter()
+        result = await self._call(name, arguments, context)
+        if self.metrics is not None:
+            self.metrics.record(name, arguments, result, time.perf_counter() - started)
+        return result
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
@@ -83,5 +98,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
     server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS)
+    server.metrics = Metrics(vfs, settings.audit_log)
     profiles.register(server, vfs, settings)
+    resources.register(server, vfs, server.metrics)
     return server

@@ -23,6 +23,7 @@ class Settings:
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     deny: tuple[str, ...] = field(default_factory=tuple)
     tool_names: ToolNames = "safe"
+    audit_log: str | None = None
 
     def name(self, safe: str, seed: str) -> str:
         """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""

@@ -1,0 +1,108 @@
+"""Per-tool metrics (seed 002's per-operation metrics) and the optional audit log.
+
+Metrics: calls, errors by code, latency percentiles over the most recent calls, and the
+bytes read and written through the jail. Audit log: one JSON line per call with the tool,
+the paths it named (mount-relative where they resolve), the outcome code and the duration
+— never file contents, never tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_types import CallToolResult
+
+from vfs_mcp.errors import VfsError
+from vfs_mcp.filesystem import JailedFS
+
+LATENCY_WINDOW = 1000
+PATH_ARGUMENTS = ("path", "paths", "source", "destination", "file1", "file2", "uri", "root", "from", "to")
+
+
+@dataclass
+class ToolStats:
+    calls: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    latencies: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
+
+    def summary(self) -> dict[str, Any]:
+        ordered = sorted(self.latencies)
+
+        def pct(q: float) -> float | None:
+            return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3) if ordered else None
+
+        return {
+            "calls": self.calls,
+            "errors": dict(self.errors),
+            "latency_ms": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": pct(1.0)},
+        }
+
+
+def outcome(result: CallToolResult | Any) -> str:
+    """OK, or the error code of a failed call."""
+    if not isinstance(result, CallToolResult) or not result.is_error:
+        return "OK"
+    error = (result.structured_content or {}).get("error", {}) if isinstance(result.structured_content, dict) else {}
+    return str(error.get("code", "INTERNAL"))
+
+
+class Metrics:
+    """Counters for one server, safe to update from worker threads."""
+
+    def __init__(self, vfs: JailedFS, audit_log: str | None = None) -> None:
+        self.vfs = vfs
+        self.tools: dict[str, ToolStats] = {}
+        self.started = time.time()
+        self.lock = threading.Lock()
+        self.audit = Path(audit_log) if audit_log else None
+
+    def record(self, tool: str, arguments: dict[str, Any], result: Any, seconds: float) -> None:
+        code = outcome(result)
+        with self.lock:
+            stats = self.tools.setdefault(tool, ToolStats())
+            stats.calls += 1
+            stats.latencies.append(seconds)
+            if code != "OK":
+                stats.errors[code] += 1
+        if self.audit is not None:
+            line = {
+                "ts": round(time.time(), 3),
+                "tool": tool,
+                "paths": self._paths(arguments),
+                "outcome": code,
+                "ms": round(seconds * 1000, 3),
+            }
+            with self.lock, self.audit.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def _paths(self, arguments: dict[str, Any]) -> list[str]:
+        named: list[str] = []
+        for key in PATH_ARGUMENTS:
+            value = arguments.get(key)
+            for raw in value if isinstance(value, list) else [value]:
+                if isinstance(raw, str):
+                    named.append(self._relative(raw))
+        return named
+
+    def _relative(self, raw: str) -> str:
+        try:
+            target = self.vfs.jail.resolve(raw)
+        except VfsError as err:
+            return f"<{err.code}>"  # never echo a refused path: it may name the host
+        return f"{target.mount.url}::{target.rel}"
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            tools = {name: stats.summary() for name, stats in sorted(self.tools.items())}
+        return {
+            "uptime_s": round(time.time() - self.started, 3),
+            "bytes_read": self.vfs.bytes_read,
+            "bytes_written": self.vfs.bytes_written,
+            "tools": tools,
+        }
