@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from vfs_mcp.mounts import Config, merge_specs, open_mounts
 from vfs_mcp.server import build_server
+from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.settings import Settings
 
 
@@ -51,7 +52,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         profiles=tuple(p.strip() for p in args.profile.split(",") if p.strip()),
         tool_names=args.tool_names,
         deny=tuple([*(config.deny if config else []), *args.deny]),
-        **({"max_read_bytes": int(max_read)} if max_read else {}),
+        max_read_bytes=int(max_read) if max_read else DEFAULT_MAX_READ_BYTES,
     )
 
 
