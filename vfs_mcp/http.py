@@ -1,0 +1,128 @@
+"""Streamable HTTP transport: loopback by default, bearer token required anywhere else.
+
+``http_app`` wraps the SDK's Starlette app in one small ASGI guard that checks, before
+anything else runs:
+- the bearer token (constant-time comparison; never logged) → 401 with ``WWW-Authenticate``;
+- the ``Origin`` header, when a browser sends one, against an allow-list → 403 (DNS
+  rebinding: a web page must not reach a server on the user's loopback).
+``stateless=True`` serves each request without a session, for replicas behind a load
+balancer.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]", "https://127.0.0.1", "https://localhost")
+TOKEN_ENV = "VFS_MCP_TOKEN"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def load_token(token_file: str | None) -> str | None:
+    """The bearer token from a file (first line) or the VFS_MCP_TOKEN environment variable."""
+    if token_file:
+        token = Path(token_file).read_text(encoding="utf-8").strip()
+        if not token:
+            raise ValueError(f"token file {token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond loopback without a token (ValueError)."""
+    if not is_loopback(host) and not token:
+        raise ValueError(
+            f"refusing to serve on {host} without a bearer token: pass --auth-token-file FILE or set {TOKEN_ENV}"
+        )
+
+
+def origin_allowed(origin: str, extra: Sequence[str]) -> bool:
+    return any(origin == allowed or origin.startswith(allowed + ":") for allowed in (*LOOPBACK_ORIGINS, *extra))
+
+
+class Guard:
+    """ASGI middleware: bearer token and Origin checks in front of the MCP app."""
+
+    def __init__(self, app: ASGIApp, token: str | None, origins: Sequence[str]) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode() if token else None
+        self.origins = tuple(origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)  # lifespan events pass through
+            return
+        headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
+        origin = headers.get("origin", b"").decode("latin-1")
+        if origin and not origin_allowed(origin, self.origins):
+            await _reply(send, 403, {"error": "origin not allowed"})
+            return
+        if self.expected is not None:
+            given = headers.get("authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await _reply(
+                    send,
+                    401,
+                    {"error": "missing or invalid bearer token"},
+                    [(b"www-authenticate", b'Bearer realm="vfs-mcp"')],
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+async def _reply(
+    send: Send, status: int, body: dict[str, str], headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+            + (headers or []),
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def http_app(
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    origins: Sequence[str] = (),
+    stateless: bool = False,
+) -> ASGIApp:
+    """The guarded streamable-HTTP app serving ``server`` at ``/mcp``."""
+    check_bind(host, token)
+    app = server.streamable_http_app(stateless_http=stateless, host=host)
+    return Guard(app, token, origins)
+
+
+def serve(app: ASGIApp, host: str, port: int) -> None:
+    """Run ``app`` with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
