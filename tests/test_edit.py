@@ -403,11 +403,18 @@ async def test_utf8_text_with_multi_byte_characters_is_edited_in_place(sandbox):
     assert sandbox.get("u.txt") == "héllo мир 🌏\n🌍 ok\n".encode()
 
 
-async def test_editing_a_latin_1_file_as_utf8_is_binary_content_and_changes_nothing(sandbox):
+async def test_editing_a_latin_1_file_as_utf8_keeps_its_foreign_bytes(sandbox):
     original = "café\n".encode("latin-1")
     sandbox.put("l1.txt", original)
-    failed_with(await edit(sandbox, "l1.txt", [{"oldText": "caf", "newText": "tea"}]), "BINARY_CONTENT")
-    assert sandbox.get("l1.txt") == original
+    succeeded(await edit(sandbox, "l1.txt", [{"oldText": "caf", "newText": "tea"}]))
+    assert sandbox.get("l1.txt") == "teaé\n".encode("latin-1")
+
+
+async def test_editing_a_binary_file_as_text_is_binary_content_and_changes_nothing(sandbox):
+    original = b"caf\x00\x01\n"
+    sandbox.put("b.bin", original)
+    failed_with(await edit(sandbox, "b.bin", [{"oldText": "caf", "newText": "tea"}]), "BINARY_CONTENT")
+    assert sandbox.get("b.bin") == original
 
 
 # -- edit_file: dry run, atomicity, preconditions ----------------------------------------

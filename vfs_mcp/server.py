@@ -9,16 +9,17 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import ValidationError
 
 from vfs_mcp import profiles, resources
-from vfs_mcp.metrics import Metrics
 from vfs_mcp.errors import Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail
+from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import failed, log
@@ -37,6 +38,26 @@ def _version() -> str:
         return "0"
 
 
+def cap_text(result: CallToolResult, limit: int) -> CallToolResult:
+    """Cut a reply's text to ``limit`` characters, saying what was cut and how to get the rest."""
+    total = sum(len(block.text) for block in result.content if isinstance(block, TextContent))
+    if total <= limit:
+        return result
+    room, blocks = limit, []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            block = TextContent(type="text", text=block.text[: max(room, 0)])
+            room -= len(block.text)
+        blocks.append(block)
+    note = (
+        f"[cut: the reply was {total} characters, over the server's {limit}-character limit; "
+        "ask for less: ranged reads (read_file offset_bytes/max_bytes, read_file_lines), paging "
+        "(results_offset, offset/limit) or a narrower path or pattern]"
+    )
+    blocks.append(TextContent(type="text", text=note))
+    return result.model_copy(update={"content": blocks})
+
+
 def describe(error: ValidationError) -> str:
     """One line naming each rejected argument and why (never the rejected value)."""
     problems = []
@@ -52,12 +73,23 @@ class VfsServer(MCPServer):
     """
 
     metrics: Metrics | None = None
+    vfs_settings: Settings | None = None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         started = time.perf_counter()
-        result = await self._call(name, arguments, context)
+        limit = self.vfs_settings.call_timeout if self.vfs_settings else None
+        result: CallToolResult | InputRequiredResult
+        try:
+            with anyio.fail_after(limit):
+                result = await self._call(name, arguments, context)
+        except TimeoutError:
+            result = failed(
+                Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
+            )
+        if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
+            result = cap_text(result, self.vfs_settings.max_response_chars)
         if self.metrics is not None:
             self.metrics.record(name, arguments, result, time.perf_counter() - started)
         return result
@@ -99,6 +131,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
     server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS)
     server.metrics = Metrics(vfs, settings.audit_log)
+    server.vfs_settings = settings
     profiles.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics)
     return server

@@ -24,6 +24,10 @@ class Settings:
     deny: tuple[str, ...] = field(default_factory=tuple)
     tool_names: ToolNames = "safe"
     audit_log: str | None = None
+    call_timeout: float | None = 300.0
+    """Seconds before a call returns INTERNAL instead of waiting on a slow mount (None: never)."""
+    max_response_chars: int | None = None
+    """Cut any reply's text beyond this many characters, with a note on how to ask for less."""
 
     def name(self, safe: str, seed: str) -> str:
         """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""

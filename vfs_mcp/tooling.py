@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, ParamSpec
 
 import anyio.from_thread
+import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
@@ -41,13 +43,22 @@ def failed(err: VfsError) -> CallToolResult:
     )
 
 
-def catching(fn: Callable[P, CallToolResult]) -> Callable[P, CallToolResult]:
-    """Turn our errors into error results (the SDK would prefix and flatten them otherwise)."""
+def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
+    """Run a tool in a worker thread and turn our errors into error results.
+
+    The SDK would prefix and flatten a raised error; and it waits for a sync tool's thread
+    even after the call was cancelled or timed out. Here the thread is abandoned on
+    cancellation (it finishes in the background), so a slow mount cannot hang the caller.
+    """
 
     @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
-            return fn(*args, **kwargs)
+            if inspect.iscoroutinefunction(fn):
+                result: CallToolResult = await fn(*args, **kwargs)
+            else:
+                result = await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+            return result
         except VfsError as err:
             log.info("%s failed: %s", fn.__name__, err.code)
             return failed(err)
