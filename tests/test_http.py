@@ -140,3 +140,62 @@ def test_the_token_comes_from_a_file_or_the_environment(tmp_path: Path, monkeypa
     token_file.write_text("")
     with pytest.raises(ValueError, match="empty"):
         load_token(str(token_file))
+
+
+async def test_the_command_line_serves_http_with_a_token(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("via the cli")
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vfs_mcp",
+            str(tmp_path),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--auth-token-file",
+            str(token_file),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                await anyio.sleep(0.1)
+        assert (await post_initialize(url, {})).status_code == 401
+        async with client_for(url, TOKEN) as client:
+            read = await client.call_tool("read_file", {"path": "a.txt"})
+        assert read.content[0].text == "via the cli"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_the_command_line_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "VFS_MCP_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, "-m", "vfs_mcp", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "bearer token" in done.stderr

@@ -97,6 +97,10 @@ class VfsServer(MCPServer):
     async def _call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
+        if self._tool_manager.get_tool(name) is None:
+            known = difflib.get_close_matches(name, [tool.name for tool in self._tool_manager.list_tools()], n=1)
+            hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
+            return failed(InvalidArgument(f"there is no tool named {name!r}{hint}"))
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
             return failed(InvalidArgument(f"{name} has no argument {unknown}"))

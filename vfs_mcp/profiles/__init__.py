@@ -18,6 +18,9 @@ from vfs_mcp.settings import Settings
 
 PROFILES: dict[str, str] = {
     "default": "vfs_mcp.profiles.default",
+    "official": "vfs_mcp.profiles.official",
+    "fs": "vfs_mcp.profiles.fs",
+    "ide": "vfs_mcp.profiles.ide",
 }
 EXCLUSIVE = (("default", "official"),)
 

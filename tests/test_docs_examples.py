@@ -1,0 +1,104 @@
+"""Every code block in docs/ marked runnable is run, so the examples people copy keep working.
+
+The mark is in the fence's info string, after the language (renderers show only the language):
+
+    ```python runnable
+        A script: run as ``__main__`` in a fresh namespace; it passes when it raises nothing.
+        Async examples call ``anyio.run(main)`` themselves.
+
+    ```python runnable pytest [ARG ...]
+        A test module: written alone into an empty folder (no conftest.py) and run by pytest
+        with ARGs (e.g. ``-o asyncio_mode=auto``); it passes when pytest does, with at least one
+        test passed and none skipped.
+
+A block without ``runnable`` is a fragment and is not run. Tracebacks name the Markdown file
+and line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+INI = "[pytest]\nfilterwarnings = error\n"
+if importlib.util.find_spec("pytest_asyncio"):
+    INI += "asyncio_default_fixture_loop_scope = function\n"
+
+
+@dataclass(frozen=True)
+class Example:
+    path: Path
+    line: int  # of the block's first line of code
+    source: str
+    pytest_args: tuple[str, ...] | None  # None: a script
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.name}:{self.line}"
+
+
+def examples(folder: Path = DOCS) -> list[Example]:
+    found = []
+    for path in sorted(folder.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            words = shlex.split(match["info"])
+            if len(words) < 2 or words[0] != "python" or words[1] != "runnable":
+                continue
+            line = text.count("\n", 0, match.start("body")) + 1
+            args = tuple(words[3:]) if words[2:3] == ["pytest"] else None
+            found.append(Example(path, line, match["body"], args))
+    return found
+
+
+EXAMPLES = examples()
+
+
+def test_the_testing_guide_has_runnable_examples_of_both_kinds() -> None:
+    guide = [e for e in EXAMPLES if e.path.name == "testing-agents.md"]
+
+    assert any(e.pytest_args is None for e in guide)
+    assert any(e.pytest_args is not None for e in guide)
+
+
+def test_only_fences_marked_runnable_are_collected(tmp_path: Path) -> None:
+    (tmp_path / "page.md").write_text(
+        "```python\nfragment\n```\n\n"
+        "```python runnable\nprint('script')\n```\n\n"
+        "```sh runnable\necho no\n```\n\n"
+        "```python runnable pytest -o asyncio_mode=auto\ndef test_x(): pass\n```\n"
+    )
+    found = examples(tmp_path)
+
+    assert [(e.line, e.source, e.pytest_args) for e in found] == [
+        (6, "print('script')\n", None),
+        (14, "def test_x(): pass\n", ("-o", "asyncio_mode=auto")),
+    ]
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e.pytest_args is None], ids=lambda e: e.id)
+def test_script_example_runs(example: Example) -> None:
+    # Blank lines in front so that a traceback's line number is the Markdown file's.
+    code = compile("\n" * (example.line - 1) + example.source, str(example.path), "exec")
+    exec(code, {"__name__": "__main__", "__file__": str(example.path)})
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e.pytest_args is not None], ids=lambda e: e.id)
+def test_pytest_example_passes(example: Example, pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    (pytester.path / "test_example.py").write_text("\n" * (example.line - 1) + example.source, encoding="utf-8")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", *(example.pytest_args or ()))
+
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, f"{example.id} failed"
+    assert outcomes.get("passed", 0) >= 1 and not outcomes.get("skipped"), outcomes

@@ -1,0 +1,178 @@
+"""The harness's pytest plugin, used as its users use it: its fixtures and its ``vfs`` mark, nothing else.
+
+Nothing here comes from conftest.py. The last tests run pytest on projects of their own (no
+conftest.py at all): one on anyio, one on pytest-asyncio in auto mode, and some misuses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.vfs({"src/app.py": "print('hi')\n"})
+async def test_the_client_serves_the_marked_files(vfs_client: Any) -> None:
+    result = await vfs_client.call_tool("read_file", {"path": "src/app.py"})
+
+    assert result.content[0].text == "print('hi')\n"
+    assert [(c.tool, c.arguments, c.is_error) for c in vfs_client.calls] == [
+        ("read_file", {"path": "src/app.py"}, False)
+    ]
+
+
+async def test_without_a_mark_the_mount_is_empty_and_writable(vfs_client: Any) -> None:
+    await vfs_client.call_tool("write_file", {"path": "made.txt", "content": "by the agent\n"})
+
+    assert vfs_client.fs.snapshot() == {"made.txt": "by the agent\n"}
+
+
+@pytest.mark.vfs({"big.txt": "0123456789"}, read_only=True, max_read_bytes=4)
+async def test_the_mark_sets_read_only_and_server_options(vfs_client: Any) -> None:
+    names = {tool.name for tool in (await vfs_client.list_tools()).tools}
+    await vfs_client.call_tool("read_file", {"path": "big.txt"})
+
+    assert "write_file" not in names
+    assert vfs_client.calls[-1].code == "TOO_LARGE"
+
+
+@pytest.mark.vfs({"a.txt": "x"})
+def test_vfs_fs_works_in_a_plain_test_and_ignores_read_only(vfs_fs: Any) -> None:
+    vfs_fs.write("b/c.txt", "y")
+
+    assert vfs_fs.snapshot() == {"a.txt": "x", "b/c.txt": "y"}
+    assert vfs_fs.root.startswith("memory://")
+
+
+@pytest.mark.vfs({"a.txt": "x"})
+async def test_the_client_serves_the_same_mount_as_vfs_fs(vfs_fs: Any, vfs_client: Any) -> None:
+    vfs_fs.write("late.txt", "written after the server started")
+    result = await vfs_client.call_tool("read_file", {"path": "late.txt"})
+
+    assert vfs_client.fs is vfs_fs
+    assert not result.is_error
+
+
+@pytest.mark.vfs({"shared.txt": "module"}, read_only=True)
+class TestMarksMergeClosestFirst:
+    @pytest.mark.vfs({"own.txt": "method"})
+    async def test_the_method_mark_wins_for_files_the_class_mark_still_sets_read_only(self, vfs_client: Any) -> None:
+        names = {tool.name for tool in (await vfs_client.list_tools()).tools}
+
+        assert vfs_client.fs.snapshot() == {"own.txt": "method"}
+        assert "write_file" not in names
+
+
+class TestFixturesCanBeOverridden:
+    @pytest.fixture
+    def vfs_files(self) -> dict[str, str]:
+        return {"from_fixture.txt": "overridden"}
+
+    async def test_an_overridden_vfs_files_seeds_the_mount(self, vfs_client: Any) -> None:
+        result = await vfs_client.call_tool("read_file", {"path": "from_fixture.txt"})
+
+        assert result.content[0].text == "overridden"
+
+    @pytest.mark.vfs({"from_mark.txt": "marked"})
+    async def test_a_mark_beats_the_fixture(self, vfs_client: Any) -> None:
+        assert vfs_client.fs.snapshot() == {"from_mark.txt": "marked"}
+
+
+@pytest.mark.parametrize("vfs_files", [{"n.txt": "1"}, {"n.txt": "2"}])
+async def test_vfs_files_can_be_parametrized(vfs_client: Any, vfs_files: dict[str, str]) -> None:
+    result = await vfs_client.call_tool("read_file", {"path": "n.txt"})
+
+    assert result.content[0].text == vfs_files["n.txt"]
+
+
+@pytest.mark.parametrize("vfs_backend", ["memory", "local", "s3"])
+@pytest.mark.vfs({"src/app.py": "pritn('hi')\n", "README.md": "# demo\n"})
+async def test_the_same_test_runs_on_every_backend(vfs_client: Any, vfs_backend: str) -> None:
+    await vfs_client.call_tool("edit_file", {"path": "src/app.py", "edits": [{"oldText": "pritn", "newText": "print"}]})
+    await vfs_client.call_tool("read_file", {"path": "missing.txt"})
+
+    assert vfs_client.fs.snapshot() == {"README.md": "# demo\n", "src/app.py": "print('hi')\n"}
+    assert [c.code for c in vfs_client.calls] == [None, "NOT_FOUND"]
+    assert vfs_client.fs.root.startswith({"memory": "memory://", "local": "/", "s3": "s3://"}[vfs_backend])
+
+
+# -- pytest on projects of their own -----------------------------------------------------------------
+
+INI = "[pytest]\nfilterwarnings = error\n"
+if importlib.util.find_spec("pytest_asyncio"):
+    INI += "asyncio_default_fixture_loop_scope = function\n"
+
+USER_TESTS = """
+import pytest
+
+pytestmark = pytest.mark.{mark}
+
+
+@pytest.mark.vfs({{"notes.txt": "one\\n"}})
+async def test_an_agent_appends_a_line(vfs_client):
+    await vfs_client.call_tool("write_file", {{"path": "notes.txt", "content": "two\\n", "append": True}})
+    assert vfs_client.fs.snapshot() == {{"notes.txt": "one\\ntwo\\n"}}
+    assert [call.tool for call in vfs_client.calls] == ["write_file"]
+
+
+async def test_two_clients_never_share_files(vfs_client):
+    assert vfs_client.fs.snapshot() == {{}}
+"""
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_user=textwrap.dedent(source))
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+
+def test_the_plugin_is_registered_through_its_entry_point(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "def test_nothing(): pass", "--markers")
+
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["@pytest.mark.vfs(files=None, *, profile='default', backend='memory'*"])
+
+
+def test_a_project_without_conftest_uses_the_fixtures_on_anyio(pytester: pytest.Pytester) -> None:
+    run(pytester, USER_TESTS.format(mark="anyio")).assert_outcomes(passed=2)
+
+
+def test_a_project_on_pytest_asyncio_auto_mode_uses_the_fixtures(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_asyncio")
+    result = run(pytester, USER_TESTS.format(mark="asyncio"), "-o", "asyncio_mode=auto")
+
+    result.assert_outcomes(passed=2)
+
+
+def test_misuse_fails_with_a_message(pytester: pytest.Pytester) -> None:
+    source = """
+    import pytest
+
+    @pytest.mark.vfs({"a": "b"}, {"c": "d"})
+    def test_two_file_sets(vfs_fs):
+        pass
+
+    @pytest.mark.vfs(backend="ftp")
+    def test_unknown_backend(vfs_fs):
+        pass
+
+    @pytest.mark.vfs(max_read_bites=3)
+    @pytest.mark.anyio
+    async def test_unknown_option(vfs_client):
+        pass
+    """
+    result = run(pytester, source)
+
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*the vfs mark takes one positional argument (files) and keyword options*",
+            "*unknown vfs backend 'ftp'; choose one of memory, local, s3*",
+            "*unknown server option max_read_bites*",
+        ]
+    )

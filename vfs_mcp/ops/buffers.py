@@ -1,0 +1,475 @@
+"""Editor buffers for the ide profile (seed 003): open, read, save and close files by URI.
+
+A ``Buffers`` holds one session's open files (one per server instance: one per stdio
+client). A buffer is a snapshot: the text as opened (or last saved), the coding it was
+decoded with, and the version of the file it came from. ``read`` reads the buffer, not the
+disk; when the file changed on disk since, results say ``externally_modified`` and ``save``
+refuses to overwrite that change unless forced. A save whose write is refused or fails
+keeps its content in the buffer as unsaved changes, which ``close`` saves or discards.
+
+Encodings are detected on open (BOM, UTF-8, then charset-normalizer) and kept on save,
+BOM and CRLF line endings included.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import stat
+import threading
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote, unquote
+
+from pydantic import BaseModel, Field
+
+from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, NotFound, TooLarge, VfsError
+from vfs_mcp.filesystem import _UMASK, Entry, JailedFS
+from vfs_mcp.jail import Target
+from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.ops.text import BASE64, check_encoding, looks_binary, split_lines
+
+DEFAULT_MAX_BUFFERS = 64
+DEFAULT_MAX_SAVE_BYTES = 16 * 1024 * 1024
+SNIFF_BYTES = 64 * 1024
+"""How much of a file that is not open is read to learn its coding before a save."""
+
+_BOMS = (  # UTF-32 first: its little-endian BOM begins with UTF-16's
+    (codecs.BOM_UTF32_LE, "utf-32", "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32", "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig", "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16", "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16", "utf-16-be"),
+)
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+# -- codings ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Coding:
+    """How a file's bytes become buffer text and back: codec, byte-order mark, line endings.
+
+    ``name`` is what results report: a Python codec name, with the BOM forms named the way
+    Python decodes them (``utf-8-sig``, ``utf-16``, ``utf-32``).
+    """
+
+    name: str
+    codec: str
+    bom: bytes = b""
+    crlf: bool = False
+
+    def decode(self, data: bytes, shown: str) -> str:
+        """Buffer text (``\\n`` line ends when the file is all CRLF); BINARY_CONTENT if it is not text."""
+        try:
+            text = data[len(self.bom) :].decode(self.codec)
+        except UnicodeDecodeError:
+            raise BinaryContent(f"{shown} is not valid {self.name} text; open it with another encoding") from None
+        return text.replace("\r\n", "\n") if self.crlf else text
+
+    def encode(self, text: str, shown: str) -> bytes:
+        """The file's bytes for buffer text; INVALID_ARGUMENT when a character has no place in the coding."""
+        if self.crlf:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        try:
+            return self.bom + text.encode(self.codec)
+        except UnicodeEncodeError as exc:
+            raise InvalidArgument(
+                f"{shown} is {self.name} and cannot hold {exc.object[exc.start]!r} (character {exc.start}); "
+                "replace that character, or file_open with encoding='utf-8' to change the file's encoding"
+            ) from None
+
+
+UTF8 = Coding("utf-8", "utf-8")
+
+
+def _all_crlf(text: str) -> bool:
+    # Only a file whose every newline is CRLF is edited as CRLF; mixed files stay as they are.
+    return "\r\n" in text and text.count("\r\n") == text.count("\n")
+
+
+def _western(data: bytes) -> str | None:
+    """``iso8859-1`` or ``cp1252`` when the bytes read as Western European text, else None.
+
+    Statistical detectors misjudge short Western text (charset-normalizer calls
+    "café naïve" cp1250). In Latin-script text, words with accented letters also hold
+    plain ASCII letters; text of other scripts in a single-byte code page (Cyrillic,
+    Greek, Hebrew) read as cp1252 gives words made of accented letters only.
+    """
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    accented = [w for w in _WORD.findall(text) if not w.isascii()]
+    if sum(1 for w in accented if any(c.isascii() for c in w)) * 2 < len(accented):
+        return None
+    return "cp1252" if any(0x80 <= b <= 0x9F for b in data) else "iso8859-1"
+
+
+def detect(data: bytes, shown: str, complete: bool = True) -> Coding:
+    """The coding of a file's bytes (or of its first bytes, ``complete=False``).
+
+    Order: a byte-order mark; UTF-8 (ASCII included); UTF-16/32 without a mark; Western
+    European (cp1252 / iso8859-1); charset-normalizer's best guess. BINARY_CONTENT when
+    nothing fits.
+    """
+    for bom, name, codec in _BOMS:
+        if data.startswith(bom):
+            return _with_endings(Coding(name, codec, bom), data, complete)
+    if not looks_binary(data):
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(data, final=complete)
+        except UnicodeDecodeError:
+            pass
+        else:
+            return _with_endings(UTF8, data, complete)
+    from charset_normalizer import from_bytes  # imported only for files that are not UTF-8
+
+    best = from_bytes(data).best()
+    if best is None:
+        raise BinaryContent(f"{shown} looks binary (no text encoding fits); it cannot be opened as text")
+    guess = codecs.lookup(best.encoding).name
+    if looks_binary(data):
+        if not guess.startswith(("utf-16", "utf-32")):
+            raise BinaryContent(f"{shown} looks binary (it holds NUL bytes); it cannot be opened as text")
+        return _with_endings(Coding(guess, guess), data, complete)
+    name = _western(data) or guess
+    return _with_endings(Coding(name, name), data, complete)
+
+
+def _with_endings(coding: Coding, data: bytes, complete: bool) -> Coding:
+    decoder = codecs.getincrementaldecoder(coding.codec)(errors="replace")
+    text = decoder.decode(data[len(coding.bom) :], final=complete)
+    return Coding(coding.name, coding.codec, coding.bom, _all_crlf(text))
+
+
+def chosen(encoding: str, data: bytes) -> Coding:
+    """The coding the caller named on open (overriding detection); its line endings are detected."""
+    name = check_encoding(encoding)
+    if name == BASE64:
+        raise InvalidArgument("encoding='base64' cannot be edited as text; name a text encoding such as 'utf-8'")
+    return _with_endings(Coding(name, name), data, True)
+
+
+# -- URIs -------------------------------------------------------------------------------
+
+
+def path_of(uri: str) -> str:
+    """The path the jail resolves for a URI.
+
+    Seed 003 builds URIs with ``url-hexify-string``, which escapes the slashes too
+    (``file://%2Fhome%2Fme%2Fa.el``); that form is made standard, decoded once. Other
+    ``file://`` URIs are percent-decoded by the jail; backend URLs are taken as written.
+    """
+    if uri[:7].lower() == "file://" and uri[7:10].lower() == "%2f":
+        return "file://" + quote(unquote(uri[7:]), safe="/")
+    return uri
+
+
+def uri_of(target: Target) -> str:
+    """``file://`` plus the percent-encoded host path on local mounts, the mount URL otherwise."""
+    if target.mount.is_local:
+        return "file://" + quote(target.display, safe="/")
+    return target.display
+
+
+# -- results ----------------------------------------------------------------------------
+
+
+class OpenResult(BaseModel):
+    success: bool = True
+    buffer: str = Field(description="Buffer name: the file name, with <2>, <3>... when another open file has it")
+    line: int = Field(description="Cursor line, 1-based, after clamping to the file")
+    column: int = Field(description="Cursor column, 1-based, after clamping to the line")
+    uri: str
+    encoding: str = Field(description="Detected (or given) encoding; saves keep it")
+    line_ending: Literal["lf", "crlf"]
+    total_lines: int
+    modified: bool = Field(description="The buffer holds unsaved content (it was not reloaded)")
+    externally_modified: bool = Field(description="The file changed on disk since the buffer's content was loaded")
+
+
+class ReadResult(BaseModel):
+    content: str
+    lines: int = Field(description="Lines in content")
+    encoding: str
+    uri: str
+    start_line: int = Field(description="First line returned, 1-based, after clamping")
+    end_line: int = Field(description="Last line returned (start_line - 1 when none)")
+    total_lines: int
+    modified: bool = Field(description="Content holds unsaved changes of the open buffer")
+    externally_modified: bool = Field(description="The file changed on disk since it was opened or saved")
+
+
+class SaveResult(BaseModel):
+    success: bool = True
+    bytes_written: int
+    backup_created: bool
+    uri: str
+    encoding: str
+    created: bool = Field(description="The file did not exist before")
+    backup: str | None = Field(description="URI of the backup of the previous version")
+    externally_modified: bool = Field(description="The save overwrote a change made on disk since open (force)")
+
+
+class CloseResult(BaseModel):
+    success: bool = True
+    was_modified: bool = Field(description="The buffer held unsaved content")
+    uri: str
+    was_open: bool
+    saved: bool = Field(description="The unsaved content was written (save_if_modified)")
+
+
+# -- buffers ----------------------------------------------------------------------------
+
+
+@dataclass
+class Buffer:
+    target: Target
+    name: str
+    coding: Coding
+    text: str
+    version: tuple[Any, ...] | None
+    """Version of the file the text came from or was saved as; None if it vanished under us."""
+    unsaved: bool = False
+    backup: bool = True
+    """The backup choice of the save that left ``text`` unsaved."""
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(value, high))
+
+
+def _key(target: Target) -> tuple[str, str]:
+    return (target.mount.url, target.rel)
+
+
+class Buffers:
+    """One session's open buffers over a jailed filesystem. Thread-safe: calls run one at a time."""
+
+    def __init__(
+        self,
+        vfs: JailedFS,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_save_bytes: int = DEFAULT_MAX_SAVE_BYTES,
+        max_buffers: int = DEFAULT_MAX_BUFFERS,
+    ) -> None:
+        self.vfs = vfs
+        self.max_read_bytes = max_read_bytes
+        self.max_save_bytes = max_save_bytes
+        self.max_buffers = max_buffers
+        self._open: dict[tuple[str, str], Buffer] = {}
+        self._lock = threading.RLock()
+
+    # -- the four operations ----------------------------------------------------------
+
+    def open(
+        self, uri: str, line: int | None = None, column: int | None = None, encoding: str | None = None
+    ) -> OpenResult:
+        """Open (or reload) a file in a buffer and place the cursor, clamped to the text.
+
+        A buffer with unsaved content is not reloaded (nor re-decoded with ``encoding``).
+        Raises NOT_FOUND, IS_A_DIRECTORY,
+        BINARY_CONTENT, TOO_LARGE (file or number of buffers) and the jail's errors.
+        """
+        with self._lock:
+            target = self.vfs.resolve(path_of(uri))
+            buf = self._open.get(_key(target))
+            if buf is None or not buf.unsaved:
+                if buf is None and len(self._open) >= self.max_buffers:
+                    raise TooLarge(f"{self.max_buffers} buffers are open; close some with file_close first")
+                version, coding, text = self._load(target, encoding)
+                name = buf.name if buf else self._unique_name(target.name)
+                buf = self._open[_key(target)] = Buffer(target, name, coding, text, version)
+            lines = split_lines(buf.text)
+            row = _clamp(1 if line is None else line, 1, max(len(lines), 1))
+            width = len(lines[row - 1].rstrip("\n").removesuffix("\r")) if lines else 0
+            col = _clamp(1 if column is None else column, 1, width + 1)
+            return OpenResult(
+                buffer=buf.name,
+                line=row,
+                column=col,
+                uri=uri_of(target),
+                encoding=buf.coding.name,
+                line_ending="crlf" if buf.coding.crlf else "lf",
+                total_lines=len(lines),
+                modified=buf.unsaved,
+                externally_modified=buf.unsaved and self._changed(buf),
+            )
+
+    def read(self, uri: str, start_line: int | None = None, end_line: int | None = None) -> ReadResult:
+        """Lines ``start_line..end_line`` (1-based, inclusive, clamped) of the open buffer, or of
+        the file when it is not open (nothing is kept then).
+
+        Raises INVALID_ARGUMENT when end_line is before start_line.
+        """
+        if start_line is not None and end_line is not None and end_line < start_line:
+            raise InvalidArgument(f"end_line {end_line} is before start_line {start_line}; give an ascending range")
+        with self._lock:
+            target = self.vfs.resolve(path_of(uri))
+            buf = self._open.get(_key(target))
+            if buf is not None:
+                coding, text, unsaved, changed = buf.coding, buf.text, buf.unsaved, self._changed(buf)
+            else:
+                _, coding, text = self._load(target, None)
+                unsaved = changed = False
+            lines = split_lines(text)
+            first = _clamp(1 if start_line is None else start_line, 1, max(len(lines), 1))
+            last = len(lines) if end_line is None else _clamp(end_line, first, len(lines))
+            chosen_lines = lines[first - 1 : last]
+            return ReadResult(
+                content="".join(chosen_lines),
+                lines=len(chosen_lines),
+                encoding=coding.name,
+                uri=uri_of(target),
+                start_line=first,
+                end_line=first + len(chosen_lines) - 1,
+                total_lines=len(lines),
+                modified=unsaved,
+                externally_modified=changed,
+            )
+
+    def save(
+        self,
+        uri: str,
+        content: str,
+        create_if_not_exists: bool = False,
+        force: bool = False,
+        backup: bool = True,
+    ) -> SaveResult:
+        """Replace a file's content, atomically on local disks, in its coding.
+
+        The previous version is copied to ``name~`` first (``backup``). Raises CONFLICT when
+        an open buffer's file changed on disk since it was opened or saved (unless
+        ``force``), NOT_FOUND for a missing file without ``create_if_not_exists``,
+        INVALID_ARGUMENT for text the coding cannot hold, TOO_LARGE, READ_ONLY.
+        """
+        with self._lock:
+            target = self.vfs.resolve(path_of(uri), write=True)
+            buf = self._open.get(_key(target))
+            entry = self._existing(target)
+            coding = buf.coding if buf is not None else self._sniff(target, entry)
+            text = content.replace("\r\n", "\n") if coding.crlf else content
+            data = coding.encode(text, target.display)
+            if len(data) > self.max_save_bytes:
+                raise TooLarge(f"content is {len(data)} bytes, over the {self.max_save_bytes}-byte limit for one save")
+            if entry is None and buf is None and not create_if_not_exists:
+                raise NotFound(f"{target.display} does not exist; pass create_if_not_exists=true to create it")
+            # From here on a failure leaves the content in the open buffer, unsaved.
+            try:
+                return self._write(target, buf, coding, text, data, force=force, backup=backup)
+            except VfsError:
+                if buf is not None:
+                    buf.text, buf.unsaved, buf.backup = text, True, backup
+                raise
+
+    def close(self, uri: str, save_if_modified: bool = True) -> CloseResult:
+        """Close a buffer; its unsaved content is saved (``save_if_modified``) or discarded.
+
+        Closing a file that is not open succeeds with ``was_open`` false. A save that fails
+        (CONFLICT when the file changed on disk) leaves the buffer open.
+        """
+        with self._lock:
+            target = self.vfs.resolve(path_of(uri))
+            buf = self._open.get(_key(target))
+            if buf is None:
+                return CloseResult(was_modified=False, uri=uri_of(target), was_open=False, saved=False)
+            modified, saved = buf.unsaved, False
+            if modified and save_if_modified:
+                data = buf.coding.encode(buf.text, target.display)
+                self._write(target, buf, buf.coding, buf.text, data, force=False, backup=buf.backup)
+                saved = True
+            del self._open[_key(target)]
+            return CloseResult(was_modified=modified, uri=uri_of(target), was_open=True, saved=saved)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _load(self, target: Target, encoding: str | None) -> tuple[tuple[Any, ...], Coding, str]:
+        """(version, coding, text) of a file, read whole."""
+        entry = self.vfs.require_file(target)
+        if entry.size > self.max_read_bytes:
+            raise TooLarge(
+                f"{target.display} is {entry.size} bytes, over the {self.max_read_bytes}-byte limit for a buffer"
+            )
+        # The version is taken before the read: a change during the read shows as external later.
+        version = self.vfs.version(target)
+        data = self.vfs.cat(target)
+        coding = detect(data, target.display) if encoding is None else chosen(encoding, data)
+        return version, coding, coding.decode(data, target.display)
+
+    def _sniff(self, target: Target, entry: Entry | None) -> Coding:
+        """The coding of a file that is not open, from its first bytes (UTF-8 for a new or binary file)."""
+        if entry is None or entry.size == 0:
+            return UTF8
+        try:
+            return detect(
+                self.vfs.cat(target, start=0, end=min(entry.size, SNIFF_BYTES)), "", entry.size <= SNIFF_BYTES
+            )
+        except BinaryContent:
+            return UTF8  # the new content replaces it whole
+
+    def _existing(self, target: Target) -> Entry | None:
+        try:
+            return self.vfs.require_file(target)
+        except NotFound:
+            return None
+
+    def _changed(self, buf: Buffer) -> bool:
+        try:
+            return buf.version is None or self.vfs.version(buf.target) != buf.version
+        except NotFound:
+            return True
+
+    def _unique_name(self, base: str) -> str:
+        taken = {b.name for b in self._open.values()}
+        if base not in taken:
+            return base
+        return next(f"{base}<{n}>" for n in range(2, len(taken) + 3) if f"{base}<{n}>" not in taken)
+
+    def _write(
+        self, target: Target, buf: Buffer | None, coding: Coding, text: str, data: bytes, *, force: bool, backup: bool
+    ) -> SaveResult:
+        """Write ``data`` (``text`` encoded) over the file, after the external-change check and the backup."""
+        changed = buf is not None and self._changed(buf)
+        if changed and not force:
+            raise Conflict(
+                f"{target.display} changed on disk since it was opened; your content stays unsaved in the buffer. "
+                "Pass force=true to overwrite that change (the name~ backup keeps it), or file_close with "
+                "save_if_modified=false and file_open again to see it"
+            )
+        entry = self._existing(target)
+        saved_backup = self._backup(target, entry) if backup and entry is not None else None
+        expected = buf.version if buf is not None and not force else None
+        self.vfs.write(target, data, create_dirs=True, expected_version=expected)
+        if buf is not None:
+            buf.text, buf.unsaved = text, False
+            try:
+                buf.version = self.vfs.version(target)
+            except NotFound:
+                buf.version = None
+        return SaveResult(
+            bytes_written=len(data),
+            backup_created=saved_backup is not None,
+            uri=uri_of(target),
+            encoding=coding.name,
+            created=entry is None,
+            backup=uri_of(saved_backup) if saved_backup else None,
+            externally_modified=changed,
+        )
+
+    def _backup(self, target: Target, entry: Entry) -> Target | None:
+        """Copy the current version to ``name~``; None when there is to be no backup."""
+        try:
+            backup = self.vfs.resolve(target.display + "~", write=True)
+        except NotFound:
+            return None  # the deny list hides backup names: keep none
+        old = self._existing(backup)  # IS_A_DIRECTORY when a folder has the backup's name
+        if entry.mode is not None:
+            # Defense in depth: the copy keeps an existing backup's mode or gets the default one;
+            # a file private to its owner is not copied where group or others could read it.
+            mode = old.mode if old is not None and old.mode is not None else 0o666 & ~_UMASK
+            if mode & ~stat.S_IMODE(entry.mode) & 0o077:
+                return None
+        self.vfs.copy(target, backup, overwrite=True)
+        return backup

@@ -1,0 +1,590 @@
+"""What the reference server (``@modelcontextprotocol/server-filesystem``) means by its tools.
+
+The ``official`` profile reuses our operations (jail, limits, atomic writes, backends) and
+needs only what is the reference's own on top: its result text (``[FILE]``/``[DIR]`` lines,
+sizes as ``1.50 KB``, a JSON tree, a fenced diff with jsdiff's headers), its
+``search_files`` globs (minimatch on paths relative to the search root), and its
+``edit_file`` matching (exact text, else lines equal once trimmed), made safe: an oldText
+found in two places is a CONFLICT instead of "the first one", and CRLF files stay CRLF.
+
+Messages are rewritten where ours would name an argument this profile does not have.
+Every function returns text (or a ``Media``) and raises our errors; nothing here is MCP.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import mimetypes
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Literal, TypeAlias
+from urllib.parse import quote
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vfs_mcp.errors import (
+    AlreadyExists,
+    BinaryContent,
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    TooLarge,
+    VfsError,
+)
+from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.jail import Target
+from vfs_mcp.ops import lines as line_ops
+from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops.textfile import TextFile, hunks
+from vfs_mcp.ops.walk import select
+
+MAX_LISTED = 1000
+"""Entries one listing, tree or search shows; the rest are counted in a note."""
+
+MEDIA_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+    ".svg": "image/svg+xml",
+    ".mp3": "audio/mpeg",
+    ".wav": "audio/wav",
+    ".ogg": "audio/ogg",
+    ".flac": "audio/flac",
+}
+"""The extensions the reference returns as image/audio blocks; every other file is a resource."""
+
+MAX_BRACE_EXPANSIONS = 1024
+
+
+@dataclass
+class Reply:
+    """A tool's text as the reference writes it, plus a note when a limit cut it short."""
+
+    text: str
+    note: str | None = None
+
+
+def _more(omitted: int, what: str, hint: str) -> str | None:
+    return f"({omitted} more {what} not shown; {hint})" if omitted else None
+
+
+# -- sizes ------------------------------------------------------------------------------
+
+
+def format_size(size: int) -> str:
+    """Bytes as the reference writes them: ``512 B``, ``1.50 KB``, ``1024.00 KB``, up to TB."""
+    units = ("B", "KB", "MB", "GB", "TB")
+    if size <= 0:
+        return f"{size} B"
+    power = 0
+    while power < len(units) - 1 and size >= 1024 ** (power + 1):
+        power += 1
+    return f"{size} B" if power == 0 else f"{size / 1024**power:.2f} {units[power]}"
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def read_text(vfs: JailedFS, path: str, head: int | None, tail: int | None, max_bytes: int) -> str:
+    """The whole file as UTF-8 text, or its first ``head`` / last ``tail`` lines joined by
+    ``\n`` (no final newline, CRLF read as LF). 0 means "not given", as in the reference.
+    """
+    if (head is not None and head < 0) or (tail is not None and tail < 0):
+        raise InvalidArgument("head and tail must be 0 or more")
+    if head and tail:
+        raise InvalidArgument("Cannot specify both head and tail parameters simultaneously; pass one of them")
+    try:
+        if tail:
+            text, _ = line_ops.tail_file(vfs, path, tail, "utf-8", max_bytes)
+            return _joined(text)
+        if head:
+            text, meta = line_ops.head_file(vfs, path, head, "utf-8", max_bytes)
+            if meta.truncated:
+                raise TooLarge(f"the first {head} lines of {path} are over {max_bytes} bytes; ask for fewer lines")
+            return _joined(text)
+        text, _ = read.read_file(vfs, path, "utf-8", max_read_bytes=max_bytes)
+        return text
+    except BinaryContent:
+        raise BinaryContent(f"{path} is not UTF-8 text; use read_media_file for binary files") from None
+    except TooLarge as err:
+        if head or tail:
+            raise
+        raise TooLarge(
+            f"{path} is over the {max_bytes}-byte limit for whole reads; read part of it with head or tail"
+        ) from err
+
+
+def _joined(lines: str) -> str:
+    text = lines.replace("\r\n", "\n")
+    return text[:-1] if text.endswith("\n") else text
+
+
+def read_many(vfs: JailedFS, paths: Sequence[str], max_bytes: int) -> str:
+    """Each file as ``path:\\ncontent\\n`` or ``path: Error - CODE: message``, joined by ``---`` lines."""
+    if not paths:
+        raise InvalidArgument("paths is empty; give at least one path")
+
+    def one(path: str) -> str:
+        try:
+            return f"{path}:\n{read_text(vfs, path, None, None, max_bytes)}\n"
+        except VfsError as err:
+            return f"{path}: Error - {err}"
+
+    with ThreadPoolExecutor(max_workers=min(read.READ_CONCURRENCY, len(paths))) as pool:
+        return "\n---\n".join(pool.map(one, paths))
+
+
+@dataclass
+class Media:
+    """A file as one content block: ``image``/``audio`` data, or a ``resource`` blob with its URI."""
+
+    kind: Literal["image", "audio", "resource"]
+    data: str
+    mime_type: str
+    uri: str
+
+
+def read_media(vfs: JailedFS, path: str, max_bytes: int) -> Media:
+    """A file base64-encoded, typed by its extension as the reference types it."""
+    target = vfs.resolve(path)
+    entry = vfs.require_file(target)
+    if entry.size > max_bytes:
+        raise TooLarge(f"{path} is {entry.size} bytes, over the {max_bytes}-byte limit for one read")
+    data = base64.b64encode(vfs.cat(target)).decode("ascii")
+    extension = posixpath.splitext(target.rel)[1].lower()
+    mime = MEDIA_TYPES.get(extension)
+    if mime is None:
+        guessed = mimetypes.guess_type(target.rel)[0] or "application/octet-stream"
+        return Media("resource", data, guessed, resource_uri(target))
+    return Media("image" if mime.startswith("image/") else "audio", data, mime, resource_uri(target))
+
+
+def resource_uri(target: Target) -> str:
+    """A percent-encoded URI for a path: ``file://`` on local mounts, the mount's URL scheme elsewhere."""
+    if target.mount.is_local:
+        return PurePosixPath(target.display).as_uri()
+    scheme, rest = target.display.split("://", 1)
+    return f"{scheme}://{quote(rest, safe='/')}"
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+def _require_parent(vfs: JailedFS, target: Target) -> None:
+    if target.is_root:
+        return
+    parent = target.parent()
+    try:
+        vfs.require_dir(parent)
+    except NotFound:
+        raise NotFound(
+            f"Parent directory does not exist: {parent.display}; create it with create_directory first"
+        ) from None
+
+
+def write_text(vfs: JailedFS, path: str, content: str, max_bytes: int | None) -> str:
+    """Create or replace a file with UTF-8 text (atomically on local disks)."""
+    _require_parent(vfs, vfs.resolve(path, write=True))
+    try:
+        write.write_file(vfs, path, content, "utf-8", max_bytes=max_bytes)
+    except TooLarge:
+        raise TooLarge(f"content is over the {max_bytes}-byte limit for one write; write a smaller file") from None
+    return f"Successfully wrote to {path}"
+
+
+def create_directory(vfs: JailedFS, path: str) -> str:
+    """Create a directory and its parents; an existing directory is a success."""
+    write.create_directory(vfs, path, parents=True, exist_ok=True)
+    return f"Successfully created directory {path}"
+
+
+def move(vfs: JailedFS, source: str, destination: str) -> str:
+    """Move or rename a file or directory; an existing destination is refused."""
+    src = vfs.resolve(source, follow=False, write=True)
+    vfs.info(src, follow=False)  # a missing source is the first thing to report
+    dst = vfs.resolve(destination, write=True)
+    if vfs.exists(dst):
+        raise AlreadyExists(f"{destination} already exists; move_file never replaces, so choose another destination")
+    _require_parent(vfs, dst)
+    write.move_file(vfs, source, destination)
+    return f"Successfully moved {source} to {destination}"
+
+
+# -- editing ----------------------------------------------------------------------------
+
+
+class Edit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    oldText: str = Field(description="Text to find: exactly, or whole lines equal once trimmed")
+    newText: str = Field(description="Text to put in its place")
+
+
+def edit_text(vfs: JailedFS, path: str, edits: Sequence[Edit], dry_run: bool, max_bytes: int) -> str:
+    """Apply every edit in order, or none; returns the change as a fenced git-style diff."""
+    if not edits:
+        raise InvalidArgument("edits is empty; give at least one {oldText, newText}")
+    target = vfs.resolve(path, write=not dry_run)
+    try:
+        doc = TextFile.load(vfs, target, "utf-8", max_bytes)
+    except BinaryContent:
+        raise BinaryContent(f"{path} is not UTF-8 text; edit_file edits text files only") from None
+    text = doc.text
+    for number, edit in enumerate(edits):
+        text = apply_edit(text, number, _lf(edit.oldText), _lf(edit.newText))
+    if not dry_run and text != doc.text:
+        doc.save(vfs, text)
+    return fenced_diff(patch(doc.text, text, target.display))
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def apply_edit(text: str, number: int, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced by ``new``: exactly, else as whole lines equal once trimmed
+    (``new`` then takes the file's indentation). CONFLICT when ``old`` is in no place or in several.
+    """
+    if not old:
+        raise InvalidArgument(f"edit {number}: oldText is empty; give the text to replace")
+    first = text.find(old)
+    if first >= 0:
+        second = text.find(old, first + 1)
+        if second >= 0:
+            raise Conflict(
+                f"edit {number}: oldText occurs more than once (lines {_line_of(text, first)} and "
+                f"{_line_of(text, second)}); add surrounding lines to make it unique"
+            )
+        return text[:first] + new + text[first + len(old) :]
+    wanted = [line.strip() for line in old.split("\n")]
+    lines = text.split("\n")
+    hits = [
+        i
+        for i in range(len(lines) - len(wanted) + 1)
+        if lines[i].strip() == wanted[0] and all(lines[i + j].strip() == w for j, w in enumerate(wanted))
+    ]
+    if len(hits) > 1:
+        raise Conflict(
+            f"edit {number}: oldText matches lines {hits[0] + 1} and {hits[1] + 1} once trimmed; "
+            "add surrounding lines to make it unique"
+        )
+    if not hits:
+        raise Conflict(
+            f"edit {number}: Could not find exact match for edit, not even with the lines trimmed; "
+            "re-read the file and copy oldText from it"
+        )
+    start = hits[0]
+    window = lines[start : start + len(wanted)]
+    lines[start : start + len(wanted)] = _reindent(new.split("\n"), old.split("\n"), window)
+    return "\n".join(lines)
+
+
+def _reindent(new_lines: list[str], old_lines: list[str], matched: list[str]) -> list[str]:
+    """newText's lines in the file's indentation: each indentation oldText used stands for the
+    one the file has on the matched line; deeper lines keep their extra depth.
+    """
+    mapping: dict[str, str] = {}
+    for old, actual in zip(old_lines, matched, strict=True):
+        if old.strip():
+            mapping.setdefault(_indent(old), _indent(actual))
+    out = []
+    for line in new_lines:
+        indent = _indent(line)
+        anchor = max((k for k in mapping if indent.startswith(k)), key=len, default=None)
+        if not line.strip() or anchor is None:
+            out.append(line)
+        else:
+            out.append(mapping[anchor] + indent[len(anchor) :] + line[len(indent) :])
+    return out
+
+
+def patch(old: str, new: str, name: str) -> str:
+    """A unified diff as the reference prints it (jsdiff's two-file patch: an ``Index:`` line,
+    ``original``/``modified`` headers, 4 lines of context, counts always written).
+    """
+    out = [f"Index: {name}", "=" * 67, f"--- {name}\toriginal", f"+++ {name}\tmodified"]
+    for hunk in hunks(old, new, context=4):
+        # An empty range names the line before it (unified-diff convention).
+        old_start = hunk.old_start - 1 if hunk.old_lines == 0 else hunk.old_start
+        new_start = hunk.new_start - 1 if hunk.new_lines == 0 else hunk.new_start
+        out.append(f"@@ -{old_start},{hunk.old_lines} +{new_start},{hunk.new_lines} @@")
+        for sign, line in hunk.lines:
+            if line.endswith("\n"):
+                out.append(sign + line[:-1])
+            else:
+                out += [sign + line, "\\ No newline at end of file"]
+    return "\n".join(out) + "\n"
+
+
+def fenced_diff(diff: str) -> str:
+    """The diff in a ```diff fence longer than any backtick run inside it."""
+    fence = "```"
+    while fence in diff:
+        fence += "`"
+    return f"{fence}diff\n{diff}{fence}\n\n"
+
+
+# -- listing ----------------------------------------------------------------------------
+
+
+def _tag(entry: Entry) -> str:
+    # The reference asks "is it a directory?": links and other kinds are [FILE].
+    return "[DIR]" if entry.type == "directory" else "[FILE]"
+
+
+def list_directory(vfs: JailedFS, path: str, limit: int = MAX_LISTED) -> Reply:
+    """``[FILE] name`` / ``[DIR] name`` lines in name order, hidden names included."""
+    result = listing.list_directory(vfs, path, include_hidden=True, limit=limit)
+    lines = [f"[DIR] {e.name}" if e.type == "directory" else f"[FILE] {e.name}" for e in result.entries]
+    hint = "use search_files with a pattern to find the others"
+    return Reply("\n".join(lines), _more(result.total - len(lines), "entries", hint))
+
+
+def _by_name(entry: Entry) -> tuple[str, str]:
+    # Close to the reference's localeCompare: case-insensitive, lower case first on ties.
+    return entry.name.casefold(), entry.name.swapcase()
+
+
+def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name", limit: int = MAX_LISTED) -> Reply:
+    """Entries with padded names and file sizes, sorted by name or largest first, then totals."""
+    if sort_by not in ("name", "size"):
+        raise InvalidArgument("sortBy must be 'name' or 'size'")
+    entries = sorted(vfs.ls(vfs.resolve(path)), key=_by_name)
+    if sort_by == "size":
+        entries.sort(key=lambda e: e.size, reverse=True)
+    lines = [
+        f"{_tag(e)} {e.name.ljust(30)} {'' if e.type == 'directory' else format_size(e.size).rjust(10)}"
+        for e in entries[:limit]
+    ]
+    files = [e for e in entries if e.type != "directory"]
+    lines += [
+        "",
+        f"Total: {len(files)} files, {len(entries) - len(files)} directories",
+        f"Combined size: {format_size(sum(e.size for e in files))}",
+    ]
+    hint = "the totals count them; use search_files to find them"
+    return Reply("\n".join(lines), _more(max(0, len(entries) - limit), "entries", hint))
+
+
+def directory_tree(vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED) -> Reply:
+    """The tree as a JSON array of ``{name, type, children}`` (children on directories only),
+    2-space indented. Exclude patterns are gitignore globs: ``node_modules`` and ``*.log`` at
+    any depth, ``src/*.js`` anchored to ``path``.
+    """
+    root = vfs.resolve(path)
+    selection = select(vfs, root, exclude=list(exclude_patterns) or None, skip_git_dir=False)
+    top: list[dict[str, Any]] = []
+    children = {"": top}  # each kept directory's child list, by its path relative to root
+    kept = omitted = 0
+    for entry in selection.entries:
+        rel = selection.relative(entry)
+        siblings = children.get(rel.rpartition("/")[0])
+        if siblings is None or kept >= limit:
+            omitted += 1  # over the limit, or inside a directory that was
+            continue
+        node: dict[str, Any] = {"name": entry.name, "type": "directory" if entry.type == "directory" else "file"}
+        if entry.type == "directory":
+            node["children"] = children[rel] = []
+        siblings.append(node)
+        kept += 1
+    hint = "pass excludePatterns or a deeper path"
+    return Reply(json.dumps(top, indent=2, ensure_ascii=False), _more(omitted, "entries", hint))
+
+
+# -- searching --------------------------------------------------------------------------
+
+
+def search_files(
+    vfs: JailedFS, path: str, pattern: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED
+) -> Reply:
+    """Full paths of everything under ``path`` whose path relative to it matches ``pattern``.
+
+    Globs are minimatch's with dotfiles included: ``*.txt`` only directly in ``path``,
+    ``**/*.txt`` at any depth, ``{a,b}``, ``?``, ``[abc]``; case-sensitive. A directory
+    matching an exclude pattern is skipped with everything in it.
+    """
+    matches = glob_matcher(pattern)
+    excluded = [glob_matcher(p) for p in exclude_patterns]
+    root = vfs.resolve(path)
+    selection = select(vfs, root, skip_git_dir=False)
+    pruned: list[str] = []
+    found: list[str] = []
+    omitted = 0
+    for entry in selection.entries:
+        rel = selection.relative(entry)
+        if any(rel.startswith(p) for p in pruned):
+            continue
+        if any(m(rel) for m in excluded):
+            pruned.append(rel + "/")
+            continue
+        if matches(rel):
+            if len(found) < limit:
+                found.append(entry.path)
+            else:
+                omitted += 1
+    hint = "narrow the pattern or the path"
+    return Reply("\n".join(found) or "No matches found", _more(omitted, "matches", hint))
+
+
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """A test of '/'-separated relative paths against a minimatch glob (``dot: true``)."""
+    if "\x00" in pattern:
+        raise InvalidArgument("pattern contains a NUL byte")
+    negated = False
+    while pattern.startswith("!"):
+        negated, pattern = not negated, pattern[1:]
+    alternatives = [_segments(p) for p in _expand_braces(pattern)]
+
+    def test(rel: str) -> bool:
+        parts = tuple(rel.split("/"))
+        return any(_match(alt, parts) for alt in alternatives) != negated
+
+    return test
+
+
+Segment: TypeAlias = re.Pattern[str] | None  # None is "**"
+
+
+def _segments(pattern: str) -> tuple[Segment, ...]:
+    return tuple(None if part == "**" else re.compile(_translate(part), re.DOTALL) for part in pattern.split("/"))
+
+
+def _match(segments: tuple[Segment, ...], parts: tuple[str, ...]) -> bool:
+    @functools.cache
+    def at(si: int, pi: int) -> bool:
+        if si == len(segments):
+            return pi == len(parts)
+        segment = segments[si]
+        if segment is None:  # "**": zero or more whole components
+            return any(at(si + 1, k) for k in range(pi, len(parts) + 1))
+        return pi < len(parts) and segment.fullmatch(parts[pi]) is not None and at(si + 1, pi + 1)
+
+    return at(0, 0)
+
+
+def _translate(segment: str) -> str:
+    """One path component's glob as a regular expression (``*``, ``?``, ``[...]``, ``\\`` escapes)."""
+    out, i, n = [], 0, len(segment)
+    while i < n:
+        c = segment[i]
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(segment[i]))
+        elif c == "[":
+            j = i + 1
+            if j < n and segment[j] in "!^":
+                j += 1
+            if j < n and segment[j] == "]":
+                j += 1
+            while j < n and segment[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))
+            else:
+                out.append(_char_class(segment[i + 1 : j]))
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _char_class(body: str) -> str:
+    negate = body[:1] in ("!", "^")
+    if negate:
+        body = body[1:]
+    chars = []
+    for k, ch in enumerate(body):
+        is_range = ch == "-" and 0 < k < len(body) - 1 and body[k - 1] != "-"
+        chars.append("-" if is_range else re.escape(ch))
+    return "[" + ("^" if negate else "") + "".join(chars) + "]"
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """``a{b,c}d`` -> ``abd``, ``acd`` (nested too); a group without a comma stays literal."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+            continue
+        if pattern[i] == "{":
+            close, parts = _brace_group(pattern, i)
+            if close is not None and len(parts) > 1:
+                head, tail = pattern[:i], pattern[close + 1 :]
+                out = [x for part in parts for x in _expand_braces(head + part + tail)]
+                if len(out) > MAX_BRACE_EXPANSIONS:
+                    raise InvalidArgument(f"pattern expands to over {MAX_BRACE_EXPANSIONS} alternatives")
+                return out
+        i += 1
+    return [pattern]
+
+
+def _brace_group(pattern: str, start: int) -> tuple[int | None, list[str]]:
+    """The index of the brace closing the one at ``start``, and its top-level comma-separated parts."""
+    depth, parts, last, i = 0, [], start + 1, start
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(pattern[last:i])
+                return i, parts
+        elif c == "," and depth == 1:
+            parts.append(pattern[last:i])
+            last = i + 1
+        i += 1
+    return None, []
+
+
+# -- metadata ---------------------------------------------------------------------------
+
+
+def file_info(vfs: JailedFS, path: str) -> str:
+    """``key: value`` lines in the reference's order; times in ISO 8601 UTC, where the backend has them."""
+    info = listing.get_file_info(vfs, path)
+    fields: list[tuple[str, object]] = [
+        ("size", info.size),
+        ("created", info.created),
+        ("modified", info.modified),
+        ("accessed", info.accessed),
+        ("isDirectory", info.type == "directory"),
+        ("isFile", info.type == "file"),
+        ("permissions", info.mode[-3:] if info.mode else None),
+    ]
+    return "\n".join(
+        f"{key}: {str(value).lower() if isinstance(value, bool) else value}"
+        for key, value in fields
+        if value is not None
+    )
+
+
+def allowed_directories(vfs: JailedFS) -> str:
+    """``Allowed directories:`` and one mount root per line."""
+    roots = [m.root for m in listing.list_allowed_directories(vfs).directories]
+    return "Allowed directories:\n" + "\n".join(roots)

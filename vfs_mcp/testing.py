@@ -1,0 +1,449 @@
+"""The test harness: a vfs-mcp server over a seeded mount and an in-process client, for testing agents.
+
+    from vfs_mcp.testing import memory_server
+
+    async with memory_server({"src/app.py": "print('hi')\\n"}) as client:
+        result = await client.call_tool("read_file", {"path": "src/app.py"})  # an mcp.Client
+        client.fs.snapshot()   # {"src/app.py": "print('hi')\\n"}: the files now, read around the tools
+        client.calls           # [ToolCall(tool="read_file", arguments={...}, is_error=False, ...)]
+
+``memory_server``, ``local_server`` and ``s3_server`` differ only in where the files live. Each
+builds a mount (``memory_fs``, ``local_fs``, ``s3_fs``: a ``HarnessFS``, usable on its own) and
+``connect`` serves it to a new ``VfsClient``. The pytest plugin (``vfs_mcp.pytest_plugin``) gives
+the same as fixtures. The guide is docs/testing-agents.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import posixpath
+import tempfile
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from mcp import Client
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from pydantic import BaseModel
+
+from vfs_mcp.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.server import build_server
+from vfs_mcp.settings import Settings
+
+__all__ = [
+    "Files",
+    "HarnessFS",
+    "Seed",
+    "ToolCall",
+    "VfsClient",
+    "connect",
+    "load_dir",
+    "local_fs",
+    "local_server",
+    "memory_fs",
+    "memory_server",
+    "moto_s3",
+    "s3_fs",
+    "s3_server",
+]
+
+Files = Mapping[str, str | bytes]
+"""Relative path -> content: ``str`` is written as UTF-8, ``bytes`` as is."""
+
+Seed = Files | str | os.PathLike[str] | None
+"""What to put in a new mount: a ``Files`` mapping, or a local folder to copy in."""
+
+
+def load_dir(folder: str | os.PathLike[str]) -> dict[str, bytes]:
+    """Every regular file under ``folder`` (symbolic links are skipped), by relative POSIX path.
+
+    Raises NotADirectoryError when ``folder`` is not a directory.
+    """
+    if not os.path.isdir(folder):
+        raise NotADirectoryError(f"not a directory: {os.fspath(folder)}")
+    files: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+        for name in sorted(filenames):
+            source = os.path.join(dirpath, name)
+            if os.path.isfile(source) and not os.path.islink(source):
+                rel = os.path.relpath(source, folder).replace(os.sep, "/")
+                with open(source, "rb") as handle:
+                    files[rel] = handle.read()
+    return files
+
+
+@dataclass
+class HarnessFS:
+    """The files of one mount, reached directly: no tools, no jail, no read-only check.
+
+    For setting a scene and checking what an agent did. Paths are relative to the mount root,
+    or written as the tools write them (``memory://workspace/src/app.py``, an absolute local path).
+    """
+
+    mount: Mount
+
+    @property
+    def root(self) -> str:
+        """The mount root as tool calls and results name it."""
+        return self.mount.url
+
+    def path(self, rel: str = "") -> str:
+        """How tool calls and results name ``rel``."""
+        return self.mount.display(self._rel(rel))
+
+    def read_bytes(self, path: str) -> bytes:
+        """The content of a file; raises FileNotFoundError."""
+        raw = self._raw(path)
+        self.mount.backend.invalidate(raw)
+        data: bytes = self.mount.fs.cat_file(raw)
+        return data
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        """The content of a file, decoded."""
+        return self.read_bytes(path).decode(encoding)
+
+    def write(self, path: str, content: str | bytes) -> None:
+        """Create or replace a file (``str`` as UTF-8), making missing parent directories."""
+        raw = self._raw(path)
+        if raw == self.mount.backend.root:
+            raise IsADirectoryError(f"the mount root is a directory: {self.root}")
+        if self.mount.capabilities.empty_dirs:
+            self.mount.fs.makedirs(posixpath.dirname(raw), exist_ok=True)
+        self.mount.fs.pipe_file(raw, content.encode() if isinstance(content, str) else bytes(content))
+        self.mount.backend.invalidate(raw)
+
+    def seed(self, files: Seed) -> None:
+        """Write every file of a ``Files`` mapping, or copy in a local folder."""
+        if files is None:
+            return
+        source = files if isinstance(files, Mapping) else load_dir(files)
+        for rel, content in source.items():
+            self.write(rel, content)
+
+    def mkdir(self, path: str) -> None:
+        """Create a directory and its parents (on S3, a ``dir/`` marker object)."""
+        raw = self._raw(path)
+        if self.mount.capabilities.empty_dirs:
+            self.mount.fs.makedirs(raw, exist_ok=True)
+        else:
+            self.mount.fs.pipe_file(raw + "/", b"")
+        self.mount.backend.invalidate(raw)
+
+    def exists(self, path: str) -> bool:
+        """Whether a file or directory is there."""
+        raw = self._raw(path)
+        self.mount.backend.invalidate(raw)
+        return bool(self.mount.fs.exists(raw))
+
+    def isdir(self, path: str) -> bool:
+        """Whether ``path`` is a directory (on S3: has files under it, or a marker)."""
+        raw = self._raw(path)
+        self.mount.backend.invalidate(raw)
+        return bool(self.mount.fs.isdir(raw))
+
+    def remove(self, path: str) -> None:
+        """Delete a file, or a directory with everything in it; raises FileNotFoundError."""
+        raw = self._raw(path)
+        if raw == self.mount.backend.root:
+            raise PermissionError(f"the mount root is not removed: {self.root}")
+        self.mount.backend.invalidate(raw)
+        self.mount.fs.rm(raw, recursive=True)
+        self.mount.backend.invalidate(raw)
+
+    def snapshot(self, path: str = "", *, text: bool = True) -> dict[str, str | bytes]:
+        """Every file under ``path`` (the whole mount by default) -> its content, in path order.
+
+        Keys are relative to ``path``. Content valid as UTF-8 comes back as ``str`` unless
+        ``text=False``, so a snapshot compares equal to the mapping that seeded the mount.
+        Directories are not listed: on S3 they exist only through the files in them.
+        """
+        base = self._raw(path)
+        self.mount.backend.invalidate_tree(base)
+        found: dict[str, Any] = self.mount.fs.find(base, withdirs=False, detail=True)
+        files: dict[str, str | bytes] = {}
+        for name, info in sorted(found.items()):
+            if info.get("type") != "file" or name.endswith("/"):
+                continue  # S3 "dir/" marker objects
+            rel = posixpath.relpath(name, base.rstrip("/") or "/")
+            if rel == ".":  # ``path`` is a file
+                rel = posixpath.basename(name)
+            data: bytes = self.mount.fs.cat_file(name)
+            files[rel] = _maybe_text(data) if text else data
+        return files
+
+    def _rel(self, path: str) -> str:
+        """``path`` as a canonical mount-relative path; ValueError for one that leaves the mount."""
+        root = self.root.rstrip("/")
+        if path == root:
+            path = ""
+        elif path.startswith(root + "/"):
+            path = path[len(root) + 1 :]
+        elif path.startswith("/") or "://" in path:
+            raise ValueError(f"{path!r} is not inside the mount {self.root}")
+        rel = posixpath.normpath(path or ".")
+        if rel == ".." or rel.startswith("../"):
+            raise ValueError(f"{path!r} leaves the mount {self.root}")
+        return "" if rel == "." else rel
+
+    def _raw(self, path: str) -> str:
+        return self.mount.fs_path(self._rel(path))
+
+
+def _maybe_text(data: bytes) -> str | bytes:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One ``tools/call`` the server answered, in the order the answers came."""
+
+    tool: str
+    arguments: dict[str, Any]
+    is_error: bool
+    code: str | None
+    """The stable error code (``NOT_FOUND``, ``READ_ONLY``, ...) of a failed call; None otherwise."""
+    text: str
+    """The result's text blocks, joined by newlines (for a failure, the message the model saw)."""
+    structured: dict[str, Any] | None = None
+
+
+class _Recorder:
+    """Server middleware that appends a ``ToolCall`` for every ``tools/call`` it sees answered.
+
+    On the server rather than in the client, so calls made through ``client.session`` or by
+    another client connected to the same server are recorded too.
+    """
+
+    def __init__(self, calls: list[ToolCall]) -> None:
+        self.calls = calls
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = dict(ctx.params or {})
+        tool = str(params.get("name", ""))
+        arguments = copy.deepcopy(dict(params.get("arguments") or {}))
+        try:
+            result = await call_next(ctx)
+        except Exception as exc:
+            self.calls.append(ToolCall(tool, arguments, is_error=True, code=None, text=str(exc)))
+            raise
+        self.calls.append(_tool_call(tool, arguments, result))
+        return result
+
+
+def _tool_call(tool: str, arguments: dict[str, Any], result: HandlerResult) -> ToolCall:
+    wire: dict[str, Any] = (
+        result.model_dump(by_alias=True, mode="json") if isinstance(result, BaseModel) else dict(result or {})
+    )
+    structured = wire.get("structuredContent") if isinstance(wire.get("structuredContent"), dict) else None
+    is_error = bool(wire.get("isError"))
+    error = (structured or {}).get("error") if is_error else None
+    texts = [block.get("text", "") for block in wire.get("content") or [] if block.get("type") == "text"]
+    return ToolCall(
+        tool,
+        arguments,
+        is_error=is_error,
+        code=str(error["code"]) if isinstance(error, dict) and "code" in error else None,
+        text="\n".join(texts),
+        structured=structured,
+    )
+
+
+@dataclass(kw_only=True)
+class VfsClient(Client):
+    """An ``mcp.Client`` connected in-process to a vfs-mcp server, with the harness's extras.
+
+    ``fs`` reaches the mount's files directly; ``calls`` lists every tool call the server
+    answered (from this client or any other connected to ``server``). Make one with ``connect``.
+    """
+
+    fs: HarnessFS
+    calls: list[ToolCall] = field(default_factory=list)
+
+    async def __aenter__(self) -> Self:
+        await super().__aenter__()
+        return self
+
+
+_SERVER_OPTIONS = frozenset(f.name for f in dataclasses.fields(Settings)) - {"profiles"}
+
+
+def _settings(profile: str | Sequence[str], options: Mapping[str, Any]) -> Settings:
+    unknown = sorted(set(options) - _SERVER_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown server option {', '.join(unknown)}; known: {', '.join(sorted(_SERVER_OPTIONS))}")
+    names = profile.split(",") if isinstance(profile, str) else list(profile)
+    values = dict(options)
+    if "deny" in values:
+        values["deny"] = tuple(values["deny"])
+    return Settings(profiles=tuple(p.strip() for p in names if p.strip()), **values)
+
+
+def connect(
+    fs: HarnessFS,
+    *,
+    profile: str | Sequence[str] = "default",
+    extra: Sequence[HarnessFS] = (),
+    **server_options: Any,
+) -> VfsClient:
+    """A new server over ``fs`` (then the ``extra`` mounts) and a client for it, not yet connected.
+
+    Enter it with ``async with``. ``profile`` names the tool sets ("default", or several as a list
+    or comma-separated); ``server_options`` are ``Settings`` fields: ``max_read_bytes``,
+    ``max_edit_bytes``, ``max_write_bytes``, ``deny`` (globs of names to hide) and ``tool_names``
+    ("safe" or "seed"). Raises TypeError for an unknown option and ValueError for an unknown
+    profile.
+    """
+    server = build_server([fs.mount, *(other.mount for other in extra)], _settings(profile, server_options))
+    calls: list[ToolCall] = []
+    server.middleware.append(_Recorder(calls))
+    return VfsClient(server, fs=fs, calls=calls)
+
+
+def memory_fs(files: Seed = None, *, read_only: bool = False, name: str = "workspace") -> HarnessFS:
+    """A new in-memory mount ``memory://{name}`` holding ``files`` (its store is its own)."""
+    fs = HarnessFS(open_mount(MountSpec(f"memory://{name}", read_only=read_only)))
+    fs.seed(files)
+    return fs
+
+
+def local_fs(folder: str | os.PathLike[str], files: Seed = None, *, read_only: bool = False) -> HarnessFS:
+    """A mount of the local ``folder`` (made if missing), with ``files`` written into it."""
+    os.makedirs(folder, exist_ok=True)
+    fs = HarnessFS(open_mount(MountSpec(os.fspath(folder), read_only=read_only)))
+    fs.seed(files)
+    return fs
+
+
+def s3_fs(
+    bucket: str,
+    files: Seed = None,
+    *,
+    prefix: str = "",
+    endpoint_url: str | None = None,
+    read_only: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> HarnessFS:
+    """A mount of ``s3://{bucket}/{prefix}`` (the bucket is made if missing), with ``files`` written into it.
+
+    ``endpoint_url`` points at an S3-compatible server (moto, MinIO); ``storage_options`` go
+    to s3fs as they are. Credentials come from the usual AWS chain.
+    """
+    options = dict(storage_options or {})
+    if endpoint_url:
+        options["endpoint_url"] = endpoint_url
+    root = f"s3://{bucket}/{prefix.strip('/')}".rstrip("/")
+    fs = HarnessFS(open_mount(MountSpec(root, read_only=read_only, options=options)))
+    store = fs.mount.fs
+    if not store.exists(bucket):
+        store.mkdir(bucket)
+    if prefix.strip("/"):
+        store.pipe_file(fs.mount.backend.root + "/", b"")  # the prefix exists, as an empty "directory"
+    fs.mount.backend.invalidate(fs.mount.backend.root)
+    fs.seed(files)
+    return fs
+
+
+@asynccontextmanager
+async def memory_server(
+    files: Seed = None,
+    *,
+    profile: str | Sequence[str] = "default",
+    read_only: bool = False,
+    name: str = "workspace",
+    **server_options: Any,
+) -> AsyncIterator[VfsClient]:
+    """A connected client of a new server over a new in-memory mount holding ``files``.
+
+    No disk, no subprocess, no network. Relative paths in tool calls start at the mount root;
+    results name files ``memory://{name}/...``. A ``read_only`` server does not list the write
+    tools. ``server_options`` are those of ``connect``.
+    """
+    async with connect(memory_fs(files, read_only=read_only, name=name), profile=profile, **server_options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def local_server(
+    files: Seed = None,
+    *,
+    folder: str | os.PathLike[str] | None = None,
+    profile: str | Sequence[str] = "default",
+    read_only: bool = False,
+    **server_options: Any,
+) -> AsyncIterator[VfsClient]:
+    """As ``memory_server``, over a local folder: ``folder``, or a temporary one removed at the end.
+
+    For what only a disk has (file modes, symbolic links, ripgrep). Results name files by their
+    absolute path.
+    """
+    with _folder_or_temp(folder) as root:
+        fs = local_fs(root, files, read_only=read_only)
+        async with connect(fs, profile=profile, **server_options) as client:
+            yield client
+
+
+@asynccontextmanager
+async def s3_server(
+    files: Seed = None,
+    *,
+    bucket: str,
+    prefix: str = "",
+    endpoint_url: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    profile: str | Sequence[str] = "default",
+    read_only: bool = False,
+    **server_options: Any,
+) -> AsyncIterator[VfsClient]:
+    """As ``memory_server``, over ``s3://{bucket}/{prefix}`` (see ``s3_fs``; ``moto_s3`` gives an endpoint).
+
+    The bucket is not emptied at the end: give each test a bucket or prefix of its own.
+    """
+    fs = s3_fs(
+        bucket, files, prefix=prefix, endpoint_url=endpoint_url, read_only=read_only, storage_options=storage_options
+    )
+    async with connect(fs, profile=profile, **server_options) as client:
+        yield client
+
+
+@contextmanager
+def _folder_or_temp(folder: str | os.PathLike[str] | None) -> Iterator[str]:
+    if folder is not None:
+        yield os.fspath(folder)
+        return
+    with tempfile.TemporaryDirectory(prefix="vfs-mcp-") as tmp:
+        yield os.path.realpath(tmp)
+
+
+@contextmanager
+def moto_s3() -> Iterator[str]:
+    """moto's S3 server on a free loopback port, for as long as the block runs; yields its URL.
+
+    Needs ``moto[server]``. Sets dummy AWS credentials and region in the environment when none
+    are set, so that nothing looks for real ones.
+    """
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError as exc:  # pragma: no cover - depends on what is installed
+        raise RuntimeError("moto_s3 needs moto's server: pip install 'moto[server]'") from exc
+    for key, value in (
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
+        os.environ.setdefault(key, value)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
