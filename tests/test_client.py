@@ -6,25 +6,20 @@ import json
 import socket
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
+from conftest import serving_http
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, TextContent, Tool, ToolAnnotations
 
 from vfs_mcp import client
 from vfs_mcp.cli import main
-from vfs_mcp.http import http_app
-from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 SCHEMA = {
@@ -95,31 +90,11 @@ def test_long_content_is_previewed_with_a_note_and_json_out_has_everything(
     assert result["structuredContent"]["path"] == str(tmp_path / "long.txt")
 
 
-@contextmanager
-def http_server(folder: Path, token: str) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    app = http_app(build_server(open_mounts([MountSpec(str(folder))])), token=token)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
-
-
 def test_call_over_http_sends_the_bearer_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a.txt").write_text("over http")
     token_file = tmp_path / "token"
     token_file.write_text("t0ken\n")
-    with http_server(tmp_path, "t0ken") as url:
+    with serving_http(tmp_path, token="t0ken") as url:
         assert main(["call", "read_file", "path=a.txt", "--url", url, "--auth-token-file", str(token_file)]) == 0
         assert capsys.readouterr().out == "over http\n"
         assert main(["call", "read_file", "path=a.txt", "--url", url, "--retries", "0"]) == 1

@@ -3,50 +3,22 @@
 from __future__ import annotations
 
 import socket
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
 import pytest
-import uvicorn
+from conftest import free_port, serving_http
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from vfs_mcp.http import check_bind, http_app, load_token
-from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.server import build_server
+from vfs_mcp.http import check_bind, load_token
 
 pytestmark = pytest.mark.anyio
 TOKEN = "s3cr3t-token-for-tests"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def running(folder: Path, **options: Any) -> Iterator[str]:
-    app = http_app(build_server(open_mounts([MountSpec(str(folder))])), **options)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
 
 
 @asynccontextmanager
@@ -71,7 +43,7 @@ async def post_initialize(url: str, headers: dict[str, str]) -> httpx2.Response:
 
 
 async def test_without_a_token_requests_are_refused_with_401(tmp_path: Path) -> None:
-    with running(tmp_path, token=TOKEN) as url:
+    with serving_http(tmp_path, token=TOKEN) as url:
         missing = await post_initialize(url, {})
         wrong = await post_initialize(url, {"Authorization": "Bearer nope"})
     for response in (missing, wrong):
@@ -83,14 +55,14 @@ async def test_without_a_token_requests_are_refused_with_401(tmp_path: Path) -> 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_right_token_gets_tools(tmp_path: Path, mode: str) -> None:
     (tmp_path / "a.txt").write_text("over http")
-    with running(tmp_path, token=TOKEN) as url:
+    with serving_http(tmp_path, token=TOKEN) as url:
         async with client_for(url, TOKEN, mode) as client:
             read = await client.call_tool("read_file", {"path": "a.txt"})
     assert read.content[0].text == "over http"
 
 
 async def test_a_forbidden_origin_is_refused(tmp_path: Path) -> None:
-    with running(tmp_path) as url:
+    with serving_http(tmp_path) as url:
         evil = await post_initialize(url, {"Origin": "http://evil.example"})
         local = await post_initialize(url, {"Origin": "http://localhost:3000"})
     assert evil.status_code == 403
@@ -98,7 +70,7 @@ async def test_a_forbidden_origin_is_refused(tmp_path: Path) -> None:
 
 
 async def test_two_clients_at_once(tmp_path: Path) -> None:
-    with running(tmp_path) as url:
+    with serving_http(tmp_path) as url:
 
         async def worker(name: str) -> None:
             async with client_for(url) as client:
@@ -115,7 +87,7 @@ async def test_two_clients_at_once(tmp_path: Path) -> None:
 
 async def test_stateless_mode_serves_calls_without_a_session(tmp_path: Path) -> None:
     (tmp_path / "s.txt").write_text("stateless")
-    with running(tmp_path, stateless=True) as url:
+    with serving_http(tmp_path, stateless=True) as url:
         async with client_for(url) as client:
             first = await client.call_tool("read_file", {"path": "s.txt"})
         async with client_for(url) as client:

@@ -290,15 +290,9 @@ class JailedFS:
 
     def _existing_file(self, target: Target) -> Entry | None:
         try:
-            entry = self.info(target)
+            return self.require_file(target)
         except NotFound:
             return None
-        if entry.type == "directory":
-            raise IsADirectory(f"{target.display} is a directory; choose a file path")
-        if entry.type != "file":
-            raise InvalidArgument(f"{target.display} is not a regular file")
-        self._check_links(entry)
-        return entry
 
     def _ensure_parent(self, target: Target, create_dirs: bool) -> None:
         if target.is_root:
