@@ -239,7 +239,12 @@ class JailedFS:
         mount = target.mount
         mount.backend.invalidate_tree(target.fs_path)
         base = target.fs_path.rstrip("/")
-        found = mount.fs.find(base, maxdepth=max_depth, withdirs=True, detail=True)
+        if max_depth == 1:
+            found = {str(raw["name"]): raw for raw in mount.fs.ls(base, detail=True)}
+        else:
+            # One paged listing of every key below (N/1000 requests on S3), cut to depth here:
+            # s3fs's own maxdepth walks with one request per "directory".
+            found = mount.fs.find(base, withdirs=True, detail=True)
         out: list[Entry] = []
         for key, raw in found.items():
             if str(key).endswith("/"):
@@ -248,6 +253,8 @@ class JailedFS:
             if name == base or not name.startswith(base + "/"):
                 continue
             rel = name[len(base) + 1 :]
+            if max_depth is not None and rel.count("/") >= max_depth:
+                continue
             out.append(self._entry(Target(mount, f"{target.rel}/{rel}" if target.rel else rel), raw))
         return out
 

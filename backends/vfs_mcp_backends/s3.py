@@ -12,6 +12,7 @@ from typing import Any
 from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Capabilities, Options
 
 CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}))
+MAX_POOL = 64
 
 
 def create(url: str, options: Options) -> BackendMount:
@@ -24,6 +25,10 @@ def create(url: str, options: Options) -> BackendMount:
     if endpoint:
         kwargs.setdefault("endpoint_url", endpoint)
     kwargs.setdefault("skip_instance_cache", True)
+    # Concurrent fetches (grep, duplicates) need more than botocore's 10 pooled connections.
+    config = dict(kwargs.pop("config_kwargs", None) or {})
+    config.setdefault("max_pool_connections", MAX_POOL)
+    kwargs["config_kwargs"] = config
     fs = s3fs.S3FileSystem(**kwargs)
     root = url.split("://", 1)[1].strip("/")
     if not root:

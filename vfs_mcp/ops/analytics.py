@@ -12,7 +12,8 @@ from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.ops.grep import Progress
 from vfs_mcp.ops.walk import select
 
-PARTIAL_BYTES = 64 * 1024
+SAMPLE_BYTES = 512
+"""Read from the middle of each same-size file before any full hash: headers are often shared."""
 HASH_BLOCK = 1 << 20
 
 
@@ -114,7 +115,9 @@ def find_duplicate_files(
     max_files: int = 1000,
     progress: Progress | None = None,
 ) -> DuplicatesResult:
-    """Groups of identical files: by size, then a hash of the first 64 KiB, then a full hash."""
+    """Groups of identical files: by size, then a hash of a 512-byte sample from the middle,
+    then a full hash. Files of unique size are never read.
+    """
     if min_size < 0 or max_files < 1:
         raise InvalidArgument("min_size must be 0 or more and max_files 1 or more")
     root = vfs.resolve(path)
@@ -129,17 +132,24 @@ def find_duplicate_files(
     groups: list[DuplicateGroup] = []
     candidates = [same for same in by_size.values() if len(same) > 1]
     for done, same in enumerate(candidates, 1):
-        by_head: dict[bytes, list[Entry]] = defaultdict(list)
+        by_sample: dict[bytes, list[Entry]] = defaultdict(list)
+        whole = same[0].size <= SAMPLE_BYTES
         for entry in same:
-            head = vfs.cat(entry.target, start=0, end=min(entry.size, PARTIAL_BYTES))
-            read += len(head)
-            by_head[hashlib.sha256(head).digest()].append(entry)
-        for alike in (g for g in by_head.values() if len(g) > 1):
+            start = 0 if whole else (entry.size - SAMPLE_BYTES) // 2
+            sample = vfs.cat(entry.target, start=start, end=start + min(entry.size, SAMPLE_BYTES))
+            read += len(sample)
+            by_sample[hashlib.sha256(sample).digest()].append(entry)
+        for digest, alike in by_sample.items():
+            if len(alike) < 2:
+                continue
+            if whole:  # the sample was the whole file: it is the full hash
+                groups.append(DuplicateGroup(size=alike[0].size, sha256=digest.hex(), paths=[e.path for e in alike]))
+                continue
             by_full: dict[str, list[Entry]] = defaultdict(list)
             for entry in alike:
-                digest, count = _full_hash(vfs, entry)
+                full, count = _full_hash(vfs, entry)
                 read += count
-                by_full[digest].append(entry)
+                by_full[full].append(entry)
             groups += [
                 DuplicateGroup(size=g[0].size, sha256=d, paths=[e.path for e in g])
                 for d, g in by_full.items()
@@ -159,9 +169,6 @@ def find_duplicate_files(
 
 
 def _full_hash(vfs: JailedFS, entry: Entry) -> tuple[str, int]:
-    if entry.size <= PARTIAL_BYTES:
-        data = vfs.cat(entry.target)
-        return hashlib.sha256(data).hexdigest(), len(data)
     digest = hashlib.sha256()
     count = 0
     with vfs.open_read(entry.target) as handle:

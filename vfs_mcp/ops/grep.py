@@ -33,6 +33,7 @@ from vfs_mcp.ops.text import SNIFF_BYTES
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED, globs, select
 
 FETCH_CONCURRENCY = 16
+REMOTE_FETCH_CONCURRENCY = 48  # object stores: each fetch is mostly waiting on the network
 Progress = Callable[[int, int | None, str], None]
 
 
@@ -211,10 +212,11 @@ def grep_python(
     out = _Collector(query)
     pending: deque[tuple[Entry, Future[bytes]]] = deque()
     todo = iter(files)
-    with ThreadPoolExecutor(max_workers=FETCH_CONCURRENCY) as pool:
+    width = FETCH_CONCURRENCY if root.mount.capabilities.host_paths else REMOTE_FETCH_CONCURRENCY
+    with ThreadPoolExecutor(max_workers=width) as pool:
 
         def refill() -> None:
-            while len(pending) < FETCH_CONCURRENCY:
+            while len(pending) < width:
                 entry = next(todo, None)
                 if entry is None:
                     return

@@ -172,8 +172,8 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         title="Find duplicate files",
         annotations=read_hints("Find duplicate files"),
         description=(
-            "Groups of files with identical content under a directory: compared by size, then a hash of the "
-            "first 64 KiB, then a full hash (files of unique size are never read)."
+            "Groups of files with identical content under a directory: compared by size, then a hash of a "
+            "512-byte sample from the middle, then a full hash (files of unique size are never read)."
         ),
     )
     @catching
