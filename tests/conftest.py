@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -18,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp import build_server
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.http import http_app
+from vfs_mcp.http import http_app, serving_in_thread
 from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import Mount, MountSpec, open_mount, open_mounts
 from vfs_mcp.settings import Settings
@@ -206,26 +202,8 @@ def scoped_sandbox(shared_backend: tuple[Sandbox, MCPServer]) -> ScopedSandbox:
     return ScopedSandbox(box.kind, box.mount, box.outside, prefix=f"t{next(_test_ids)}", shared=server)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serving_http(folder: Path, **options: Any) -> Iterator[str]:
     """A real uvicorn server for an http_app over ``folder``, on a free loopback port."""
-    app = http_app(build_server(open_mounts([MountSpec(str(folder))])), **options)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with serving_in_thread(http_app(build_server(open_mounts([MountSpec(str(folder))])), **options)) as url:
+        yield url

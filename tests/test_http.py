@@ -11,11 +11,11 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from conftest import free_port, serving_http
+from conftest import serving_http
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from vfs_mcp.http import check_bind, load_token
+from vfs_mcp.http import check_bind, free_port, load_token
 
 pytestmark = pytest.mark.anyio
 TOKEN = "s3cr3t-token-for-tests"

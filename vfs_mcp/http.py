@@ -11,11 +11,15 @@ balancer.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import json
 import os
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +130,33 @@ def serve(app: ASGIApp, host: str, port: int) -> None:
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving_in_thread(app: ASGIApp, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a background thread; yields the MCP endpoint URL.
+
+    For tests, benchmarks and embedding: the server stops when the block ends.
+    """
+    import uvicorn
+
+    port = port or free_port(host)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, name="vfs-mcp-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the HTTP server did not start on {host}:{port}")
+        time.sleep(0.02)
+    try:
+        yield f"http://{host}:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
