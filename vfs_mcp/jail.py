@@ -205,12 +205,6 @@ class Jail:
         if inside and self.is_hidden(inside):
             raise NotFound(f"{shown} does not exist")
 
-    def is_inside(self, mount: Mount, host_path: str) -> bool:
-        """Whether a host path's real path lies inside the mount (walks use it on links)."""
-        real = os.path.realpath(host_path)
-        root = mount.real_root.rstrip("/")
-        return real == mount.real_root or real.startswith(root + "/")
-
     # -- working directory ------------------------------------------------------------
 
     def chdir(self, target: Target) -> None:

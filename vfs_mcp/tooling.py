@@ -89,10 +89,6 @@ def human_size(size: int | float) -> str:
     return f"{value:.1f} TiB"
 
 
-def dump(value: Any) -> str:
-    return json.dumps(value, indent=1, ensure_ascii=False)
-
-
 PROGRESS_INTERVAL = 0.1
 
 
