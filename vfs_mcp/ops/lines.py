@@ -177,13 +177,17 @@ def read_file_lines(
     )
 
 
+def _decoded_lines(vfs: JailedFS, target: Target, encoding: str, max_bytes: int) -> list[str]:
+    """All lines of a UTF-16/32 file (a newline is not one byte there, so it is decoded whole)."""
+    if vfs.require_file(target).size > max_bytes:
+        raise TooLarge(f"{target.display} is over {max_bytes} bytes; line reads of {encoding} files decode it whole")
+    return split_lines(decode(vfs.cat(target), encoding, target.display))
+
+
 def _read_decoded(
     vfs: JailedFS, target: Target, offset: int, limit: int | None, encoding: str, max_bytes: int
 ) -> tuple[str, LinesResult]:
-    entry = vfs.require_file(target)
-    if entry.size > max_bytes:
-        raise TooLarge(f"{target.display} is over {max_bytes} bytes; line reads of {encoding} files decode it whole")
-    lines = split_lines(decode(vfs.cat(target), encoding, target.display))
+    lines = _decoded_lines(vfs, target, encoding, max_bytes)
     chosen = lines[offset : None if limit is None else offset + limit]
     more = offset + len(chosen) < len(lines)
     return "".join(chosen), LinesResult(
@@ -213,10 +217,7 @@ def tail_file(
     encoding = check_encoding(encoding)
     target = vfs.resolve(path)
     if _wide(encoding):
-        entry = vfs.require_file(target)
-        if entry.size > max_bytes:
-            raise TooLarge(f"{target.display} is over {max_bytes} bytes; tail of {encoding} files decodes it whole")
-        all_lines = split_lines(decode(vfs.cat(target), encoding, target.display))
+        all_lines = _decoded_lines(vfs, target, encoding, max_bytes)
         chosen = all_lines[-lines:]
         start = len(all_lines) - len(chosen)
         return "".join(chosen), LinesResult(
