@@ -64,14 +64,14 @@ async def test_long_searches_report_progress(memory: Sandbox, mode: str) -> None
 async def test_a_cancelled_search_stops_reading(memory: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(200):
         memory.put(f"f{i:03}.txt", "nothing here\n")
-    reads = slow_reads(memory, monkeypatch, 0.1)
+    reads = slow_reads(memory, monkeypatch, 0.3)
     async with memory.client() as client:
         with anyio.move_on_after(0.5):
             await client.call_tool("grep_files", {"path": memory.path(), "pattern": "needle"})
         seen = len(reads)
         await anyio.sleep(1.0)
     assert 0 < seen < 200
-    assert len(reads) <= seen + 32, "the search went on reading after it was cancelled"
+    assert len(reads) <= seen + 64, "the search went on reading after it was cancelled"
 
 
 async def test_replies_over_the_character_cap_are_cut_with_a_note(memory: Sandbox) -> None:

@@ -1,6 +1,7 @@
 """Command line.
 
-    vfs-mcp [ROOT ...] [options]          serve the mounts over stdio (the current folder by default)
+    vfs-mcp [ROOT ...] [options]          serve the mounts over stdio (by default the client's roots,
+                                          or the current folder for a client that offers none)
     vfs-mcp xml [FILE] [--root ROOT ...]  run <mcp:filesystem> blocks from FILE or stdin (seed 004)
     vfs-mcp call TOOL [key=value ...]     call one tool on a server started over stdio, or --url
     vfs-mcp tools [--profile NAME]        list a profile's tools with one line each
@@ -12,6 +13,7 @@ served as ``vfs-mcp ./xml``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -63,6 +65,13 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--deny-hardlinked", action="store_true", help="refuse files with more than one hard link (local mounts)"
     )
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="check subscribed files on S3 and other backends without change events every S seconds (default 5)",
+    )
     p.add_argument("--log-level", default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"), help="stderr log level")
 
 
@@ -77,9 +86,17 @@ def parser() -> argparse.ArgumentParser:
         "roots",
         nargs="*",
         metavar="ROOT",
-        help="mount roots: /dir, file:///dir, memory://name, s3://bucket/prefix (default: the current folder)",
+        help=(
+            "mount roots: /dir, file:///dir, memory://name, s3://bucket/prefix (default: the client's roots over "
+            "stdio, else the current folder); with ROOTs, client roots can only narrow them"
+        ),
     )
     add_server_options(p)
+    p.add_argument(
+        "--ignore-client-roots",
+        action="store_true",
+        help="never ask the client for its roots: serve the ROOTs (or the current folder) as they are",
+    )
     http = p.add_argument_group("transport")
     http.add_argument(
         "--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP"
@@ -106,20 +123,43 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         max_response_chars=args.max_response_chars,
         call_timeout=args.call_timeout if args.call_timeout and args.call_timeout > 0 else None,
         audit_log=args.audit_log,
+        poll_interval=args.poll_interval,
     )
 
 
-def server_from(args: argparse.Namespace, roots: Sequence[str]) -> MCPServer:
-    """The server the options describe; ValueError naming what is wrong."""
+def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bool = False) -> MCPServer:
+    """The server the options describe; ValueError naming what is wrong.
+
+    client_roots: the one client's roots count (stdio): with ROOTs (or config mounts) they can
+        only narrow them; without, they become the mounts, the current folder being the
+        fallback for a client that offers none.
+    """
     # stdout is the protocol channel in stdio mode (and the results channel for xml): logs go to stderr only.
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    # The level sits on the handler too: a client asking for MCP log messages lowers the vfs_mcp
+    # logger's level, and that must not make stderr chattier.
+    level = args.log_level.upper()
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(level)
+    logging.basicConfig(handlers=[stderr], level=level, format="%(levelname)s %(name)s: %(message)s")
     config = Config.load(args.config) if args.config else None
-    specs = merge_specs(roots or ([] if config and config.mounts else ["."]), config)
+    operator = bool(roots or (config and config.mounts))
+    specs = merge_specs(roots if operator else ["."], config)
     mounts = open_mounts(specs, read_only=args.read_only or bool(config and config.read_only))
     for mount in mounts:
         mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
     sweep_in_background(mounts)
-    return build_server(mounts, settings_from(args, config))
+    settings = settings_from(args, config)
+    if client_roots:
+        settings = dataclasses.replace(settings, client_roots="narrow" if operator else "mount")
+    return build_server(mounts, settings)
+
+
+def uses_client_roots(args: argparse.Namespace) -> bool:
+    """Whether the client's roots count: over stdio, unless --ignore-client-roots.
+
+    Over HTTP one server serves every client: one client's roots must not move another's mounts.
+    """
+    return bool(args.transport == "stdio" and not args.ignore_client_roots)
 
 
 def sweep_in_background(mounts: Sequence[Mount]) -> None:
@@ -139,7 +179,7 @@ def sweep_in_background(mounts: Sequence[Mount]) -> None:
 def serve(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     try:
-        server = server_from(args, args.roots)
+        server = server_from(args, args.roots, uses_client_roots(args))
         if args.transport == "http":
             from vfs_mcp.http import http_app
             from vfs_mcp.http import serve as serve_http

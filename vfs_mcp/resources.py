@@ -1,5 +1,7 @@
 """MCP resources: every mount's files (one template per mount) and the metrics.
 
+Subscriptions to file resources are served by ``vfs_mcp.watch``.
+
 Local files are ``file:///abs/path``, others their backend URL (``s3://b/k``,
 ``memory://m/x``). A read resolves the URI through the same jail as the tools: the SDK's
 template checks are a first filter, the jail decides. Text comes back as text, anything
@@ -56,9 +58,28 @@ def _reader(vfs: JailedFS, base: str, max_bytes: int) -> Callable[[str], str | b
     return read_file
 
 
-def register(server: MCPServer, vfs: JailedFS, metrics: Metrics, max_bytes: int = DEFAULT_MAX_READ_BYTES) -> None:
-    """A template per mount for its files, and the metrics resource."""
+def register(
+    server: MCPServer,
+    vfs: JailedFS,
+    metrics: Metrics,
+    max_bytes: int = DEFAULT_MAX_READ_BYTES,
+    *,
+    any_local: bool = False,
+) -> None:
+    """A template per mount for its files, and the metrics resource.
+
+    any_local: one ``file:///{+path}`` template for every local file instead of one per local
+        mount, for mounts that come and go with the client's roots (the jail still decides).
+    """
+    if any_local:
+        server.resource(
+            "file:///{+path}",
+            name="local files",
+            description="Any file under the client's roots (see list_allowed_directories), by its absolute path",
+        )(_reader(vfs, "file://", max_bytes))
     for mount in vfs.mounts:
+        if any_local and mount.is_local:
+            continue
         base = base_uri(mount).rstrip("/")
         server.resource(
             f"{base}/{{+path}}",

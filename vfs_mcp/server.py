@@ -3,24 +3,54 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Annotated, Any, get_args
 
 import anyio
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent
-from pydantic import ValidationError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.resolve import (
+    ListRoots,
+    Resolve,
+    build_resolver_plans,
+    find_resolved_parameters,
+    resolve_arguments,
+)
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INTERNAL_ERROR,
+    LOG_LEVEL_META_KEY,
+    CallToolResult,
+    EmptyResult,
+    InputRequiredResult,
+    ListRootsResult,
+    LoggingLevel,
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
+    NotificationParams,
+    SetLevelRequestParams,
+    TextContent,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import AnyUrl, ValidationError
 
-from vfs_mcp import profiles, resources
-from vfs_mcp.errors import Internal, InvalidArgument
+from vfs_mcp import profiles, resources, watch
+from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail
+from vfs_mcp.jail import Jail, Target
 from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
+from vfs_mcp.roots import ClientRoots
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import failed, log
 
@@ -67,32 +97,139 @@ def describe(error: ValidationError) -> str:
     return "; ".join(problems)
 
 
+# -- MCP log notifications ----------------------------------------------------------------
+
+MCP_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
+"""The MCP levels, least severe first."""
+
+_PYTHON_LEVELS = dict(zip(MCP_LEVELS, (10, 20, 25, 30, 40, 50, 55, 60), strict=True))
+_LOG_LEVEL_STATE = "vfs_mcp.log_level"
+
+
+def mcp_level(levelno: int) -> LoggingLevel:
+    """The MCP level of a Python log level (``notice``, ``alert`` and ``emergency`` in between)."""
+    chosen: LoggingLevel = "debug"
+    for name, number in _PYTHON_LEVELS.items():
+        if levelno >= number:
+            chosen = name
+    return chosen
+
+
+@dataclass
+class _RequestLogs:
+    threshold: int
+    records: list[logging.LogRecord] = field(default_factory=list)
+
+
+_request_logs: ContextVar[_RequestLogs | None] = ContextVar("vfs_mcp_request_logs", default=None)
+
+
+class _ToClient(logging.Handler):
+    """Keeps the ``vfs_mcp`` records of the request being served (worker threads included:
+    anyio copies the context into them) at or above the level its client asked for."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logs = _request_logs.get()
+        if logs is not None and record.levelno >= logs.threshold:
+            logs.records.append(record)
+
+
+def _forward_logs() -> None:
+    if not any(isinstance(handler, _ToClient) for handler in log.handlers):
+        log.addHandler(_ToClient())
+
+
+def client_log_level(ctx: ServerRequestContext[Any, Any]) -> LoggingLevel | None:
+    """The level this request's client wants log notifications at, or None for none.
+
+    2026-07-28: the request's own ``_meta`` opt-in; earlier: the connection's ``logging/setLevel``
+    (nothing before the client sends one).
+    """
+    level = (ctx.meta or {}).get(LOG_LEVEL_META_KEY)
+    if level is None:
+        level = watch.connection_state(ctx)[0].get(_LOG_LEVEL_STATE)
+    return level if level in MCP_LEVELS else None
+
+
+def _request(context: Context[Any, Any] | None) -> ServerRequestContext[Any, Any] | None:
+    try:
+        return context.request_context if context is not None else None
+    except ValueError:  # a Context built outside any request (a direct call_tool)
+        return None
+
+
+# -- client roots -------------------------------------------------------------------------
+
+
+def _ask_for_roots() -> ListRoots:
+    return ListRoots()
+
+
+async def _client_roots(roots: Annotated[ListRootsResult, Resolve(_ask_for_roots)]) -> ListRootsResult:
+    """The consumer the SDK's resolver machinery fills: mid-call ``roots/list`` through
+    2025-11-25, an ``InputRequiredResult`` round on 2026-07-28."""
+    return roots
+
+
+_ROOTS_PARAMS = find_resolved_parameters(_client_roots)
+_ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
+
+
 class VfsServer(MCPServer):
     """MCPServer whose every failure carries a stable code (arguments rejected by the schema
     included), and whose every call is counted in its metrics (and audit log, if any).
+
+    It also asks the client for its roots when they decide the mounts, forwards its log
+    records to a client that asked for them, and watches subscribed files (``watches``
+    while it runs).
     """
 
     metrics: Metrics | None = None
     vfs_settings: Settings | None = None
+    vfs: JailedFS | None = None
+    client_roots: ClientRoots | None = None
+    watches: watch.Watches | None = None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         started = time.perf_counter()
         limit = self.vfs_settings.call_timeout if self.vfs_settings else None
+        request = _request(context)
+        level = client_log_level(request) if request is not None else None
+        logs = _RequestLogs(_PYTHON_LEVELS[level]) if level is not None else None
+        if logs is not None and log.getEffectiveLevel() > logs.threshold:
+            log.setLevel(logs.threshold)  # stderr keeps its own level on its handler (cli)
+        token = _request_logs.set(logs)
         result: CallToolResult | InputRequiredResult
         try:
             with anyio.fail_after(limit):
-                result = await self._call(name, arguments, context)
+                result = await self._settled_call(name, arguments, context)
         except TimeoutError:
             result = failed(
                 Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
             )
+        finally:
+            _request_logs.reset(token)
+        if isinstance(result, InputRequiredResult):
+            return result  # a round asking the client for its roots: the call comes again
         if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
             result = cap_text(result, self.vfs_settings.max_response_chars)
         if self.metrics is not None:
             self.metrics.record(name, arguments, result, time.perf_counter() - started)
+        if logs is not None and request is not None:
+            await _send_logs(request, logs.records)
         return result
+
+    async def _settled_call(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> CallToolResult | InputRequiredResult:
+        asking = await self.settle_roots(context)
+        if asking is not None:
+            return asking
+        if self.client_roots is not None and self.client_roots.denied:
+            return failed(AccessDenied(self.client_roots.denied))
+        return await self._call(name, arguments, context)
 
     async def _call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
@@ -127,15 +264,125 @@ class VfsServer(MCPServer):
             problems.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         return ", ".join(problems)
 
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        asking = await self.settle_roots(context)
+        if asking is not None:
+            return asking
+        if self.client_roots is not None and self.client_roots.denied and str(uri) != resources.METRICS_URI:
+            raise ResourceError(str(AccessDenied(self.client_roots.denied)))
+        return await super().read_resource(uri, context)
+
+    # -- roots ------------------------------------------------------------------------
+
+    async def settle_roots(self, context: Context[Any, Any] | None) -> InputRequiredResult | None:
+        """Ask the client for its roots when they are due, and apply them to the jail.
+
+        Returns the ``InputRequiredResult`` to answer with while a 2026-07-28 client is being
+        asked; None once the mounts are settled for this request.
+        """
+        roots, request = self.client_roots, _request(context)
+        if roots is None or self.vfs is None or context is None or request is None:
+            return None
+        if not roots.due(request.protocol_version in MODERN_PROTOCOL_VERSIONS):
+            return None
+        capabilities = request.session.client_capabilities
+        uris: list[str] | None = None
+        if capabilities is not None and capabilities.roots is not None:
+            try:
+                answer = await resolve_arguments(_ROOTS_PARAMS, _ROOTS_PLANS, {}, context)
+            except MCPError as err:  # the client failed to answer, or there is no channel to ask on
+                log.warning("could not get the client's roots: %s", err)
+            else:
+                if isinstance(answer, InputRequiredResult):
+                    return answer
+                uris = [str(root.uri) for root in answer["roots"].roots]
+        # Checking the roots touches the disk (real paths, folders): not on the event loop.
+        await anyio.to_thread.run_sync(roots.settle, self.vfs.jail, uris)
+        return None
+
+    async def _settle_for(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Settle the roots ahead of a subscription, a request that cannot answer with an input
+        round: a 2026-07-28 client that offers roots must have made a call or read first."""
+        asking = await self.settle_roots(Context(request_context=ctx, mcp_server=self))
+        if asking is not None:
+            raise MCPError(INTERNAL_ERROR, "the client's roots are not known yet; call a tool first")
+
+    def watchable(self, uri: str) -> Target:
+        """The file a subscription names, through the jail and the client's roots (VfsError if not)."""
+        assert self.vfs is not None
+        roots = self.client_roots
+        if roots is not None and roots.denied:
+            raise AccessDenied(roots.denied)
+        if roots is not None and not roots.known:
+            raise AccessDenied("the client's roots are not known yet; call a tool or read a resource first")
+        return self.vfs.resolve(uri)
+
+
+async def _send_logs(request: ServerRequestContext[Any, Any], records: list[logging.LogRecord]) -> None:
+    for record in records:
+        params = LoggingMessageNotificationParams(
+            level=mcp_level(record.levelno), logger=record.name, data=record.getMessage()
+        )
+        # Request-scoped: the only stream a 2026-07-28 client accepts log messages on.
+        await request.session.send_notification(
+            LoggingMessageNotification(params=params), related_request_id=request.request_id
+        )
+
+
+@asynccontextmanager
+async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
+    """The server's lifespan (a stdio session, an in-process client, an HTTP app): its watches."""
+    server: VfsServer = app  # type: ignore[assignment]
+    assert server.vfs is not None and server.vfs_settings is not None
+    if server.client_roots is not None:
+        server.client_roots.reset(server.vfs.jail)
+    async with watch.watching(server.vfs, server.watchable, server.vfs_settings.poll_interval) as watches:
+        server.watches = watches
+        try:
+            yield watches
+        finally:
+            if server.watches is watches:
+                server.watches = None
+
+
+def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
+    """Handlers the low-level server needs for what MCPServer has no hook for."""
+    lowlevel = server._lowlevel_server  # MCPServer has no hook for these: they go on its low-level server
+
+    async def set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
+        watch.connection_state(ctx)[0][_LOG_LEVEL_STATE] = params.level
+        return EmptyResult()
+
+    async def roots_changed(ctx: ServerRequestContext[Any, Any], params: NotificationParams) -> None:
+        if server.client_roots is not None:
+            server.client_roots.changed()
+
+    lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    lowlevel.add_notification_handler("notifications/roots/list_changed", NotificationParams, roots_changed)
+    watch.serve(lowlevel, bus, server._settle_for)
+
 
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
-    """A new server with its own jail and working directory over ``mounts``."""
+    """A new server with its own jail and working directory over ``mounts``.
+
+    With ``settings.client_roots`` other than ``off``, ``mounts`` are the operator's (or, in
+    ``mount`` mode, the fallback for a client that offers no roots) and the client's roots
+    decide the mounts in use (see ``vfs_mcp.roots``).
+    """
     settings = settings or Settings()
     profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
-    server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS)
+    bus = InMemorySubscriptionBus()
+    server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS, lifespan=_run, subscriptions=bus)
+    server.vfs = vfs
     server.metrics = Metrics(vfs, settings.audit_log)
     server.vfs_settings = settings
+    if settings.client_roots != "off":
+        server.client_roots = ClientRoots(settings.client_roots, list(mounts), refresh=settings.roots_refresh)
     profiles.register(server, vfs, settings)
-    resources.register(server, vfs, server.metrics)
+    resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
+    _serve_protocol(server, bus)
+    _forward_logs()
     return server

@@ -9,6 +9,7 @@ from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES
 
 ToolNames = Literal["safe", "seed"]
+ClientRootsMode = Literal["off", "narrow", "mount"]
 
 DEFAULT_MAX_WRITE_BYTES = 16 * 1024 * 1024
 
@@ -28,6 +29,12 @@ class Settings:
     """Seconds before a call returns INTERNAL instead of waiting on a slow mount (None: never)."""
     max_response_chars: int | None = None
     """Cut any reply's text beyond this many characters, with a note on how to ask for less."""
+    client_roots: ClientRootsMode = "off"
+    """What the client's roots do: nothing, narrow the mounts (ROOTs given), or become them (see roots.py)."""
+    roots_refresh: float = 30.0
+    """Seconds a 2026-07-28 client's roots are trusted before asking again (that era has no list_changed)."""
+    poll_interval: float = 5.0
+    """Seconds between checks of a subscribed file on a backend without change events (S3, memory)."""
 
     def name(self, safe: str, seed: str) -> str:
         """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""
