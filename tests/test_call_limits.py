@@ -61,11 +61,12 @@ async def test_long_searches_report_progress(memory: Sandbox, mode: str) -> None
     assert updates[-1] == (40, 40)
 
 
-async def test_a_cancelled_search_stops_reading(memory: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_cancelled_search_stops_reading(memory: Sandbox, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     for i in range(200):
         memory.put(f"f{i:03}.txt", "nothing here\n")
     reads = slow_reads(memory, monkeypatch, 0.3)
-    async with memory.client() as client:
+    async with memory.client(mode=mode) as client:
         with anyio.move_on_after(0.5):
             await client.call_tool("grep_files", {"path": memory.path(), "pattern": "needle"})
         seen = len(reads)
