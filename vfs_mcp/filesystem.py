@@ -190,9 +190,12 @@ class JailedFS:
         finally:
             handle.close()
 
-    def version(self, target: Target) -> tuple[Any, ...]:
-        """What identifies one version of a file: its path, size and mtime or etag."""
-        entry = self.require_file(target)
+    def version(self, target: Target, entry: Entry | None = None) -> tuple[Any, ...]:
+        """What identifies one version of a file: its path, size and mtime or etag.
+
+        ``entry``: the file's metadata when the caller has just read it (saves a lookup).
+        """
+        entry = entry or self.require_file(target)
         return (target.mount.url, target.rel, entry.size, entry.etag or entry.modified or entry.created)
 
     # -- listing ----------------------------------------------------------------------
@@ -276,7 +279,7 @@ class JailedFS:
         ``expected_version`` (from ``version``: size and mtime/etag) no longer holds.
         """
         existing = self._existing_file(target)
-        if expected_version is not None and (existing is None or self.version(target) != expected_version):
+        if expected_version is not None and (existing is None or self.version(target, existing) != expected_version):
             raise Conflict(f"{target.display} changed since it was read; read it again")
         if expected_hash is not None:
             current = sha256(self.cat(target)) if existing else ""

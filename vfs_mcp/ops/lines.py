@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, TooLarge
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import check_encoding, decode, split_lines
@@ -58,9 +58,9 @@ class LineIndex:
             self.offsets.insert(i, offset)
 
 
-def _index(vfs: JailedFS, target: Target) -> LineIndex:
+def _index(vfs: JailedFS, target: Target, entry: Entry) -> LineIndex:
     cache: OrderedDict[tuple[object, ...], LineIndex] = vfs.caches.setdefault(CACHE_KEY, OrderedDict())
-    key = vfs.version(target)
+    key = vfs.version(target, entry)
     index = cache.pop(key, None) or LineIndex()
     cache[key] = index
     while len(cache) > INDEXED_FILES:
@@ -98,8 +98,9 @@ def read_file_lines(
     target = vfs.resolve(path)
     if _wide(encoding):
         return _read_decoded(vfs, target, offset, limit, encoding, max_bytes)
-    size = vfs.require_file(target).size
-    index = _index(vfs, target)
+    entry = vfs.require_file(target)
+    size = entry.size
+    index = _index(vfs, target, entry)
     line, pos = index.nearest(offset)
     chunks: list[bytes] = []
     taken = 0
@@ -228,7 +229,8 @@ def tail_file(
             total_lines=len(all_lines),
             has_more=start > 0,
         )
-    size = vfs.require_file(target).size
+    entry = vfs.require_file(target)
+    size = entry.size
     data = b""
     pos = size
     cut = None
@@ -250,7 +252,7 @@ def tail_file(
         raise TooLarge(f"the last {lines} lines of {target.display} are over {max_bytes} bytes; ask for fewer")
     text = decode(tail, encoding, target.display)
     returned = _count_lines(tail)
-    index = _index(vfs, target)
+    index = _index(vfs, target, entry)
     if cut is None:  # the whole file was read
         index.total_lines = returned
     total = index.total_lines

@@ -31,7 +31,7 @@ class TextFile:
     @classmethod
     def load(cls, vfs: JailedFS, target: Target, encoding: str, max_bytes: int = DEFAULT_MAX_EDIT_BYTES) -> TextFile:
         entry = vfs.require_file(target)
-        version = vfs.version(target)
+        version = vfs.version(target, entry)
         if entry.size > max_bytes:
             raise TooLarge(f"{target.display} is {entry.size} bytes, over the {max_bytes}-byte edit limit")
         data = vfs.cat(target)
