@@ -601,7 +601,19 @@ SEARCHES = [
     ("*.txt", [], ["test.txt"]),
     ("**/*.txt", [], ["deep/inner/notes.txt", "test.txt"]),
     ("**/*.{js,txt}", ["deep"], ["important_test.js", "node_modules/test.js", "test.txt"]),
-    ("deep/**", [], ["deep", "deep/inner", "deep/inner/notes.txt"]),
+    # minimatch's trailing ** needs one more component: deep/** is what is inside deep, not deep
+    ("deep/**", [], ["deep/inner", "deep/inner/notes.txt"]),
+    (
+        "**/*",
+        ["deep/**"],
+        ["deep", "important_test.js", "node_modules", "node_modules/test.js", "test.backup", "test.log", "test.txt"],
+    ),
+    (
+        "**",
+        ["deep/*"],
+        ["deep", "important_test.js", "node_modules", "node_modules/test.js", "test.backup", "test.log", "test.txt"],
+    ),
+    ("*a*a*a*a*a*a*a*a*a*a*a*a*c", ["*a*a*a*a*a*a*a*a*a*a*a*a*c/**"], []),
     ("?est.[lt]??", [], ["test.log", "test.txt"]),
     ("!**/*.{txt,log,js}", ["deep", "node_modules"], ["test.backup"]),
     ("TEST.TXT", [], []),

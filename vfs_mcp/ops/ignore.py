@@ -23,6 +23,7 @@ from pathspec import GitIgnoreSpec
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
+from vfs_mcp.ops.globs import ignore_file
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 """In order of precedence."""
@@ -46,7 +47,7 @@ class IgnoreRules:
             except VfsError:
                 continue  # vanished since the listing
             folder = _relative(root, entry.target.parent().rel)
-            specs[(folder, entry.name)] = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+            specs[(folder, entry.name)] = ignore_file(data.decode("utf-8", "replace"))
         return cls(specs)
 
     def ignored(self, rel: str, is_dir: bool) -> bool:

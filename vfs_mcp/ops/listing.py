@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from datetime import UTC, datetime
@@ -11,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.ops.globs import name_glob
 
 DEFAULT_LIST_LIMIT = 1000
 
@@ -51,7 +51,8 @@ def list_directory(
     if not include_hidden:
         entries = [e for e in entries if not e.name.startswith(".")]
     if pattern:
-        entries = [e for e in entries if fnmatch.fnmatch(e.name.lower(), pattern.lower())]
+        matches = name_glob(pattern)
+        entries = [e for e in entries if matches(e.name)]
     page = entries[offset : offset + limit]
     more = offset + limit < len(entries)
     return ListResult(

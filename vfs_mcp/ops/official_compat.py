@@ -14,16 +14,14 @@ Every function returns text (or a ``Media``) and raises our errors; nothing here
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import mimetypes
 import posixpath
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +39,7 @@ from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops.globs import minimatch
 from vfs_mcp.ops.textfile import TextFile, hunks
 from vfs_mcp.ops.walk import select
 
@@ -61,8 +60,6 @@ MEDIA_TYPES = {
     ".flac": "audio/flac",
 }
 """The extensions the reference returns as image/audio blocks; every other file is a resource."""
-
-MAX_BRACE_EXPANSIONS = 1024
 
 
 @dataclass
@@ -420,19 +417,19 @@ def search_files(
     ``**/*.txt`` at any depth, ``{a,b}``, ``?``, ``[abc]``; case-sensitive. A directory
     matching an exclude pattern is skipped with everything in it.
     """
-    matches = glob_matcher(pattern)
-    excluded = [glob_matcher(p) for p in exclude_patterns]
+    matches = minimatch(pattern)
+    excluded = [minimatch(p) for p in exclude_patterns]
     root = vfs.resolve(path)
     selection = select(vfs, root, skip_git_dir=False)
-    pruned: list[str] = []
+    pruned = None  # the excluded directory being skipped: depth-first order keeps its insides together
     found: list[str] = []
     omitted = 0
     for entry in selection.entries:
         rel = selection.relative(entry)
-        if any(rel.startswith(p) for p in pruned):
+        if pruned is not None and rel.startswith(pruned):
             continue
         if any(m(rel) for m in excluded):
-            pruned.append(rel + "/")
+            pruned = rel + "/"
             continue
         if matches(rel):
             if len(found) < limit:
@@ -441,125 +438,6 @@ def search_files(
                 omitted += 1
     hint = "narrow the pattern or the path"
     return Reply("\n".join(found) or "No matches found", _more(omitted, "matches", hint))
-
-
-def glob_matcher(pattern: str) -> Callable[[str], bool]:
-    """A test of '/'-separated relative paths against a minimatch glob (``dot: true``)."""
-    if "\x00" in pattern:
-        raise InvalidArgument("pattern contains a NUL byte")
-    negated = False
-    while pattern.startswith("!"):
-        negated, pattern = not negated, pattern[1:]
-    alternatives = [_segments(p) for p in _expand_braces(pattern)]
-
-    def test(rel: str) -> bool:
-        parts = tuple(rel.split("/"))
-        return any(_match(alt, parts) for alt in alternatives) != negated
-
-    return test
-
-
-Segment: TypeAlias = re.Pattern[str] | None  # None is "**"
-
-
-def _segments(pattern: str) -> tuple[Segment, ...]:
-    return tuple(None if part == "**" else re.compile(_translate(part), re.DOTALL) for part in pattern.split("/"))
-
-
-def _match(segments: tuple[Segment, ...], parts: tuple[str, ...]) -> bool:
-    @functools.cache
-    def at(si: int, pi: int) -> bool:
-        if si == len(segments):
-            return pi == len(parts)
-        segment = segments[si]
-        if segment is None:  # "**": zero or more whole components
-            return any(at(si + 1, k) for k in range(pi, len(parts) + 1))
-        return pi < len(parts) and segment.fullmatch(parts[pi]) is not None and at(si + 1, pi + 1)
-
-    return at(0, 0)
-
-
-def _translate(segment: str) -> str:
-    """One path component's glob as a regular expression (``*``, ``?``, ``[...]``, ``\\`` escapes)."""
-    out, i, n = [], 0, len(segment)
-    while i < n:
-        c = segment[i]
-        if c == "*":
-            out.append(".*")
-        elif c == "?":
-            out.append(".")
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(segment[i]))
-        elif c == "[":
-            j = i + 1
-            if j < n and segment[j] in "!^":
-                j += 1
-            if j < n and segment[j] == "]":
-                j += 1
-            while j < n and segment[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                out.append(_char_class(segment[i + 1 : j]))
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _char_class(body: str) -> str:
-    negate = body[:1] in ("!", "^")
-    if negate:
-        body = body[1:]
-    chars = []
-    for k, ch in enumerate(body):
-        is_range = ch == "-" and 0 < k < len(body) - 1 and body[k - 1] != "-"
-        chars.append("-" if is_range else re.escape(ch))
-    return "[" + ("^" if negate else "") + "".join(chars) + "]"
-
-
-def _expand_braces(pattern: str) -> list[str]:
-    """``a{b,c}d`` -> ``abd``, ``acd`` (nested too); a group without a comma stays literal."""
-    i = 0
-    while i < len(pattern):
-        if pattern[i] == "\\":
-            i += 2
-            continue
-        if pattern[i] == "{":
-            close, parts = _brace_group(pattern, i)
-            if close is not None and len(parts) > 1:
-                head, tail = pattern[:i], pattern[close + 1 :]
-                out = [x for part in parts for x in _expand_braces(head + part + tail)]
-                if len(out) > MAX_BRACE_EXPANSIONS:
-                    raise InvalidArgument(f"pattern expands to over {MAX_BRACE_EXPANSIONS} alternatives")
-                return out
-        i += 1
-    return [pattern]
-
-
-def _brace_group(pattern: str, start: int) -> tuple[int | None, list[str]]:
-    """The index of the brace closing the one at ``start``, and its top-level comma-separated parts."""
-    depth, parts, last, i = 0, [], start + 1, start
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                parts.append(pattern[last:i])
-                return i, parts
-        elif c == "," and depth == 1:
-            parts.append(pattern[last:i])
-            last = i + 1
-        i += 1
-    return None, []
 
 
 # -- metadata ---------------------------------------------------------------------------

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import fnmatch
-from typing import Any
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.ops.globs import name_glob
 from vfs_mcp.ops.walk import globs, select
 
 DEFAULT_TREE_ENTRIES = 1000
 GLOB_CHARS = set("*?[")
 
 
-def name_matcher(pattern: str) -> Any:
+def name_matcher(pattern: str) -> Callable[[str, str], bool]:
     """Case-insensitive glob on names; a pattern without glob characters matches as a substring.
 
     A pattern with '/' matches the path relative to the search root instead of the name.
@@ -29,7 +29,8 @@ def name_matcher(pattern: str) -> Any:
         spec = globs([glob.lstrip("/")], "name")
         assert spec is not None
         return lambda name, rel: spec.match_file(rel.lower())
-    return lambda name, rel: fnmatch.fnmatchcase(name.lower(), glob)
+    matches = name_glob(glob)
+    return lambda name, rel: matches(name)
 
 
 class FoundPath(BaseModel):

@@ -10,25 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pathspec import GitIgnoreSpec
-
 from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
+from vfs_mcp.ops.globs import caller_globs as globs
 from vfs_mcp.ops.ignore import IgnoreRules
 
 ALWAYS_SKIPPED = (".git",)
-
-
-def globs(patterns: Sequence[str] | None, what: str) -> GitIgnoreSpec | None:
-    if not patterns:
-        return None
-    for pattern in patterns:
-        if not pattern or "\x00" in pattern or pattern.startswith("!"):
-            raise InvalidArgument(f"{what} pattern {pattern!r} is empty, has a NUL byte or starts with '!'")
-        if any(part == ".." for part in pattern.split("/")):
-            raise InvalidArgument(f"{what} pattern {pattern!r} contains '..'; patterns cannot widen the walk")
-    return GitIgnoreSpec.from_lines(patterns)
 
 
 @dataclass
@@ -63,10 +51,10 @@ def select(
     everything = vfs.find(target, max_depth)
     selection = Selection(target, [])
     rules = IgnoreRules.load(vfs, target, everything) if respect_gitignore else None
-    pruned: list[str] = []
+    pruned = None  # the directory being skipped: depth-first order keeps its insides together
     for entry in everything:
         rel = selection.relative(entry)
-        if any(rel.startswith(p) for p in pruned):
+        if pruned is not None and rel.startswith(pruned):
             continue
         is_dir = entry.type == "directory"
         name = entry.name
@@ -76,7 +64,7 @@ def select(
             or (rules is not None and rules.ignored(rel, is_dir))
         ):
             if is_dir:
-                pruned.append(rel + "/")
+                pruned = rel + "/"
             continue
         if include_spec is not None and not is_dir and not include_spec.match_file(rel):
             continue
