@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 from conftest import Sandbox
+from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from vfs_mcp.resources import base_uri
@@ -75,9 +82,115 @@ async def test_denied_files_are_absent_from_every_listing_and_search(sandbox: Sa
         for tool, args in LISTINGS:
             args = {k: sandbox.path(v) if k == "path" else v for k, v in args.items()}
             result = await client.call_tool(tool, args)
-            assert not result.is_error, (tool, result.content)
+            if result.is_error:  # the folder searched is itself hidden
+                assert result.structured_content["error"]["code"] == "NOT_FOUND", (tool, result.content)
             shown = str(result.content) + str(result.structured_content)
             for name in (".env", "cert.pem", SECRET):
                 assert name not in shown, (tool, name)
         size = await client.call_tool("calculate_directory_size", {"path": sandbox.path("."), "format": "json"})
     assert size.structured_content["files"] == 2  # main.py and copy.py only
+
+
+# -- gitignore semantics on the mount-relative path (issue 13, item 2) -------------------------
+
+KEY = "KEY-FILE-CONTENT"
+# (deny pattern, the file it must hide, a file it must leave visible)
+GITIGNORE_DENY = [
+    ("private/*", "private/key.txt", "public/key.txt"),
+    ("private/", "private/key.txt", "public/key.txt"),
+    ("private/key.txt", "private/key.txt", "private/other.txt"),
+    ("/private/key.txt", "private/key.txt", "nested/private/key.txt"),
+    ("private/**", "private/key.txt", "public/key.txt"),
+    ("**/deep.txt", "a/b/deep.txt", "a/b/shallow.txt"),
+    ("key.txt", "private/key.txt", "private/other.txt"),
+]
+
+SEES = [
+    ("read_file", lambda p: {"path": p}),
+    ("get_file_info", lambda p: {"path": p}),
+    ("grep_files", lambda p: {"path": p, "pattern": "needle"}),
+]
+SEARCHES = [
+    ("list_directory", {"path": "private", "include_hidden": True}),
+    ("directory_tree", {"path": ".", "max_depth": 5, "format": "json"}),
+    ("search_files", {"path": ".", "pattern": "*.txt"}),
+    ("grep_files", {"path": ".", "pattern": "needle"}),
+    ("grep_files", {"path": ".", "pattern": "ne+dle", "is_regex": True}),
+    ("grep_files", {"path": "private", "pattern": "needle"}),
+    ("grep_files", {"path": "a", "pattern": "needle"}),
+    ("find_large_files", {"path": ".", "min_size_mb": 0}),
+    ("find_duplicate_files", {"path": ".", "min_size": 0}),
+]
+
+
+@pytest.mark.parametrize(("pattern", "hidden", "visible"), GITIGNORE_DENY)
+async def test_deny_patterns_take_gitignore_semantics_on_the_mount_relative_path(
+    sandbox: Sandbox, pattern: str, hidden: str, visible: str
+) -> None:
+    for rel in {hidden, visible, "private/key.txt", "a/b/deep.txt"}:
+        sandbox.put(rel, f"needle {KEY} in {rel}\n")
+    async with sandbox.client(deny=(pattern,)) as client:
+        for tool, args in SEES:
+            denied = await client.call_tool(tool, args(sandbox.path(hidden)))
+            assert denied.is_error and denied.structured_content["error"]["code"] == "NOT_FOUND", (tool, pattern)
+            allowed = await client.call_tool(tool, args(sandbox.path(visible)))
+            assert not allowed.is_error, (tool, pattern, allowed.content)
+        for tool, args in SEARCHES:
+            args = {k: sandbox.path(v) if k == "path" else v for k, v in args.items()}
+            result = await client.call_tool(tool, args)
+            if result.is_error:  # the folder searched is itself hidden
+                assert result.structured_content["error"]["code"] == "NOT_FOUND", (tool, result.content)
+            shown = str(result.content) + str(result.structured_content)
+            if tool == "directory_tree":
+                shown = " ".join(sandbox.path(rel) for rel in tree_paths(result.structured_content["tree"]))
+            assert f"in {hidden}" not in shown and sandbox.path(hidden) not in shown, (tool, args, pattern)
+        everything = await client.call_tool("grep_files", {"path": sandbox.path(""), "pattern": "needle"})
+    assert f"in {visible}" in str(everything.structured_content), pattern
+
+
+def tree_paths(node: dict[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for child in node.get("children") or []:
+        rel = f"{prefix}{child['name']}"
+        out += [rel, *tree_paths(child, rel + "/")]
+    return out
+
+
+@pytest.mark.parametrize(
+    "pattern", ["", "#private", ".", "../x", "private/../key.txt", "s3://bucket/x", "~/secret", "!key.txt"]
+)
+def test_a_deny_pattern_that_can_never_match_is_refused_at_start(local_sandbox: Sandbox, pattern: str) -> None:
+    with pytest.raises(ValueError, match="deny pattern"):
+        local_sandbox.server(deny=(pattern,))
+
+
+def test_a_deny_pattern_written_as_a_host_path_is_refused_with_the_relative_spelling(local_sandbox: Sandbox) -> None:
+    with pytest.raises(ValueError, match=re.escape("write '/private/key.txt'")):
+        local_sandbox.server(deny=(f"{local_sandbox.root}/private/key.txt",))
+
+
+def test_the_cli_refuses_a_deny_pattern_that_can_never_match(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "vfs_mcp", str(tmp_path), "--deny", f"{tmp_path}/private/key.txt"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "deny pattern" in done.stderr and "'/private/key.txt'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("pattern", ["private/*", "private/", "private/key.txt", "private/**"])
+async def test_deny_patterns_hide_over_the_real_cli(tmp_path: Path, pattern: str) -> None:
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "key.txt").write_text(f"needle {KEY}\n")
+    (tmp_path / "open.txt").write_text("needle open\n")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "vfs_mcp", str(tmp_path), "--deny", pattern])
+    async with Client(params) as client:
+        read = await client.call_tool("read_file", {"path": "private/key.txt"})
+        grep = await client.call_tool("grep_files", {"path": ".", "pattern": "needle"})
+        tree = await client.call_tool("directory_tree", {"path": ".", "max_depth": 4})
+    assert read.is_error and read.structured_content["error"]["code"] == "NOT_FOUND"
+    assert KEY not in str(grep.content) and "open.txt" in str(grep.content)
+    assert "key.txt" not in str(tree.content)

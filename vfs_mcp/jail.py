@@ -7,7 +7,10 @@ Rules (SPEC §2), in the order they are applied:
    prefix (``s3://b/pre`` never admits ``s3://b/pre-evil``); an absolute host path to a local
    mount the same way; a relative path to the working directory.
 3. ``.``, ``..``, empty components are resolved lexically; leaving the mount is ACCESS_DENIED.
-4. Deny patterns and our temp-file names make a path invisible (NOT_FOUND).
+4. Deny patterns and our temp-file names make a path invisible (NOT_FOUND). Deny patterns
+   are gitignore patterns on the mount-relative path (``*.pem`` and ``.env`` at any depth,
+   ``private/*`` and ``/x`` anchored to the mount root, ``dir/`` a folder, ``**`` any
+   depth); a folder they hide hides everything in it. They are matched by RE2 (linear time).
 5. On backends with symlinks, the real path of the target (or of its deepest existing
    ancestor, for a path to be created) must lie inside the real path of the mount root.
 
@@ -17,7 +20,7 @@ chosen by the mount, and only canonical mount-relative paths are joined to its r
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -26,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
 from vfs_mcp.mounts import Mount
+from vfs_mcp.ops.globs import gitignore
 
 TEMP_PREFIX = ".vfs-mcp-tmp-"
 """Names of our in-flight atomic-write files: hidden from every tool."""
@@ -34,6 +38,44 @@ MAX_PATH_CHARS = 4096
 
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _CHAIN = re.compile(r"^[a-zA-Z][a-zA-Z0-9+._-]*::")
+
+HOST_FOLDERS = frozenset(
+    [
+        "bin",
+        "boot",
+        "dev",
+        "etc",
+        "home",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "media",
+        "mnt",
+        "opt",
+        "proc",
+        "root",
+        "run",
+        "sbin",
+        "srv",
+        "sys",
+        "tmp",
+        "usr",
+        "var",
+        "Applications",
+        "Library",
+        "System",
+        "Users",
+        "Volumes",
+        "private",
+        "cores",
+        "nix",
+        "snap",
+    ]
+)
+"""Top-level folders of Unix and macOS hosts: on a server without a local mount, "/tmp/x" is a
+host path that no mount holds, not a path in the working mount. A fixed list, so the answer
+never depends on (or reveals) what the host has."""
 
 
 @dataclass(frozen=True)
@@ -94,10 +136,15 @@ class Jail:
     """The mount table plus the working directory, resolving every user path."""
 
     def __init__(self, mounts: Sequence[Mount], deny: Sequence[str] = ()) -> None:
+        """ValueError for no mounts, or for a deny pattern that can never hide anything."""
         if not mounts:
             raise ValueError("a jail needs at least one mount")
         self.mounts = list(mounts)
         self.deny = tuple(deny)
+        for number, pattern in enumerate(self.deny):
+            _check_deny(pattern, number, self.mounts)
+        self._deny_spec = gitignore(self.deny) if self.deny else None
+        self._hidden_folder = functools.lru_cache(maxsize=16384)(self._matches_folder)
         self.cwd = Target(self.mounts[0], "")
 
     # -- resolution -------------------------------------------------------------------
@@ -144,6 +191,13 @@ class Jail:
             except AccessDenied:
                 if self.cwd.mount.is_local:
                     raise
+                first = next((part for part in raw.split("/") if part), "")
+                if first in HOST_FOLDERS:
+                    mounts = ", ".join(m.url for m in self.mounts[:5]) + (", ..." if len(self.mounts) > 5 else "")
+                    raise AccessDenied(
+                        f"no mount holds {raw}; mounts are: {mounts}. Use a path relative to the working "
+                        "directory or a mount's URL"
+                    ) from None
             # On a memory or object-store working mount, "/x" means that mount's root.
             return self._relative_to(Target(self.cwd.mount, ""), raw, raw)
         return self._relative_to(self.cwd, raw, raw)
@@ -179,12 +233,20 @@ class Jail:
 
     def is_hidden(self, rel: str) -> bool:
         """Whether a mount-relative path is invisible to every tool (deny list, temp files)."""
-        for part in rel.split("/"):
-            if part.startswith(TEMP_PREFIX):
-                return True
-            if any(fnmatch.fnmatchcase(part, pattern) for pattern in self.deny):
-                return True
-        return False
+        parts = rel.split("/")
+        if any(part.startswith(TEMP_PREFIX) for part in parts):
+            return True
+        if self._deny_spec is None or not rel:
+            return False
+        # A hidden folder hides what is inside it, whatever a later negation says (as in git).
+        if any(self._hidden_folder("/".join(parts[:depth])) for depth in range(1, len(parts))):
+            return True
+        # The path itself may be a file or a folder: either reading hides it.
+        return self._deny_spec.match_file(rel) or self._hidden_folder(rel)
+
+    def _matches_folder(self, rel: str) -> bool:
+        assert self._deny_spec is not None
+        return bool(self._deny_spec.match_file(rel + "/"))
 
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):
@@ -209,3 +271,33 @@ class Jail:
 
     def chdir(self, target: Target) -> None:
         self.cwd = target
+
+
+def _check_deny(pattern: str, number: int, mounts: Sequence[Mount]) -> None:
+    """ValueError for a deny pattern that can never hide anything, saying what to write instead."""
+    shown = f"deny pattern {pattern!r}"
+    body = pattern.removeprefix("!")
+    if not body.strip() or pattern.startswith("#"):
+        raise ValueError(f"{shown} is empty or a comment (gitignore syntax); remove it or escape '#' as '\\#'")
+    if "\x00" in pattern:
+        raise ValueError(f"{shown} contains a NUL byte")
+    if pattern.startswith("!") and number == 0:
+        raise ValueError(f"{shown} un-hides, but no pattern before it hides anything; put it after the one it narrows")
+    if "://" in body or body.startswith("~"):
+        raise ValueError(
+            f"{shown} names a URL or a home folder; deny patterns match paths inside a mount, e.g. 'private/*'"
+        )
+    if any(part in (".", "..") for part in body.strip("/").split("/")):
+        raise ValueError(f"{shown} has a '.' or '..' component, which no canonical path has")
+    for mount in (m for m in mounts if m.is_local):
+        for prefix in {mount.url.rstrip("/"), mount.real_root.rstrip("/")}:
+            if prefix and (body == prefix or body.startswith(prefix + "/")):
+                inside = body[len(prefix) :] or "/"
+                raise ValueError(
+                    f"{shown} is a host path; deny patterns are gitignore patterns on the path inside a mount: "
+                    f"write {pattern[: len(pattern) - len(body)] + inside!r}"
+                )
+    try:
+        gitignore([pattern])
+    except ValueError as exc:
+        raise ValueError(f"{shown} is not a valid gitignore pattern ({exc})") from None

@@ -274,7 +274,10 @@ def grep_ripgrep(
         cmd += ["-g", pattern]
     for pattern in query.exclude or []:
         cmd += ["-g", f"!{pattern}"]
-    for pattern in (*vfs.jail.deny, f"{TEMP_PREFIX}*"):
+    # Deny patterns are anchored to the mount root, ripgrep's globs to the search root: only
+    # those that match at any depth mean the same to both (every result is checked below too).
+    deny = vfs.jail.deny if not any(p.startswith("!") for p in vfs.jail.deny) else ()
+    for pattern in (*[p for p in deny if "/" not in p.rstrip("/")], f"{TEMP_PREFIX}*"):
         cmd += ["-g", f"!{pattern}"]
     if query.respect_gitignore:
         cmd += ["--no-ignore-parent", "--no-require-git", "--no-ignore-global", "--no-ignore-exclude"]
@@ -353,7 +356,11 @@ def _read_rg_stream(
             rel = _text(data["path"]).removeprefix("./")
             target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
             lines, hits, flushed = {}, [], 0
-            skip = (include is not None and not is_file and not include.match_file(rel)) or _binary_file(vfs, target)
+            skip = (
+                vfs.jail.is_hidden(target.rel)
+                or (include is not None and not is_file and not include.match_file(rel))
+                or _binary_file(vfs, target)
+            )
             files += 1
             if progress:
                 progress(files, None, target.display)
