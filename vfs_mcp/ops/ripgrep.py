@@ -1,0 +1,231 @@
+"""grep_files' ripgrep engine, for local mounts: ``rg --json`` read as a stream.
+
+The process is stopped once the page is full, or when it has run for the query's budget.
+What ripgrep says on stderr is read too: a file it could not open is a note in the result
+(never a silent "no matches"); a regex it cannot compile sends the search to the Python
+engine; anything else is an error.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import threading
+from typing import IO
+
+from pathspec import GitIgnoreSpec
+
+from vfs_mcp.errors import Internal, VfsError
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail import TEMP_PREFIX, Target
+from vfs_mcp.ops.globs import caller_globs
+from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress, is_binary_head
+from vfs_mcp.ops.text import SNIFF_BYTES
+from vfs_mcp.ops.walk import ALWAYS_SKIPPED
+
+STDERR_KEEP = 64 * 1024
+_FILE_ERROR = re.compile(r"^rg: (\./.+?|[^/:]+): (.+)$")
+
+
+def rg_binary() -> str | None:
+    """The ripgrep executable shipped by the `ripgrep` wheel beside this Python, else on PATH."""
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        candidate = os.path.join(folder, "rg")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("rg")
+
+
+class RipgrepFailed(Exception):
+    """ripgrep could not compile this regex (a syntax RE2 has and it lacks): use the Python engine."""
+
+
+def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
+    # --encoding utf-8: invalid bytes become U+FFFD as in the Python engine (and no BOM sniffing).
+    cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--encoding", "utf-8"]
+    for name in ALWAYS_SKIPPED:
+        cmd += ["-g", f"!{name}"]
+    # ripgrep lets a -g include glob override ignore files; with ignore rules on, includes
+    # are applied to its results instead, as the Python engine does.
+    for pattern in [] if query.respect_gitignore else query.include or []:
+        cmd += ["-g", pattern]
+    for pattern in query.exclude or []:
+        cmd += ["-g", f"!{pattern}"]
+    # Deny patterns are anchored to the mount root, ripgrep's globs to the search root: only
+    # those that match at any depth mean the same to both (every result is checked too).
+    deny = vfs.jail.deny if not any(p.startswith("!") for p in vfs.jail.deny) else ()
+    for pattern in (*[p for p in deny if "/" not in p.rstrip("/")], f"{TEMP_PREFIX}*"):
+        cmd += ["-g", f"!{pattern}"]
+    if query.respect_gitignore:
+        cmd += ["--no-ignore-parent", "--no-require-git", "--no-ignore-global", "--no-ignore-exclude"]
+    else:
+        cmd += ["--no-ignore"]
+    if query.max_depth is not None:
+        cmd += ["--max-depth", str(query.max_depth)]
+    cmd += ["--max-filesize", str(query.max_file_size)]
+    cmd += ["--fixed-strings"] if not query.is_regex else []
+    cmd += ["--case-sensitive"] if query.case_sensitive else ["--ignore-case"]
+    cmd += ["--word-regexp"] if query.whole_word else []
+    if not query.count_only:
+        cmd += ["-B", str(query.before), "-A", str(query.after)]
+    # The pattern after -e and the path after --: neither can ever be read as a flag.
+    return [*cmd, "-e", query.pattern, "--", target]
+
+
+def grep_ripgrep(
+    vfs: JailedFS, root: Target, query: GrepQuery, rg: str, is_file: bool, progress: Progress | None = None
+) -> GrepResult:
+    real = os.path.realpath(root.fs_path)
+    cmd = command(vfs, query, rg, os.path.basename(real) if is_file else ".")
+    cwd = os.path.dirname(real) if is_file else real
+    out = Collector(query)
+    post_include = caller_globs(query.include, "include") if query.respect_gitignore else None
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stderr: list[bytes] = []
+    drain = threading.Thread(target=_drain, args=(proc.stderr, stderr), daemon=True)
+    drain.start()
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(query.budget, stop)
+    timer.start()
+    try:
+        _read_stream(vfs, root, query, proc, out, is_file, progress, post_include)
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        drain.join()
+        if proc.stdout:
+            proc.stdout.close()
+    text = b"".join(stderr).decode("utf-8", "replace")
+    unreadable = _unreadable(vfs, root, text, is_file)
+    if proc.returncode == 2 and not unreadable and not out.seen and not timed_out.is_set() and not out.full:
+        if "regex" in text.lower():
+            raise RipgrepFailed(text.strip().splitlines()[-1] if text.strip() else "regex error")
+        raise Internal(f"ripgrep failed: {text.strip().splitlines()[-1] if text.strip() else 'exit status 2'}")
+    if timed_out.is_set():
+        out.out_of_time(None, None)
+    out.skipped("files or folders could not be read", unreadable)
+    return out.result(root, "ripgrep", timed_out.is_set())
+
+
+def _drain(stream: IO[bytes] | None, into: list[bytes]) -> None:
+    """Read ripgrep's stderr as it comes (a full pipe would stall it), keeping the first 64 KiB."""
+    if stream is None:
+        return
+    kept = 0
+    with stream:
+        for line in stream:
+            if kept < STDERR_KEEP:
+                into.append(line)
+                kept += len(line)
+
+
+def _unreadable(vfs: JailedFS, root: Target, stderr: str, is_file: bool) -> list[str]:
+    """The paths ripgrep could not read, with its reason, as the mount names them (hidden ones left out)."""
+    found = []
+    for line in stderr.splitlines():
+        hit = _FILE_ERROR.match(line)
+        if hit is None:
+            continue
+        name, reason = hit.groups()
+        rel = name.removeprefix("./")
+        target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
+        if (is_file or name.startswith("./")) and not vfs.jail.is_hidden(target.rel):
+            found.append(f"{target.display} ({reason.split(' (os error')[0]})")
+    return found
+
+
+def _text(field: dict[str, str]) -> str:
+    if "text" in field:
+        return field["text"]
+    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")
+
+
+def _strip_eol(line: str) -> str:
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def _read_stream(
+    vfs: JailedFS,
+    root: Target,
+    query: GrepQuery,
+    proc: subprocess.Popen[bytes],
+    out: Collector,
+    is_file: bool,
+    progress: Progress | None,
+    include: GitIgnoreSpec | None,
+) -> None:
+    assert proc.stdout is not None
+    lines: dict[int, str] = {}
+    hits: list[tuple[int, int]] = []  # (line number, column) of the current file's matches
+    target: Target | None = None
+    skip = False
+    flushed = 0
+    files = 0
+
+    def flush(upto: int | None) -> None:
+        """Hand over the current file's matches whose after-context is complete."""
+        nonlocal flushed
+        while flushed < len(hits) and not out.full:
+            number, column = hits[flushed]
+            if upto is not None and number + query.after > upto:
+                return
+            ctx_b = [lines[k] for k in range(number - query.before, number) if k in lines]
+            ctx_a = [lines[k] for k in range(number + 1, number + query.after + 1) if k in lines]
+            assert target is not None
+            out.add(target.display, number, column, lines[number], ctx_b, ctx_a)
+            flushed += 1
+        # Lines before the oldest pending match's context are never needed again.
+        keep = hits[flushed][0] - query.before if flushed < len(hits) else (upto or 0) - query.before + 1
+        for old in [k for k in lines if k < keep]:
+            del lines[old]
+
+    for raw in proc.stdout:
+        message = json.loads(raw)
+        kind, data = message["type"], message.get("data", {})
+        if kind == "begin":
+            rel = _text(data["path"]).removeprefix("./")
+            target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
+            lines, hits, flushed = {}, [], 0
+            skip = (
+                vfs.jail.is_hidden(target.rel)
+                or (include is not None and not is_file and not include.match_file(rel))
+                or _binary_file(vfs, target)
+            )
+            files += 1
+            if progress:
+                progress(files, None, target.display)
+        elif kind in ("match", "context") and not skip:
+            number = data["line_number"]
+            raw_line = data["lines"]
+            lines[number] = _strip_eol(_text(raw_line))
+            if kind == "match":
+                column = 1
+                if data.get("submatches"):
+                    prefix = base64.b64decode(raw_line["bytes"]) if "bytes" in raw_line else raw_line["text"].encode()
+                    column = len(prefix[: data["submatches"][0]["start"]].decode("utf-8", "replace")) + 1
+                hits.append((number, column))
+            flush(number)
+        elif kind == "end" and not skip:
+            flush(None)
+        if out.full:
+            return
+
+
+def _binary_file(vfs: JailedFS, target: Target) -> bool:
+    try:
+        return is_binary_head(vfs.cat(target, start=0, end=SNIFF_BYTES))
+    except VfsError:
+        return True
