@@ -26,7 +26,8 @@ from conftest import RARE_LITERAL, REGEX, s3fs_client
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops.analytics import DuplicatesResult, SizeResult, calculate_directory_size, find_duplicate_files
-from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files, rg_binary
+from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
+from vfs_mcp.ops.ripgrep import rg_binary
 from vfs_mcp.ops.tree import TreeResult, directory_tree
 
 if TYPE_CHECKING:
