@@ -19,8 +19,8 @@ import pytest
 from conftest import Sandbox
 
 from vfs_mcp.ops.grep import GrepQuery, grep_files
-from vfs_mcp.ops.ripgrep import rg_binary
 from vfs_mcp.ops.ignore import IgnoreRules
+from vfs_mcp.ops.ripgrep import rg_binary
 from vfs_mcp.ops.walk import select
 
 GIT = shutil.which("git")

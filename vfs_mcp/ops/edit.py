@@ -4,22 +4,37 @@
 file's indentation), then fuzzily with a confidence score. A text found in more than one
 place is a CONFLICT unless the edit says ``replace_all``; all edits apply or none do.
 ``edit_file_at_line`` edits by 1-based line number, bottom-up, verifying expected content.
+
+Every step is bounded: exact search is ``str.find``, the whitespace-normalised token match
+runs on RE2 (linear time), fuzzy scoring is rapidfuzz's bit-parallel Indel similarity with a
+time budget (then CONFLICT "no match within budget" with the best place found so far), and
+one call takes at most ``MAX_EDITS`` edits and ``EDIT_WORK_CHARS`` of text scanned.
 """
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import re
+import time
 from typing import Literal
 
+import re2
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from rapidfuzz.distance import Indel
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.ops.globs import re2_options
+from vfs_mcp.ops.regex import SPACE
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable, unified_diff
 
 FUZZY_THRESHOLD = 0.8
+FUZZY_BUDGET_SECONDS = 2.0
+"""Seconds one edit may spend scoring fuzzy candidates before it answers with the best so far."""
+MAX_EDITS = 1000
+EDIT_WORK_CHARS = 2_000_000_000
+"""Edits times file size one call may scan (each edit scans the text as the edits before left it)."""
+SHOWN_PLACES = 5
 Strategy = Literal["exact", "whitespace", "fuzzy"]
 
 
@@ -131,12 +146,40 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _conflict_many(number: int, text: str, starts: list[int], how: str) -> Conflict:
-    lines = ", ".join(str(_line_of(text, start)) for start in starts[:5])
+def _conflict_many(number: int, text: str, starts: list[int], how: str, count: int | None = None) -> Conflict:
+    count = len(starts) if count is None else count
+    lines = ", ".join(str(_line_of(text, start)) for start in starts[:SHOWN_PLACES])
+    more = f", … {count - SHOWN_PLACES} more" if count > SHOWN_PLACES else ""
     return Conflict(
-        f"edit {number}: oldText {how} {len(starts)} times (lines {lines}); "
+        f"edit {number}: oldText {how} {count} times (lines {lines}{more}); "
         "add surrounding lines to make it unique, or set replace_all"
     )
+
+
+def _exact(text: str, old: str, everything: bool) -> list[tuple[int, int]]:
+    """Non-overlapping places of ``old``: all of them, or (enough to tell one from many) the first six."""
+    spans: list[tuple[int, int]] = []
+    at = text.find(old)
+    while at >= 0 and (everything or len(spans) <= SHOWN_PLACES):
+        spans.append((at, at + len(old)))
+        at = text.find(old, at + len(old))
+    return spans
+
+
+def _tokens(text: str, old: str, everything: bool) -> list[tuple[int, int]]:
+    """Places of oldText's words separated by any whitespace (RE2: linear, whatever the words)."""
+    tokens = old.split()
+    gap = f"[{SPACE}]+" if "\n" in old.strip("\n") else r"[ \t]+"
+    try:
+        regex = re2.compile(gap.join(map(re.escape, tokens)), re2_options())
+    except re2.error:
+        return []  # too many words to compile: no whitespace-normalised match
+    spans: list[tuple[int, int]] = []
+    for match in regex.finditer(text):
+        spans.append(match.span())
+        if not everything and len(spans) > SHOWN_PLACES:
+            break
+    return spans
 
 
 def _report(number: int, text: str, strategy: Strategy, spans: list[tuple[int, int]], confidence: float) -> MatchReport:
@@ -165,11 +208,11 @@ def _apply_one(text: str, number: int, edit: TextEdit, options: EditOptions) -> 
     old, new = edit.old_text, edit.new_text
     if not old:
         raise InvalidArgument(f"edit {number}: oldText is empty; use write_file or edit_file_at_line to insert")
-    exact = [(m.start(), m.end()) for m in re.finditer(re.escape(old), text)]
+    exact = _exact(text, old, edit.replace_all)
     if len(exact) == 1 or (exact and edit.replace_all):
         return _replace_spans(text, [(a, b, new) for a, b in exact]), _report(number, text, "exact", exact, 1.0)
     if exact:
-        raise _conflict_many(number, text, [a for a, _ in exact], "occurs")
+        raise _conflict_many(number, text, [a for a, _ in exact], "occurs", text.count(old))
     old_lines = old.strip("\n").split("\n")
     spans = _line_spans(text)
     file_lines = [text[a:b] for a, b in spans]
@@ -188,48 +231,54 @@ def _apply_one(text: str, number: int, edit: TextEdit, options: EditOptions) -> 
         if hits:
             raise _conflict_many(number, text, [spans[h][0] for h in hits], "occurs, whitespace normalised,")
         # Part of a line (or lines) with different spacing: match token by token.
-        tokens = old.split()
-        if tokens:
-            gap = r"\s+" if "\n" in old.strip("\n") else r"[ \t]+"
-            found = [(m.start(), m.end()) for m in re.finditer(gap.join(map(re.escape, tokens)), text)]
+        if old.split():
+            found = _tokens(text, old, edit.replace_all)
             if len(found) == 1 or (found and edit.replace_all):
                 return _replace_spans(text, [(a, b, new) for a, b in found]), _report(
                     number, text, "whitespace", found, 1.0
                 )
             if found:
                 raise _conflict_many(number, text, [a for a, _ in found], "occurs, whitespace normalised,")
-    best, score, runner_up = _closest(squashed, wanted)
+    best, score, runner_up, complete = _closest(squashed, wanted)
     window = "\n".join(squashed[best : best + width])
+    snippet = "\\n".join(file_lines[best : best + width])[:200]
+    if not complete:
+        raise Conflict(
+            f"edit {number}: oldText not found exactly or with whitespace normalised, and no match within the "
+            f"{FUZZY_BUDGET_SECONDS:g} s fuzzy budget. Best so far: lines {best + 1}-{best + width} "
+            f"(confidence {score:.2f}): {snippet!r}. Re-read the lines you mean and copy oldText from them"
+        )
     covers = len(window) <= 1.1 * len("\n".join(wanted)) + 2  # never take text oldText did not name
     if options.partial_match and score >= FUZZY_THRESHOLD and covers:
         if runner_up >= score:
             raise Conflict(f"edit {number}: oldText is equally close to several places; add surrounding lines")
         return _replace_windows(text, spans, [best], width, number, edit, options, "fuzzy", score, old_lines)
-    snippet = "\\n".join(file_lines[best : best + width])[:200]
     raise Conflict(
         f"edit {number}: oldText not found. Closest: lines {best + 1}-{best + width} "
         f"(confidence {score:.2f}): {snippet!r}. Re-read those lines and retry with their exact text"
     )
 
 
-def _closest(squashed: list[str], wanted: list[str]) -> tuple[int, float, float]:
-    """Best window start, its similarity, and the runner-up's (for ambiguity)."""
+def _closest(squashed: list[str], wanted: list[str]) -> tuple[int, float, float, bool]:
+    """Best window start, its similarity, the runner-up's (for ambiguity), and whether every
+    window was scored within FUZZY_BUDGET_SECONDS.
+    """
     width = len(wanted)
     if width > len(squashed):
-        return 0, 0.0, 0.0  # oldText has more lines than the file
-    matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2("\n".join(wanted))
+        return 0, 0.0, 0.0, True  # oldText has more lines than the file
+    target = "\n".join(wanted)
+    deadline = time.monotonic() + FUZZY_BUDGET_SECONDS
     best, score, runner_up = 0, 0.0, 0.0
     for i in range(len(squashed) - width + 1):
-        matcher.set_seq1("\n".join(squashed[i : i + width]))
-        if matcher.real_quick_ratio() <= runner_up or matcher.quick_ratio() <= runner_up:
-            continue
-        ratio = matcher.ratio()
+        if i % 64 == 0 and time.monotonic() > deadline:
+            return best, score, runner_up, False
+        # score_cutoff lets rapidfuzz give up early on windows that cannot beat the runner-up.
+        ratio = Indel.normalized_similarity("\n".join(squashed[i : i + width]), target, score_cutoff=runner_up)
         if ratio > score:
             best, score, runner_up = i, ratio, score
         elif ratio > runner_up:
             runner_up = ratio
-    return best, score, runner_up
+    return best, score, runner_up, True
 
 
 def _replace_windows(
@@ -269,9 +318,17 @@ def edit_file(
     """Apply every edit in order to the file's text, or none; returns the diff."""
     if not edits:
         raise InvalidArgument("edits is empty; give at least one {oldText, newText}")
+    if len(edits) > MAX_EDITS:
+        raise InvalidArgument(f"{len(edits)} edits in one call; give at most {MAX_EDITS} (split them over calls)")
     options = options or EditOptions()
     target = vfs.resolve(path, write=not dry_run)
     doc = TextFile.load(vfs, target, encoding, max_bytes)
+    if len(edits) * len(doc.text) > EDIT_WORK_CHARS:
+        fits = max(1, EDIT_WORK_CHARS // max(1, len(doc.text)))
+        raise InvalidArgument(
+            f"{len(edits)} edits on {len(doc.text):,} characters is more than one call may scan; "
+            f"give at most {fits} edits per call, or rewrite the file with write_file"
+        )
     if expected_hash is not None and expected_hash.lower() != doc.sha256:
         raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
     text, reports = doc.text, []

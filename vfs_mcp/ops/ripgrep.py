@@ -17,7 +17,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
-from typing import IO
+from typing import IO, Any, cast
 
 from pathspec import GitIgnoreSpec
 
@@ -31,6 +31,8 @@ from vfs_mcp.ops.walk import ALWAYS_SKIPPED
 
 STDERR_KEEP = 64 * 1024
 _FILE_ERROR = re.compile(r"^rg: (\./.+?|[^/:]+): (.+)$")
+_SUBMATCHES = '"submatches":['
+_DECODER = json.JSONDecoder()
 
 
 def rg_binary() -> str | None:
@@ -193,7 +195,7 @@ def _read_stream(
             del lines[old]
 
     for raw in proc.stdout:
-        message = json.loads(raw)
+        message = _message(raw)
         kind, data = message["type"], message.get("data", {})
         if kind == "begin":
             rel = _text(data["path"]).removeprefix("./")
@@ -222,6 +224,22 @@ def _read_stream(
             flush(None)
         if out.full:
             return
+
+
+def _message(raw: bytes) -> dict[str, Any]:
+    """One ``rg --json`` message, its submatches cut to the first (the only one a result uses).
+
+    A 2 MB line of ``a a a ...`` searched for ``a`` is a 54 MB message of a million submatches:
+    parsing them all would hold the interpreter lock for seconds while other clients wait.
+    """
+    text = raw.decode("utf-8")
+    at = text.rfind(_SUBMATCHES)  # "submatches" is the last field of "data", "data" of the message
+    if at < 0 or text[at + len(_SUBMATCHES)] == "]":
+        return cast(dict[str, Any], json.loads(text))
+    first, _ = _DECODER.raw_decode(text, at + len(_SUBMATCHES))
+    message = cast(dict[str, Any], json.loads(text[:at] + _SUBMATCHES + "]}}"))
+    message["data"]["submatches"] = [first]
+    return message
 
 
 def _binary_file(vfs: JailedFS, target: Target) -> bool:

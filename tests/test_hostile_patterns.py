@@ -1,0 +1,249 @@
+"""A caller's pattern, edit or request size can neither freeze the server nor blow up its reply.
+
+Issue 12's reproductions, through the real CLI (stdio and HTTP) and in-process: each hostile
+call answers within a generous bound (HOSTILE_BOUND) with a result or a clear error, and a
+``list_allowed_directories`` sent meanwhile answers within QUICK_BOUND. On the old code each
+of these ran for minutes with the interpreter lock held.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from conftest import BACKENDS, Sandbox, make_sandbox
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from vfs_mcp.jail import Target
+from vfs_mcp.ops import ripgrep
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE_BOUND = 20.0
+"""Seconds a hostile call may take (its own budgets are 5 s; the rest is slack for a loaded machine)."""
+QUICK_BOUND = 3.0
+"""Seconds a trivial call from another client may take meanwhile (about 1 s on an idle machine)."""
+EVIL_GLOB = "*a*a*a*a*a*a*a*a*a*a*a*a*c"
+LONG_NAME = "a" * 60
+EVIL_REGEX = "(a+)+$"
+
+
+def hostile_tree(root: Path) -> None:
+    (root / "evil.txt").write_text("a" * 36 + "!\n")
+    (root / LONG_NAME).write_text("x\n")
+    (root / "sub").mkdir()
+    (root / "sub" / LONG_NAME).write_text("y\n")
+    (root / ".gitignore").write_text(EVIL_GLOB + "\n")
+    (root / "code.txt").write_text("".join(f"    line {i} = value({i}) + other({i * 7})\n" for i in range(400)))
+    (root / "one-line.txt").write_text("a " * 1_000_000)
+
+
+OLD_TEXT_40 = "".join(f"        changed {i} = something_else({i}) - nothing({i})\n" for i in range(40))
+
+# (tool, arguments, what the answer must be: "ok" or an error code)
+CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("grep_files", {"path": ".", "pattern": EVIL_REGEX, "is_regex": True}, "ok"),
+    ("grep_files", {"path": ".", "pattern": "(a+)+(?=b)", "is_regex": True}, "INVALID_ARGUMENT"),
+    ("grep_files", {"path": ".", "pattern": "a", "exclude_patterns": [EVIL_GLOB]}, "ok"),
+    ("grep_files", {"path": ".", "pattern": "x", "max_file_size_mb": 1e300}, "INVALID_ARGUMENT"),
+    ("directory_tree", {"path": ".", "exclude_patterns": [EVIL_GLOB]}, "ok"),
+    ("directory_tree", {"path": ".", "pattern": EVIL_GLOB}, "ok"),
+    ("search_files", {"path": ".", "pattern": EVIL_GLOB, "exclude_patterns": [EVIL_GLOB]}, "ok"),
+    ("list_directory", {"path": ".", "pattern": EVIL_GLOB}, "ok"),
+    ("find_large_files", {"path": ".", "min_size_mb": 0, "exclude_patterns": [EVIL_GLOB]}, "ok"),
+    ("find_duplicate_files", {"path": ".", "exclude_patterns": [EVIL_GLOB]}, "ok"),
+    ("find_empty_directories", {"path": ".", "exclude_patterns": [EVIL_GLOB]}, "ok"),
+    ("edit_file", {"path": "code.txt", "edits": [{"oldText": OLD_TEXT_40, "newText": "x"}]}, "CONFLICT"),
+    ("edit_file", {"path": "one-line.txt", "edits": [{"oldText": "a " * 500 + "b", "newText": "x"}]}, "CONFLICT"),
+    (
+        "edit_file",
+        {"path": "one-line.txt", "edits": [{"oldText": f"a{i}", "newText": "b"} for i in range(12_000)]},
+        "INVALID_ARGUMENT",
+    ),
+]
+
+
+def check(tool: str, result: Any, expected: str) -> None:
+    if expected == "ok":
+        assert not result.is_error, (tool, result.content[0].text[:300])
+    else:
+        assert result.is_error, (tool, str(result.structured_content)[:300])
+        assert result.structured_content["error"]["code"] == expected, (tool, result.content[0].text[:300])
+
+
+async def timed(client: Client, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+    started = time.monotonic()
+    with anyio.fail_after(HOSTILE_BOUND * 3):  # a hang fails the test instead of stalling the suite
+        result = await client.call_tool(tool, args)
+    return result, time.monotonic() - started
+
+
+async def hostile_while_other_answers(
+    hostile: Client, other: Client, tool: str, args: dict[str, Any], expected: str
+) -> float:
+    """Run one hostile call; meanwhile keep asking ``other`` for the mounts. Returns the slowest answer."""
+    slowest = 0.0
+    done = anyio.Event()
+
+    async def probe() -> None:
+        nonlocal slowest
+        while not done.is_set():
+            _, took = await timed(other, "list_allowed_directories", {})
+            slowest = max(slowest, took)
+            await anyio.sleep(0.05)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(probe)
+        result, took = await timed(hostile, tool, args)
+        done.set()
+    check(tool, result, expected)
+    assert took < HOSTILE_BOUND, f"{tool} took {took:.1f} s"
+    return slowest
+
+
+@pytest.mark.parametrize("call", CALLS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CALLS)])
+async def test_every_hostile_call_answers_over_stdio_and_the_server_keeps_answering(
+    tmp_path: Path, call: tuple[str, dict[str, Any], str]
+) -> None:
+    hostile_tree(tmp_path)
+    tool, args, expected = call
+    params = StdioServerParameters(command=sys.executable, args=["-m", "vfs_mcp", str(tmp_path)])
+    async with Client(params) as client:
+        slowest = await hostile_while_other_answers(client, client, tool, args, expected)
+    assert slowest < QUICK_BOUND, f"list_allowed_directories took {slowest:.1f} s during {tool}"
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_catastrophic_regexes_and_globs_answer_on_every_backend(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    box = make_sandbox(kind, tmp_path, request)
+    box.put("evil.txt", "a" * 36 + "!\n")
+    box.put(f"sub/{LONG_NAME}", "y\n")
+    box.put(".gitignore", EVIL_GLOB + "\n")
+    async with box.client(profiles=("default", "fs")) as client:
+        for tool, args, expected in [
+            ("grep_files", {"path": box.path(""), "pattern": EVIL_REGEX, "is_regex": True}, "ok"),
+            ("grep_files", {"path": box.path(""), "pattern": "(a|aa)*c", "is_regex": True}, "ok"),
+            ("grep_files", {"path": box.path(""), "pattern": "(a+)+(?=b)", "is_regex": True}, "INVALID_ARGUMENT"),
+            ("directory_tree", {"path": box.path(""), "exclude_patterns": [EVIL_GLOB]}, "ok"),
+            ("search_files", {"path": box.path(""), "pattern": EVIL_GLOB}, "ok"),
+            ("fs_list_files", {"root": box.path(""), "recursive": True, "exclude_globs": [EVIL_GLOB]}, "ok"),
+            ("fs_search_text", {"root": box.path(""), "query": EVIL_REGEX, "mode": "regex"}, "ok"),
+        ]:
+            result, took = await timed(client, tool, args)
+            check(tool, result, expected)
+            assert took < HOSTILE_BOUND, (tool, took)
+
+
+@contextmanager
+def cli_over_http(root: Path) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vfs_mcp", str(root), "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "VFS_MCP_TOKEN": ""},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@asynccontextmanager
+async def http_client(url: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
+    ):
+        yield client
+
+
+async def test_one_http_clients_catastrophic_regex_leaves_other_clients_answered(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    memory_like = [c for c in CALLS if c[0] in ("grep_files", "directory_tree", "edit_file")]
+    with cli_over_http(tmp_path) as url:
+        async with http_client(url) as attacker, http_client(url) as bystander:
+            for tool, args, expected in memory_like:
+                slowest = await hostile_while_other_answers(attacker, bystander, tool, args, expected)
+                assert slowest < QUICK_BOUND, f"another client waited {slowest:.1f} s during {tool}"
+
+
+# -- output bounds -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+async def test_grep_context_counts_against_the_reply_size_budget(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    box = make_sandbox(kind, tmp_path, request)
+    box.put("big.txt", "m" * 30 + "\n" + ("line with an m in it, " * 4 + "\n") * 45_000)  # about 4 MB
+    args = {"path": box.path("big.txt"), "pattern": "m", "context_lines": 100, "max_results": 100_000}
+    async with box.client(max_response_chars=100_000) as client:
+        result, took = await timed(client, "grep_files", {**args, "format": "json"})
+        text_view = await client.call_tool("grep_files", args)
+    body = result.structured_content
+    assert took < HOSTILE_BOUND
+    assert body["has_more"] is True and body["next_offset"] == body["returned"] > 0
+    assert "size budget" in body["notes"][0] and "results_offset=" in body["notes"][0]
+    assert len(json.dumps(body)) < 250_000, "the reply must stay near the budget, not 765 MiB"
+    assert "size budget" in text_view.content[0].text
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+async def test_a_huge_matching_line_is_cut_around_the_match_in_both_engines(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    box = make_sandbox(kind, tmp_path, request)
+    line = "x" * 3_000_000 + "NEEDLE" + "y" * 2_000_000
+    box.put("huge.txt", f"before\n{line}\nafter\n")
+    async with box.client() as client:
+        result, _ = await timed(
+            client, "grep_files", {"path": box.path(""), "pattern": "NEEDLE", "context_lines": 1, "format": "json"}
+        )
+    match = result.structured_content["matches"][0]
+    assert match["column"] == 3_000_001 and match["line_number"] == 2
+    assert "NEEDLE" in match["line"] and len(match["line"]) < 1100
+    assert match["line"].startswith("…[cut 2,999,750 characters]…")
+    assert match["line"].endswith("…[cut 1,999,256 characters]…")
+    assert match["context_before"] == ["before"] and match["context_after"] == ["after"]
+
+
+def test_ripgrep_errors_about_files_become_notes_naming_them(local_sandbox: Sandbox) -> None:
+    # As root (the test machine) nothing is unreadable, so the parser is given ripgrep's own words.
+    vfs = local_sandbox.vfs(deny=("secret*",))
+    stderr = (
+        "rg: ./sub/locked.txt: Permission denied (os error 13)\n"
+        "rg: ./secret.txt: Permission denied (os error 13)\n"
+        "rg: ./gone: No such file or directory (os error 2)\n"
+    )
+    root = Target(local_sandbox.mount, "")
+    found = ripgrep._unreadable(vfs, root, stderr, is_file=False)
+    assert found == [
+        f"{local_sandbox.path('sub/locked.txt')} (Permission denied)",
+        f"{local_sandbox.path('gone')} (No such file or directory)",
+    ]
