@@ -21,6 +21,7 @@ The dialects, one function each:
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 
 import re2
@@ -59,7 +60,11 @@ def re2_compile(pattern: str, options: re2.Options, what: str) -> re2._Regexp:
 def gitignore(lines: Iterable[str]) -> GitIgnoreSpec:
     """Gitignore rules matched by RE2; ValueError for a line pathspec cannot parse."""
     try:
-        return GitIgnoreSpec.from_lines(list(lines), backend="re2")
+        with warnings.catch_warnings():
+            # pathspec also compiles each pattern with Python's re, which warns about '[[' ("possible
+            # nested set"); that compiled form is never used for matching here.
+            warnings.simplefilter("ignore", FutureWarning)
+            return GitIgnoreSpec.from_lines(list(lines), backend="re2")
     except re2.error as exc:
         raise ValueError(f"cannot be compiled: {exc}") from None
 

@@ -60,13 +60,16 @@ def compile_regex(pattern: str, *, is_regex: bool, case_sensitive: bool, whole_w
     if len(pattern) > MAX_PATTERN_CHARS:
         raise InvalidArgument(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
     body = translate(pattern) if is_regex else re.escape(pattern)
-    if whole_word:
-        # ripgrep's -w: no word character on either side (RE2 has no look-around: consume one).
-        body = f"(?:^|[^{WORD}\\n])({body})(?:[^{WORD}\\n]|$)"
+    options = re2_options(case_sensitive=case_sensitive)
     try:
-        return re2.compile(f"(?m){body}", re2_options(case_sensitive=case_sensitive))
+        # Alone first: only a whole, well-formed regex may be wrapped (``a)|(b`` must not reshape the wrapper).
+        regex = re2.compile(f"(?m){body}", options)
+        if whole_word:
+            # ripgrep's -w: no word character on either side (RE2 has no look-around: consume one).
+            regex = re2.compile(f"(?m)(?:^|[^{WORD}\\n])({body})(?:[^{WORD}\\n]|$)", options)
     except re2.error as exc:
         raise InvalidArgument(_describe(pattern, exc)) from None
+    return regex
 
 
 def translate(pattern: str) -> str:

@@ -45,7 +45,8 @@ def rg_binary() -> str | None:
 
 
 class RipgrepFailed(Exception):
-    """ripgrep could not compile this regex (a syntax RE2 has and it lacks): use the Python engine."""
+    """ripgrep could not compile this regex or glob (a syntax RE2 or pathspec reads and it does not):
+    use the Python engine."""
 
 
 def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
@@ -113,7 +114,8 @@ def grep_ripgrep(
     text = b"".join(stderr).decode("utf-8", "replace")
     unreadable = _unreadable(vfs, root, text, is_file)
     if proc.returncode == 2 and not unreadable and not out.seen and not timed_out.is_set() and not out.full:
-        if "regex" in text.lower():
+        if "regex" in text.lower() or "error parsing glob" in text.lower():
+            # A pattern ripgrep reads otherwise than pathspec/RE2: the Python engine answers as on every backend.
             raise RipgrepFailed(text.strip().splitlines()[-1] if text.strip() else "regex error")
         raise Internal(f"ripgrep failed: {text.strip().splitlines()[-1] if text.strip() else 'exit status 2'}")
     if timed_out.is_set():

@@ -1,0 +1,119 @@
+"""Random regexes and globs sent to every tool that takes one: each call answers in time, with a
+result or a coded error, and the server answers a trivial call right after.
+
+The alphabets lean on what makes backtracking engines explode (nested quantifiers, many stars,
+alternations of overlapping words) and on syntax edges (unclosed groups and classes, escapes,
+braces, look-around). The tree holds long runs of the same letter for them to chew on.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import pytest
+from conftest import Sandbox, make_sandbox
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+PER_CALL = 20.0
+"""Seconds a call may take: the engines' own budgets are 5 s; the rest is slack for a loaded machine."""
+
+REGEX_PIECES = [
+    "a",
+    "a",
+    "b",
+    "(",
+    ")",
+    "+",
+    "*",
+    "?",
+    "|",
+    "[",
+    "]",
+    "^",
+    "$",
+    ".",
+    "\\",
+    "\\w",
+    "{2,}",
+    "(?=",
+    "(?<!",
+    "\\1",
+    "é",
+]
+regexes = st.lists(st.sampled_from(REGEX_PIECES), min_size=1, max_size=16).map("".join)
+GLOB_PIECES = ["*", "*", "a", "a", "?", "[", "]", "!", "/", "**", "{", ",", "}", "\\", "c", "."]
+globs = st.lists(st.sampled_from(GLOB_PIECES), min_size=1, max_size=20).map("".join)
+
+
+def seed(box: Sandbox) -> None:
+    box.put("runs.txt", "a" * 40 + "!\n" + "ab" * 30 + "\n" + "a a a a a a a a a b\n")
+    box.put("a" * 50 + "c", "x\n")
+    box.put("dir/" + "a" * 60, "needle\n")
+    box.put("dir/.gitignore", "*a*a*a*a*a*a*a*a*c\n")
+
+
+def default_calls(box: Sandbox, regex: str, glob: str) -> list[tuple[str, dict[str, Any]]]:
+    root = box.path("")
+    return [
+        ("grep_files", {"path": root, "pattern": regex, "is_regex": True}),
+        ("grep_files", {"path": root, "pattern": regex, "is_regex": True, "whole_word": True, "case_sensitive": False}),
+        ("grep_files", {"path": root, "pattern": "a", "include_patterns": [glob], "exclude_patterns": [glob]}),
+        ("search_files", {"path": root, "pattern": glob, "exclude_patterns": [glob]}),
+        ("directory_tree", {"path": root, "pattern": glob, "exclude_patterns": [glob]}),
+        ("list_directory", {"path": root, "pattern": glob}),
+        ("find_large_files", {"path": root, "min_size_mb": 0, "exclude_patterns": [glob]}),
+        ("find_empty_directories", {"path": root, "exclude_patterns": [glob]}),
+        ("find_duplicate_files", {"path": root, "exclude_patterns": [glob]}),
+        ("fs_search_text", {"root": root, "query": regex, "mode": "regex", "exclude_globs": [glob]}),
+        ("fs_list_files", {"root": root, "include_globs": [glob], "exclude_globs": [glob]}),
+    ]
+
+
+def official_calls(box: Sandbox, regex: str, glob: str) -> list[tuple[str, dict[str, Any]]]:
+    root = box.path("")
+    return [
+        ("search_files", {"path": root, "pattern": glob, "excludePatterns": [glob]}),
+        ("directory_tree", {"path": root, "excludePatterns": [glob]}),
+    ]
+
+
+async def exercise(server: MCPServer, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    async with Client(server) as client:
+        for tool, args in calls:
+            started = time.monotonic()
+            with anyio.fail_after(PER_CALL * 2):
+                result = await client.call_tool(tool, args)
+            took = time.monotonic() - started
+            assert took < PER_CALL, (tool, args, took)
+            if result.is_error:
+                code = (result.structured_content or {}).get("error", {}).get("code")
+                if code is None:  # the official profile answers in text, its code first
+                    code = result.content[0].text.split(":", 1)[0]
+                assert code in ("INVALID_ARGUMENT", "NOT_FOUND"), (tool, args, result.content[0].text[:300])
+        with anyio.fail_after(PER_CALL):
+            alive = await client.call_tool("list_allowed_directories", {})
+        assert not alive.is_error
+
+
+@pytest.fixture(scope="module", params=["memory", "local"])
+def boxes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Sandbox, MCPServer, MCPServer]:
+    box = make_sandbox(request.param, tmp_path_factory.mktemp(f"fuzz-{request.param}"), request)
+    seed(box)
+    return box, box.server(profiles=("default", "fs")), box.server(profiles=("official",))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(regex=regexes, glob=globs)
+def test_random_regexes_and_globs_answer_in_time_on_every_tool(
+    boxes: tuple[Sandbox, MCPServer, MCPServer], regex: str, glob: str
+) -> None:
+    box, default, official = boxes
+    anyio.run(exercise, default, default_calls(box, regex, glob))
+    anyio.run(exercise, official, official_calls(box, regex, glob))
