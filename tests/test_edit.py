@@ -229,6 +229,14 @@ async def test_text_found_twice_is_a_conflict_naming_both_lines_and_changes_noth
     assert sandbox.get("dup.txt") == original
 
 
+async def test_a_text_found_more_often_than_listed_says_how_many_lines_were_left_out(sandbox):
+    sandbox.put("many.txt", "a\nx\nx\nx\nb\nx\nx\nx\nx\n")
+    message = failed_with(await edit(sandbox, "many.txt", [{"oldText": "x", "newText": "y"}]), "CONFLICT")
+    assert "occurs 7 times (lines 2, 3, 4, 6, 7, … 2 more)" in message
+    loose = failed_with(await edit(sandbox, "many.txt", [{"oldText": "x ", "newText": "y"}]), "CONFLICT")
+    assert "7 times (lines 2, 3, 4, 6, 7, … 2 more)" in loose
+
+
 async def test_replace_all_replaces_every_occurrence_and_counts_them(sandbox):
     sandbox.put("dup.txt", "x = 1\ny = 2\nx = 1\n")
     body = succeeded(await edit(sandbox, "dup.txt", [{"oldText": "x = 1", "newText": "x = 9", "replace_all": True}]))

@@ -512,3 +512,21 @@ async def test_local_walks_never_follow_a_symlinked_dir_out(linked: Sandbox) -> 
     assert len(large_res["files"]) == len(PROJ)
     assert dup_res["groups"] == []
     assert empty["directories"] == []
+
+
+async def test_directory_tree_sends_progress_notifications_on_a_large_walk(sandbox: Sandbox) -> None:
+    for i in range(400):
+        sandbox.put(f"d{i % 8}/f{i}.txt", "x")
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    async with sandbox.client() as client:
+        result = await client.call_tool(
+            "directory_tree", {"path": sandbox.path(""), "max_depth": 2}, progress_callback=on_progress
+        )
+    assert not result.is_error
+    assert seen, "no progress notification reached the client"
+    assert seen[-1] == (408, 408)
+    assert [p for p, _ in seen] == sorted(p for p, _ in seen)

@@ -166,20 +166,23 @@ def _exact(text: str, old: str, everything: bool) -> list[tuple[int, int]]:
     return spans
 
 
-def _tokens(text: str, old: str, everything: bool) -> list[tuple[int, int]]:
-    """Places of oldText's words separated by any whitespace (RE2: linear, whatever the words)."""
+def _tokens(text: str, old: str, everything: bool) -> tuple[list[tuple[int, int]], int]:
+    """Places of oldText's words separated by any whitespace (RE2: linear, whatever the words):
+    all of them or the first six, and how many there are.
+    """
     tokens = old.split()
     gap = f"[{SPACE}]+" if "\n" in old.strip("\n") else r"[ \t]+"
     try:
         regex = re2.compile(gap.join(map(re.escape, tokens)), re2_options())
     except re2.error:
-        return []  # too many words to compile: no whitespace-normalised match
+        return [], 0  # too many words to compile: no whitespace-normalised match
     spans: list[tuple[int, int]] = []
+    count = 0
     for match in regex.finditer(text):
-        spans.append(match.span())
-        if not everything and len(spans) > SHOWN_PLACES:
-            break
-    return spans
+        count += 1
+        if everything or len(spans) <= SHOWN_PLACES:
+            spans.append(match.span())
+    return spans, count
 
 
 def _report(number: int, text: str, strategy: Strategy, spans: list[tuple[int, int]], confidence: float) -> MatchReport:
@@ -232,13 +235,13 @@ def _apply_one(text: str, number: int, edit: TextEdit, options: EditOptions) -> 
             raise _conflict_many(number, text, [spans[h][0] for h in hits], "occurs, whitespace normalised,")
         # Part of a line (or lines) with different spacing: match token by token.
         if old.split():
-            found = _tokens(text, old, edit.replace_all)
+            found, count = _tokens(text, old, edit.replace_all)
             if len(found) == 1 or (found and edit.replace_all):
                 return _replace_spans(text, [(a, b, new) for a, b in found]), _report(
                     number, text, "whitespace", found, 1.0
                 )
             if found:
-                raise _conflict_many(number, text, [a for a, _ in found], "occurs, whitespace normalised,")
+                raise _conflict_many(number, text, [a for a, _ in found], "occurs, whitespace normalised,", count)
     best, score, runner_up, complete = _closest(squashed, wanted)
     window = "\n".join(squashed[best : best + width])
     snippet = "\\n".join(file_lines[best : best + width])[:200]

@@ -13,6 +13,8 @@ from vfs_mcp.ops.walk import select
 
 DEFAULT_TREE_ENTRIES = 1000
 GLOB_CHARS = set("*?[")
+PROGRESS_EVERY = 100
+"""Entries between two progress notifications of directory_tree."""
 
 
 def name_matcher(pattern: str) -> Callable[[str, str], bool]:
@@ -109,6 +111,7 @@ def directory_tree(
     pattern: str | None = None,
     exclude_patterns: list[str] | None = None,
     max_entries: int = DEFAULT_TREE_ENTRIES,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> TreeResult:
     """A nested tree of ``path`` to ``max_depth`` levels from one listing, capped at ``max_entries``."""
     if max_depth < 1 or max_entries < 1:
@@ -120,7 +123,10 @@ def directory_tree(
     nodes = {"": top}  # each kept directory by its relative path
     counts = {"directory": 0, "file": 0}
     kept = omitted = 0
-    for entry in selection.entries:
+    total = len(selection.entries)
+    for done, entry in enumerate(selection.entries, 1):
+        if progress and (done % PROGRESS_EVERY == 0 or done == total):
+            progress(done, total, entry.path)
         rel = selection.relative(entry)
         if entry.type != "directory" and (not include_files or (matches is not None and not matches(entry.name, rel))):
             continue

@@ -108,6 +108,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     )
     @catching
     def directory_tree(
+        ctx: Context,
         path: DirArg = ".",
         max_depth: Annotated[int, Field(ge=1, le=100)] = 3,
         include_files: bool = True,
@@ -116,7 +117,9 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         max_entries: Annotated[int, Field(ge=1, le=100000)] = tree.DEFAULT_TREE_ENTRIES,
         format: FormatArg = "text",
     ) -> Annotated[CallToolResult, tree.TreeResult]:
-        result = tree.directory_tree(vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries)
+        result = tree.directory_tree(
+            vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries, reporter(ctx)
+        )
         return ok(result, tree.render_tree(result), format)
 
     @server.tool(
