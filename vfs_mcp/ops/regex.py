@@ -15,7 +15,7 @@ Where the two differ, the pattern is rewritten so RE2 means what ripgrep means:
 
 ``\\b`` and ``\\B`` stay RE2's, which reads only ASCII letters, digits and ``_`` as word
 characters: next to a non-ASCII letter the Python engine may see a boundary where ripgrep
-does not (documented in docs/tools-search.md).
+does not (documented in docs/security.md).
 """
 
 from __future__ import annotations
