@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, get_args
 
 import anyio
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
@@ -52,7 +52,7 @@ from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import failed, log
+from vfs_mcp.tooling import META_RESULT, compact_json, encodable, encodable_value, failed, log
 
 INSTRUCTIONS = (
     "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
@@ -68,10 +68,57 @@ def _version() -> str:
         return "0"
 
 
+def _json_size(value: Any) -> int:
+    return len(compact_json(value))
+
+
+def _fit(value: Any, room: int) -> Any:
+    """``value`` cut to at most ``room`` characters of compact JSON, keeping its shape (strings
+    shortened, lists ended early), so a cut structured result still fits its output schema."""
+    size = _json_size(value)
+    if size <= room:
+        return value
+    if isinstance(value, str):
+        keep = len(value)
+        while keep > 0 and _json_size(value[:keep]) > room:
+            keep = max(0, min(keep - 1, keep - (_json_size(value[:keep]) - room)))
+        return value[:keep]
+    if isinstance(value, list):
+        kept: list[Any] = []
+        used = 2
+        for item in value:
+            used += _json_size(item) + 1
+            if used > room:
+                break
+            kept.append(item)
+        return kept
+    if isinstance(value, dict):
+        fitted = dict(value)
+        while (size := _json_size(fitted)) > room:
+            key = max(fitted, key=lambda k: _json_size(fitted[k]))
+            smaller = _fit(fitted[key], _json_size(fitted[key]) - (size - room))
+            if _json_size(smaller) >= _json_size(fitted[key]):
+                break  # nothing left to cut
+            fitted[key] = smaller
+        return fitted
+    return value
+
+
 def cap_text(result: CallToolResult, limit: int) -> CallToolResult:
-    """Cut a reply's text to ``limit`` characters, saying what was cut and how to get the rest."""
+    """Cut a reply to ``limit`` characters in each view, saying what was cut and how to get the rest.
+
+    The text blocks are cut to ``limit`` characters in all; the structured content and the
+    result fields in ``_meta`` to ``limit`` characters of JSON, keeping their shape.
+    """
     total = sum(len(block.text) for block in result.content if isinstance(block, TextContent))
-    if total <= limit:
+    structured = result.structured_content
+    data = (result.meta or {}).get(META_RESULT)
+    over = [
+        total > limit,
+        structured is not None and _json_size(structured) > limit,
+        data is not None and _json_size(data) > limit,
+    ]
+    if not any(over):
         return result
     room, blocks = limit, []
     for block in result.content:
@@ -79,13 +126,19 @@ def cap_text(result: CallToolResult, limit: int) -> CallToolResult:
             block = TextContent(type="text", text=block.text[: max(room, 0)])
             room -= len(block.text)
         blocks.append(block)
+    size = max(total, _json_size(structured) if structured is not None else 0)
     note = (
-        f"[cut: the reply was {total} characters, over the server's {limit}-character limit; "
+        f"[cut: the reply was {size} characters, over the server's {limit}-character limit; "
         "ask for less: ranged reads (read_file offset_bytes/max_bytes, read_file_lines), paging "
         "(results_offset, offset/limit) or a narrower path or pattern]"
     )
     blocks.append(TextContent(type="text", text=note))
-    return result.model_copy(update={"content": blocks})
+    update: dict[str, Any] = {"content": blocks}
+    if over[1]:
+        update["structured_content"] = _fit(structured, limit)
+    if over[2]:
+        update["meta"] = {**(result.meta or {}), META_RESULT: _fit(data, limit)}
+    return result.model_copy(update=update)
 
 
 def describe(error: ValidationError) -> str:
@@ -175,6 +228,49 @@ _ROOTS_PARAMS = find_resolved_parameters(_client_roots)
 _ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
 
 
+SYNONYMS = {
+    # What other servers (and the seeds' other tools) call the arguments ours take.
+    "start_line": ("offset", "line"),
+    "from_line": ("offset", "line"),
+    "line": ("offset", "line_number"),
+    "end_line": ("limit",),
+    "max_lines": ("limit", "lines"),
+    "num_lines": ("lines", "limit"),
+    "count": ("lines", "limit"),
+    "n": ("lines", "limit"),
+    "head": ("lines",),
+    "tail": ("lines",),
+    "file": ("path",),
+    "file_path": ("path",),
+    "filename": ("path",),
+    "uri": ("path",),
+    "directory": ("path",),
+    "dir": ("path",),
+    "query": ("pattern",),
+    "regex": ("pattern",),
+    "text": ("content", "pattern"),
+    "data": ("content",),
+    "src": ("source",),
+    "dest": ("destination",),
+    "target": ("destination",),
+    "to": ("destination",),
+    "from": ("source",),
+}
+
+
+def _closest_argument(key: str, accepted: set[str]) -> str | None:
+    """The accepted argument ``key`` most likely meant: camelCase spelt snake_case, a known
+    synonym, or the closest spelling."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+    if snake in accepted:
+        return snake
+    for meant in SYNONYMS.get(snake, ()):
+        if meant in accepted:
+            return meant
+    close = difflib.get_close_matches(snake, sorted(accepted), n=1)
+    return close[0] if close else None
+
+
 class VfsServer(MCPServer):
     """MCPServer whose every failure carries a stable code (arguments rejected by the schema
     included), and whose every call is counted in its metrics (and audit log, if any).
@@ -252,17 +348,24 @@ class VfsServer(MCPServer):
             raise
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
-        """Describe arguments the tool does not take (the SDK would drop them silently)."""
+        """Describe arguments the tool does not take (the SDK would drop them silently): the
+        closest one it takes, what it takes, and the other spellings it accepts."""
         tool = self._tool_manager.get_tool(name)
-        known = set((tool.parameters.get("properties") or {}) if tool else ())
+        if tool is None:
+            return ""
+        listed = list(tool.parameters.get("properties") or {})
+        fields = tool.fn_metadata.arg_model.model_fields
+        accepted = {field.alias or key for key, field in fields.items()} - {tool.context_kwarg}
+        unknown = [key for key in arguments if key not in accepted]
+        if not unknown:
+            return ""
         problems = []
-        for key in arguments:
-            if tool is None or key in known:
-                continue
-            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-            close = [snake] if snake in known else difflib.get_close_matches(key, sorted(known), n=1)
-            problems.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        return ", ".join(problems)
+        for key in unknown:
+            close = _closest_argument(key, accepted)
+            problems.append(f"{key!r}" + (f" (did you mean {close!r}?)" if close else ""))
+        message = f"{', '.join(problems)}; it takes {', '.join(listed) or 'no arguments'}"
+        others = sorted(accepted - set(listed))
+        return message + (f" (also accepted: {', '.join(others)})" if others else "")
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -323,12 +426,30 @@ class VfsServer(MCPServer):
 async def _send_logs(request: ServerRequestContext[Any, Any], records: list[logging.LogRecord]) -> None:
     for record in records:
         params = LoggingMessageNotificationParams(
-            level=mcp_level(record.levelno), logger=record.name, data=record.getMessage()
+            level=mcp_level(record.levelno), logger=record.name, data=encodable(record.getMessage())
         )
         # Request-scoped: the only stream a 2026-07-28 client accepts log messages on.
         await request.session.send_notification(
             LoggingMessageNotification(params=params), related_request_id=request.request_id
         )
+
+
+async def _encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """The one place every reply passes (tool results, resources, listings, errors): no string
+    in it may hold a lone surrogate, which the transport cannot encode (the server would exit
+    with the client waiting forever). See ``tooling.encodable``."""
+    try:
+        result = await call_next(ctx)
+    except MCPError as exc:
+        error = encodable_value(exc.error)
+        if error is exc.error:
+            raise
+        raise MCPError(error.code, error.message, error.data) from exc
+    except Exception as exc:
+        if encodable(str(exc)) == str(exc):
+            raise
+        raise MCPError(INTERNAL_ERROR, encodable(str(exc))) from exc
+    return encodable_value(result)  # type: ignore[no-any-return]
 
 
 @asynccontextmanager
@@ -384,5 +505,6 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
+    server.middleware.insert(0, _encodable_replies)
     _forward_logs()
     return server

@@ -14,6 +14,7 @@ from typing import Protocol
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.profiles import toolset
 from vfs_mcp.settings import Settings
 
 PROFILES: dict[str, str] = {
@@ -42,8 +43,10 @@ def check(profiles: Sequence[str]) -> None:
 
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
-    """Register every chosen profile's tools, in the order given."""
+    """Register every chosen profile's tools, in the order given; then publish them compactly,
+    only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set)."""
     check(settings.profiles)
     for name in dict.fromkeys(settings.profiles):
         module: Profile = importlib.import_module(PROFILES[name])  # type: ignore[assignment]
         module.register(server, vfs, settings)
+    toolset.publish(server, settings.tools)
