@@ -9,6 +9,8 @@ import anyio
 import pytest
 from conftest import Sandbox
 
+from vfs_mcp.tooling import error_of
+
 pytestmark = pytest.mark.anyio
 
 
@@ -40,7 +42,7 @@ async def test_a_slow_call_times_out_with_a_clear_error(memory: Sandbox, monkeyp
     async with memory.client(call_timeout=0.3) as client:
         result = await client.call_tool("read_file", {"path": memory.path("slow.txt")})
     assert time.monotonic() - started < 2.5
-    assert result.structured_content["error"]["code"] == "INTERNAL"
+    assert error_of(result)["code"] == "INTERNAL"
     assert "timed out" in result.content[0].text
 
 

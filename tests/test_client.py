@@ -20,6 +20,8 @@ from mcp_types import CONNECTION_CLOSED, CallToolResult, TextContent, Tool, Tool
 
 from vfs_mcp import client
 from vfs_mcp.cli import main
+from vfs_mcp.errors import NotFound
+from vfs_mcp.tooling import failed
 
 pytestmark = pytest.mark.anyio
 SCHEMA = {
@@ -189,11 +191,7 @@ def test_preview_notes_what_was_cut() -> None:
 
 
 def test_rendering_is_coloured_only_when_asked() -> None:
-    error = CallToolResult(
-        content=[TextContent(type="text", text="NOT_FOUND: x does not exist")],
-        structured_content={"error": {"code": "NOT_FOUND", "status": 404, "message": "x does not exist"}},
-        is_error=True,
-    )
+    error = failed(NotFound("x does not exist"))
     assert client.render(error, client.Style(color=False)) == "error: NOT_FOUND (404): x does not exist\n"
     assert client.render(error, client.Style(color=True)).startswith("\x1b[31merror: NOT_FOUND")
     long = CallToolResult(content=[TextContent(type="text", text="y\n" * 100)])

@@ -7,6 +7,7 @@ from conftest import Sandbox
 from mcp.shared.exceptions import MCPError
 
 from vfs_mcp.resources import base_uri
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 DENY = (".env", "*.pem")
@@ -42,14 +43,14 @@ async def test_denied_files_cannot_be_read_changed_or_named(sandbox: Sandbox) ->
             args = {k: sandbox.path(v) if isinstance(v, str) and k != "content" else v for k, v in args.items()}
             result = await client.call_tool(tool, args)
             assert result.is_error, tool
-            assert result.structured_content["error"]["code"] == "NOT_FOUND", tool
+            assert error_of(result)["code"] == "NOT_FOUND", tool
             assert SECRET not in str(result.content), tool
         multi = await client.call_tool(
             "read_multiple_files", {"paths": [sandbox.path("app/.env"), sandbox.path("app/main.py")]}
         )
         with pytest.raises(MCPError):
             await client.read_resource(f"{base_uri(sandbox.mount).rstrip('/')}/app/.env")
-    codes = [f["error"]["code"] if f["error"] else "OK" for f in multi.structured_content["files"]]
+    codes = [f["error"]["code"] if f["error"] else "OK" for f in data_of(multi)["files"]]
     assert codes == ["NOT_FOUND", "OK"]
     assert SECRET not in str(multi.content)
     assert sandbox.get("app/.env") == f"KEY={SECRET}\n".encode()
@@ -76,8 +77,8 @@ async def test_denied_files_are_absent_from_every_listing_and_search(sandbox: Sa
             args = {k: sandbox.path(v) if k == "path" else v for k, v in args.items()}
             result = await client.call_tool(tool, args)
             assert not result.is_error, (tool, result.content)
-            shown = str(result.content) + str(result.structured_content)
+            shown = str(result.content) + str(data_of(result))
             for name in (".env", "cert.pem", SECRET):
                 assert name not in shown, (tool, name)
         size = await client.call_tool("calculate_directory_size", {"path": sandbox.path("."), "format": "json"})
-    assert size.structured_content["files"] == 2  # main.py and copy.py only
+    assert data_of(size)["files"] == 2  # main.py and copy.py only

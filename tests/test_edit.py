@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from conftest import ScopedSandbox
 
+from vfs_mcp.tooling import data_of, error_of
+
 pytestmark = pytest.mark.anyio
 
 
@@ -53,15 +55,15 @@ async def edit_lines(sandbox: Any, rel: str, line_edits: list[dict[str, Any]], *
 
 def succeeded(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text
-    structured: dict[str, Any] = result.structured_content
+    structured: dict[str, Any] = data_of(result)
     return structured
 
 
 def failed_with(result: Any, code: str) -> str:
     assert result.is_error, f"expected {code}, got success: {result.content[0].text}"
     text: str = result.content[0].text
-    assert (result.structured_content or {}).get("error"), f"expected {code}, got an error without a code: {text!r}"
-    assert result.structured_content["error"]["code"] == code, text
+    assert error_of(result), f"expected {code}, got an error without a code: {text!r}"
+    assert error_of(result)["code"] == code, text
     assert text.startswith(f"{code}: "), text
     return text
 
@@ -323,7 +325,7 @@ async def test_seed_004_camel_case_spellings_are_honoured_or_refused_never_silen
         sandbox, "greet.py", [{"oldText": "print('helo world')", "newText": "print('bye')"}], **{spelling: value}
     )
     if result.is_error:  # refused (INVALID_ARGUMENT), or partialMatch honoured (CONFLICT)
-        assert result.structured_content["error"]["code"] in ("INVALID_ARGUMENT", "CONFLICT")
+        assert error_of(result)["code"] in ("INVALID_ARGUMENT", "CONFLICT")
     assert sandbox.get("greet.py") == GREET.encode()
 
 

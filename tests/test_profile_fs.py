@@ -24,6 +24,7 @@ from mcp_types import CallToolResult
 from vfs_mcp import build_server
 from vfs_mcp.mounts import MountSpec, open_mounts
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -79,14 +80,14 @@ WRITE_TOOLS = set(SEED) - READ_TOOLS
 
 def ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text if result.content else result
-    assert result.structured_content is not None
-    return result.structured_content
+    assert data_of(result) is not None
+    return data_of(result)
 
 
 def assert_error(result: CallToolResult, code: str) -> None:
-    assert result.is_error, f"expected {code}, got {result.structured_content}"
-    assert result.structured_content is not None
-    assert result.structured_content["error"]["code"] == code, result.content[0].text
+    assert result.is_error, f"expected {code}, got {data_of(result)}"
+    assert error_of(result) is not None
+    assert error_of(result)["code"] == code, result.content[0].text
 
 
 async def call(client: Client, tool: str, **args: Any) -> CallToolResult:

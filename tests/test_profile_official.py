@@ -30,6 +30,7 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import official_compat as compat
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +79,7 @@ def text(result: CallToolResult) -> str:
 def error(result: CallToolResult, code: str) -> str:
     assert result.is_error, f"expected {code}, got {result.content}"
     line = str(result.content[0].text)
-    assert result.structured_content["error"]["code"] == code, line
+    assert error_of(result)["code"] == code, line
     assert line.startswith(f"{code}: "), line
     return line
 

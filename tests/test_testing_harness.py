@@ -24,6 +24,7 @@ from vfs_mcp.testing import (
     moto_s3,
     s3_server,
 )
+from vfs_mcp.tooling import data_of
 
 pytestmark = pytest.mark.anyio
 
@@ -97,8 +98,8 @@ async def test_fs_reaches_the_files_the_tools_see_in_both_directions() -> None:
         fs.write("docs/guide.md", "# Guide\n")
         fs.mkdir("empty/inner")
         listing = await client.call_tool("directory_tree", {"path": "."})
-        assert "guide.md" in str(listing.structured_content)
-        assert "inner" in str(listing.structured_content)
+        assert "guide.md" in str(data_of(listing))
+        assert "inner" in str(data_of(listing))
 
         await client.call_tool("write_file", {"path": "docs/guide.md", "content": "# Changed\n"})
         assert fs.read_text("docs/guide.md") == "# Changed\n"
@@ -181,8 +182,8 @@ async def test_local_server_uses_a_temporary_folder_and_removes_it(tmp_path: Pat
         root = client.fs.root
         assert os.path.isfile(os.path.join(root, "src", "app.py"))
         result = await client.call_tool("read_file", {"path": os.path.join(root, "src", "app.py")})
-        assert result.structured_content is not None
-        assert result.structured_content["path"] == os.path.join(root, "src", "app.py")
+        assert data_of(result) is not None
+        assert data_of(result)["path"] == os.path.join(root, "src", "app.py")
     assert not os.path.exists(root)
 
     async with local_server({"a.txt": "x"}, folder=tmp_path / "kept") as client:
