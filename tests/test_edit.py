@@ -95,12 +95,14 @@ async def test_a_multi_line_exact_match_reports_its_first_and_last_line(sandbox)
     assert (body["matches"][0]["line_start"], body["matches"][0]["line_end"]) == (2, 3)
 
 
-async def test_edit_returns_a_git_style_unified_diff_as_text_and_structured_content(sandbox):
+async def test_edit_returns_a_git_style_unified_diff_as_text_then_what_was_written(sandbox):
     sandbox.put("a.txt", "one\ntwo\nthree\n")
     result = await edit(sandbox, "a.txt", [{"oldText": "two", "newText": "TWO"}])
     body = succeeded(result)
-    diff = result.content[0].text
-    assert diff == body["diff"]
+    text = result.content[0].text
+    diff, written = text.rsplit("\n", 1)
+    assert diff + "\n" == body["diff"]
+    assert written == f"[wrote {sandbox.path('a.txt')}, sha256 {body['sha256']}]"
     lines = diff.splitlines()
     assert lines[0] == f"--- {sandbox.path('a.txt')}"
     assert lines[1] == f"+++ {sandbox.path('a.txt')}"
@@ -431,8 +433,8 @@ async def test_dry_run_changes_nothing_and_returns_the_diff(sandbox):
     assert body["dry_run"] is True
     assert body["changed"] is True
     assert body["sha256"] is None
-    assert "-two\n+2\n" in result.content[0].text
-    assert body["diff"] == result.content[0].text
+    assert result.content[0].text == body["diff"] + "[dry run: nothing written]"
+    assert "-two\n+2\n" in body["diff"]
 
 
 async def test_a_failing_edit_in_a_list_leaves_the_file_byte_identical(sandbox):

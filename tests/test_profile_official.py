@@ -136,7 +136,7 @@ async def test_stdio_server_lists_the_reference_tools_with_its_arguments_and_def
         "edits": ("array", ("object", ("newText", "oldText"), False)),
         "dryRun": "boolean",
     }
-    assert types["read_text_file"] == {"path": "string", "tail": {"integer"}, "head": {"integer"}}
+    assert types["read_text_file"] == {"path": "string", "tail": "integer", "head": "integer"}
     assert types["list_directory_with_sizes"]["sortBy"] == ("name", "size")
     assert types["search_files"] == {"path": "string", "pattern": "string", "excludePatterns": ("array", "string")}
     assert types["read_multiple_files"] == {"paths": ("array", "string")}

@@ -75,9 +75,10 @@ async def test_every_call_is_recorded_with_its_arguments_outcome_and_error_code(
         arguments={"path": "a.txt"},
         is_error=False,
         code=None,
-        text="alpha\n",
+        text=ok.text,
         structured=ok.structured,
     )
+    assert ok.text.startswith("alpha\n\n[memory://workspace/a.txt: 6 bytes")  # the text, then a line about it
     assert ok.structured is not None and ok.structured["path"] == "memory://workspace/a.txt"
     assert (missing.is_error, missing.code) == (True, "NOT_FOUND")
     assert missing.text.startswith("NOT_FOUND: ") and "missing.txt" in missing.text
@@ -221,4 +222,5 @@ def test_all_is_exactly_the_public_api() -> None:
         for name, value in vars(vfs_mcp.testing).items()
         if not name.startswith("_") and getattr(value, "__module__", None) == "vfs_mcp.testing"
     }
-    assert set(vfs_mcp.testing.__all__) == defined | {"Files", "Seed"}  # the two type aliases
+    # the two type aliases, and the result readers of vfs_mcp.tooling
+    assert set(vfs_mcp.testing.__all__) == defined | {"Files", "Seed", "data_of", "error_of"}

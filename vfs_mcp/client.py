@@ -338,7 +338,9 @@ def render(result: CallToolResult, style: Style, full: bool = False) -> str:
 def to_json(result: CallToolResult) -> str:
     """The result as the MCP wire shows it (content, structuredContent, isError)."""
     data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data.pop("_meta", None)
+    ours = {k: v for k, v in data.pop("_meta", {}).items() if k.startswith("vfs-mcp/")}  # the result's fields
+    if ours:
+        data["_meta"] = ours
     data.setdefault("isError", False)
     return json.dumps(data, indent=1, ensure_ascii=False)
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.server import build_server
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import META_ERROR, META_RESULT
+from vfs_mcp.tooling import META_ERROR, META_RESULT, data_of, error_of
 
 __all__ = [
     "Files",
@@ -41,6 +41,8 @@ __all__ = [
     "ToolCall",
     "VfsClient",
     "connect",
+    "data_of",
+    "error_of",
     "load_dir",
     "local_fs",
     "local_server",
@@ -213,6 +215,7 @@ class ToolCall:
     text: str
     """The result's text blocks, joined by newlines (for a failure, the message the model saw)."""
     structured: dict[str, Any] | None = None
+    """The result's fields (as ``data_of`` gives them); None for a failure."""
 
 
 class _Recorder:

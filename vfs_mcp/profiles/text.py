@@ -100,7 +100,7 @@ def edit_text(result: edit.EditResult) -> str:
         outcome = f"[wrote {result.path}, sha256 {result.sha256}]"
     else:
         outcome = "[no change: the new text equals the old]"
-    return "\n".join([result.diff or "No changes", *notes, outcome])
+    return "\n".join([result.diff.rstrip("\n") or "No changes", *notes, outcome])
 
 
 def line_edit_text(result: edit.LineEditResult) -> tuple[str, str]:

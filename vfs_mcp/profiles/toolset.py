@@ -37,10 +37,11 @@ SETS = ("all", "read-only", "write", *FAMILIES)
 """Names ``--tools`` takes besides tool names: every tool, by annotation, or by seed 000's group."""
 
 
-def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` without titles, ``$defs`` (inlined), null unions, ``additionalProperties:
-    false``, maximums and the defaults a model assumes anyway (null, false, 0): the same
-    arguments in fewer bytes."""
+def compact_schema(schema: dict[str, Any], *, implied_defaults: bool = True) -> dict[str, Any]:
+    """``schema`` without titles, ``$defs`` (inlined), null unions, maximums and null defaults:
+    the same arguments in fewer bytes. With ``implied_defaults`` (what a model assumes anyway)
+    ``false`` and ``0`` defaults and ``additionalProperties: false`` go too; without, they
+    stay as a seed states them."""
     defs: dict[str, Any] = schema.get("$defs", {})
 
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
@@ -60,10 +61,12 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return walk({**kept, **rest}, seen)
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in ("title", "$defs", "maximum") or (key == "additionalProperties" and value is False):
+            if key in ("title", "$defs", "maximum"):
                 continue  # a value over a maximum is still refused, with the bound in the message
-            if key == "default" and value in (None, False, 0) and value is not True:
-                continue  # an argument left out is off, zero or absent: no need to say so
+            if key == "additionalProperties" and value is False and implied_defaults:
+                continue
+            if key == "default" and (value is None or (implied_defaults and value in (False, 0) and value is not True)):
+                continue  # an argument left out is absent, off or zero: no need to say so
             if key == "properties":
                 out[key] = {prop: walk(spec, seen) for prop, spec in value.items()}
             else:
@@ -107,8 +110,9 @@ def selected(wanted: Iterable[str], tools: dict[str, bool]) -> set[str]:
     return chosen
 
 
-def publish(server: MCPServer, wanted: tuple[str, ...]) -> None:
-    """Compact every registered tool's input schema; with ``wanted``, keep only those tools."""
+def publish(server: MCPServer, wanted: tuple[str, ...], exact: set[str] | None = None) -> None:
+    """Compact every registered tool's input schema (keeping the stated defaults of the
+    ``exact`` ones); with ``wanted``, keep only those tools."""
     tools = {tool.name: tool for tool in server._tool_manager.list_tools()}
     if wanted:
         read_only = {name: bool(t.annotations and t.annotations.read_only_hint) for name, t in tools.items()}
@@ -118,4 +122,4 @@ def publish(server: MCPServer, wanted: tuple[str, ...]) -> None:
         for name in set(tools) - keep:
             server.remove_tool(name)
     for tool in server._tool_manager.list_tools():
-        tool.parameters = compact_schema(tool.parameters)
+        tool.parameters = compact_schema(tool.parameters, implied_defaults=tool.name not in (exact or set()))
