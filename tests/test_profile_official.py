@@ -621,6 +621,15 @@ def test_search_matches_minimatch_globs_on_relative_paths(
     assert found == ("\n".join(box.path(p) for p in sorted(expected)) or "No matches found")
 
 
+def test_a_glob_with_a_reversed_bracket_range_is_invalid_argument_not_a_crash(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    box, vfs = memory_vfs(tmp_path, request)
+    box.put("a.txt", "x")
+    with pytest.raises(InvalidArgument, match=r"invalid glob '\[z-a\]'"):
+        compat.search_files(vfs, ".", "[z-a]", [])
+
+
 # -- sizes (the reference's formatSize cases) ---------------------------------------------
 
 

@@ -463,7 +463,10 @@ Segment: TypeAlias = re.Pattern[str] | None  # None is "**"
 
 
 def _segments(pattern: str) -> tuple[Segment, ...]:
-    return tuple(None if part == "**" else re.compile(_translate(part), re.DOTALL) for part in pattern.split("/"))
+    try:
+        return tuple(None if part == "**" else re.compile(_translate(part), re.DOTALL) for part in pattern.split("/"))
+    except re.error as exc:  # a bracket range such as [z-a]
+        raise InvalidArgument(f"invalid glob {pattern!r}: {exc.msg}") from None
 
 
 def _match(segments: tuple[Segment, ...], parts: tuple[str, ...]) -> bool:
