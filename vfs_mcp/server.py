@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import re
 import time
@@ -25,8 +26,10 @@ from mcp.server.mcpserver.resolve import (
     find_resolved_parameters,
     resolve_arguments,
 )
+from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
     LOG_LEVEL_META_KEY,
@@ -40,6 +43,7 @@ from mcp_types import (
     NotificationParams,
     SetLevelRequestParams,
     TextContent,
+    jsonrpc_message_adapter,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
@@ -228,6 +232,18 @@ _ROOTS_PARAMS = find_resolved_parameters(_client_roots)
 _ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
 
 
+def _lenient(error: ValidationError) -> SessionMessage | Exception:
+    """The message of a line pydantic's JSON parser refused, parsed by ``json`` instead (which
+    takes a lone surrogate escape: on a local disk it names the undecodable byte, as listings
+    show it); ``error`` if that fails too. Replies are made encodable on the way out."""
+    line = next((e.get("input") for e in error.errors() if e.get("type") == "json_invalid"), None)
+    try:
+        data = json.loads(line) if isinstance(line, str | bytes) else None
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False))
+    except (ValueError, ValidationError):
+        return error
+
+
 SYNONYMS = {
     # What other servers (and the seeds' other tools) call the arguments ours take.
     "start_line": ("offset", "line"),
@@ -366,6 +382,24 @@ class VfsServer(MCPServer):
         message = f"{', '.join(problems)}; it takes {', '.join(listed) or 'no arguments'}"
         others = sorted(accepted - set(listed))
         return message + (f" (also accepted: {', '.join(others)})" if others else "")
+
+    async def run_stdio_async(self) -> None:
+        """stdio, where a request whose JSON holds a lone surrogate escape (``"\\udcc3"``, as a
+        client names a file whose name is not valid UTF-8) is still answered: the SDK's parser
+        refuses such a line and would leave the request unanswered; it is read leniently."""
+        async with stdio_server() as (read_stream, write_stream):
+            relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def relay() -> None:
+                async with relay_in:
+                    async for item in read_stream:
+                        await relay_in.send(_lenient(item) if isinstance(item, ValidationError) else item)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(relay)
+                await self._lowlevel_server.run(
+                    relay_out, write_stream, self._lowlevel_server.create_initialization_options()
+                )
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
