@@ -84,8 +84,8 @@ def _fit(value: Any, room: int) -> Any:
         return value
     if isinstance(value, str):
         keep = len(value)
-        while keep > 0 and _json_size(value[:keep]) > room:
-            keep = max(0, min(keep - 1, keep - (_json_size(value[:keep]) - room)))
+        while keep > 0 and (size := _json_size(value[:keep])) > room:
+            keep = min(keep - 1, keep * room // size)  # escapes make the JSON longer than the text
         return value[:keep]
     if isinstance(value, list):
         kept: list[Any] = []

@@ -84,15 +84,18 @@ def record(model: BaseModel, *texts: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=t) for t in blocks], structured_content=structured)
 
 
-def media(kind: Literal["image", "audio"], data: str, mime_type: str, note: str) -> CallToolResult:
+def media(
+    kind: Literal["image", "audio"], data: str, mime_type: str, note: str, fields: BaseModel | None = None
+) -> CallToolResult:
     """An image or audio block a model can look at, and a one-line note; nothing structured,
-    which a structured-first client would forward in place of the block."""
+    which a structured-first client would forward in place of the block. ``fields`` go to ``_meta``."""
     block: ImageContent | AudioContent = (
         ImageContent(data=data, mime_type=mime_type)
         if kind == "image"
         else AudioContent(data=data, mime_type=mime_type)
     )
-    return CallToolResult(content=[block, TextContent(type="text", text=note)])
+    meta = {META_RESULT: _dump(fields)} if fields is not None else None
+    return CallToolResult(content=[block, TextContent(type="text", text=note)], _meta=meta)
 
 
 def failed(err: VfsError) -> CallToolResult:

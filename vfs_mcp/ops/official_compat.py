@@ -129,18 +129,24 @@ def _joined(lines: str) -> str:
 
 
 def read_many(vfs: JailedFS, paths: Sequence[str], max_bytes: int) -> str:
-    """Each file as ``path:\\ncontent\\n`` or ``path: Error - CODE: message``, joined by ``---`` lines."""
+    """Each file as ``path:\\ncontent\\n`` or ``path: Error - CODE: message``, joined by ``---`` lines.
+
+    All of them together are bounded by ``max_bytes`` (see ``read.admit``).
+    """
     if not paths:
         raise InvalidArgument("paths is empty; give at least one path")
 
-    def one(path: str) -> str:
+    def one(path: str, found: tuple[Target, Entry] | VfsError) -> str:
         try:
-            return f"{path}:\n{read_text(vfs, path, None, None, max_bytes)}\n"
+            if isinstance(found, VfsError):
+                raise found
+            return f"{path}:\n{read_text(vfs, path, None, None, min(max_bytes, found[1].size))}\n"
         except VfsError as err:
             return f"{path}: Error - {err}"
 
+    admitted = read.admit(vfs, list(paths), max_bytes)
     with ThreadPoolExecutor(max_workers=min(read.READ_CONCURRENCY, len(paths))) as pool:
-        return "\n---\n".join(pool.map(one, paths))
+        return "\n---\n".join(pool.map(one, paths, admitted))
 
 
 @dataclass

@@ -57,7 +57,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         text, meta = read.read_file(vfs, path, encoding, offset_bytes, max_bytes, max_read_bytes=max_read, media=True)
         if meta.mime_type is not None:
             kind: Literal["image", "audio"] = "image" if meta.mime_type.startswith("image/") else "audio"
-            return media(kind, text, meta.mime_type, f"[{meta.path}: {meta.mime_type}, {meta.size} bytes]")
+            return media(kind, text, meta.mime_type, f"[{meta.path}: {meta.mime_type}, {meta.size} bytes]", meta)
         return answer(text, read_footer(meta), data=meta)
 
     @server.tool(

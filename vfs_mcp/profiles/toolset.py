@@ -35,6 +35,7 @@ FAMILIES: dict[str, frozenset[str]] = {
 }
 SETS = ("all", "read-only", "write", *FAMILIES)
 """Names ``--tools`` takes besides tool names: every tool, by annotation, or by seed 000's group."""
+TOOLS_HELP = f"list only these tools: names and sets ({', '.join(SETS)}), comma-separated (default: all)"
 
 
 def compact_schema(schema: dict[str, Any], *, implied_defaults: bool = True) -> dict[str, Any]:
