@@ -147,26 +147,6 @@ def views(result: CallToolResult) -> tuple[str, str]:
     return content, content
 
 
-# -- names in text -------------------------------------------------------------------------
-
-_UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^"')
-NAMES_NOTE = "(names in double quotes hold control characters, shown as JSON strings)"
-
-
-def shown(name: str) -> str:
-    """A file name as text output shows it: as is, or as a JSON string when it holds a control
-    character, a line separator or an undecodable byte (or starts with a quote), so a name can
-    never forge a line of a listing."""
-    if not _UNSAFE_IN_NAME.search(name):
-        return name
-    return json.dumps(name)  # ASCII-escaped: an undecodable byte shows as \udcXX
-
-
-def escaped(*texts: str) -> bool:
-    """Whether ``shown`` quoted any of ``texts`` (the listing then ends with ``NAMES_NOTE``)."""
-    return any(_UNSAFE_IN_NAME.search(text) for text in texts)
-
-
 # -- running tools -------------------------------------------------------------------------
 
 
@@ -214,11 +194,6 @@ def human_size(size: int | float) -> str:
             return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} TiB"
-
-
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """``1 entry``, ``2 entries``: ``many`` defaults to ``noun + 's'``."""
-    return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
 PROGRESS_INTERVAL = 0.1

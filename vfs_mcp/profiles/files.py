@@ -10,20 +10,17 @@ from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import (
-    NAMES_NOTE,
     answer,
     catching,
-    escaped,
     hints,
     human_size,
     media,
-    plural,
     read_hints,
     report,
-    shown,
 )
 
 

@@ -10,9 +10,10 @@ from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import analytics, grep, tree
+from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import NAMES_NOTE, catching, escaped, human_size, plural, read_hints, report, reporter, shown
+from vfs_mcp.tooling import catching, human_size, read_hints, report, reporter
 
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
