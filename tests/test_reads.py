@@ -13,7 +13,7 @@ import pytest
 from conftest import Sandbox, make_sandbox, png
 from mcp_types import AudioContent, CallToolResult, ImageContent, TextContent
 
-from vfs_mcp.tooling import META_RESULT, data_of, error_of, views
+from vfs_mcp.tooling import META_CUT, META_RESULT, data_of, error_of, views
 
 pytestmark = pytest.mark.anyio
 
@@ -140,7 +140,7 @@ async def test_the_reply_cap_bounds_structured_content_and_keeps_it_valid(memory
     assert result.structured_content["content"].startswith("line with")  # type: ignore[index]
 
 
-async def test_the_reply_cap_bounds_the_fields_in_meta(memory: Sandbox) -> None:
+async def test_the_reply_cap_bounds_the_fields_in_meta_and_notes_only_what_a_model_sees(memory: Sandbox) -> None:
     for i in range(300):
         memory.put(f"many/file-{i:03}.txt", "x")
     async with memory.client(max_response_chars=2000) as client:
@@ -149,3 +149,12 @@ async def test_the_reply_cap_bounds_the_fields_in_meta(memory: Sandbox) -> None:
     assert len(json.dumps(meta, separators=(",", ":"))) <= 2000
     assert 0 < len(meta["entries"]) < 300
     assert sum(len(t) for t in texts(result)[:-1]) <= 2000 and texts(result)[-1].startswith("[cut:")
+    assert (result.meta or {})[META_CUT] == 2000
+
+    for i in range(30):
+        memory.put(f"some/f{i:02}", "x")
+    async with memory.client(max_response_chars=2000) as client:
+        whole = await client.call_tool("list_directory", {"path": "some"})
+    assert (whole.meta or {})[META_CUT] == 2000  # the fields, with paths and times, were longer
+    assert not any(t.startswith("[cut:") for t in texts(whole)), "the text was not cut"
+    assert texts(whole)[0].count("[FILE]") == 30

@@ -56,7 +56,7 @@ from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import META_RESULT, compact_json, encodable, encodable_value, failed, log
+from vfs_mcp.tooling import META_CUT, META_RESULT, compact_json, encodable, encodable_value, failed, log
 
 INSTRUCTIONS = (
     "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
@@ -108,41 +108,37 @@ def _fit(value: Any, room: int) -> Any:
     return value
 
 
-def cap_text(result: CallToolResult, limit: int) -> CallToolResult:
+def cap_reply(result: CallToolResult, limit: int) -> CallToolResult:
     """Cut a reply to ``limit`` characters in each view, saying what was cut and how to get the rest.
 
-    The text blocks are cut to ``limit`` characters in all; the structured content and the
-    result fields in ``_meta`` to ``limit`` characters of JSON, keeping their shape.
+    The text blocks are cut to ``limit`` characters in all, the structured content to
+    ``limit`` characters of JSON keeping its shape; the note is added when either was cut.
+    The result fields in ``_meta`` (never shown to a model) are cut the same way, marked
+    with ``META_CUT``.
     """
     total = sum(len(block.text) for block in result.content if isinstance(block, TextContent))
     structured = result.structured_content
     data = (result.meta or {}).get(META_RESULT)
-    over = [
-        total > limit,
-        structured is not None and _json_size(structured) > limit,
-        data is not None and _json_size(data) > limit,
-    ]
-    if not any(over):
-        return result
-    room, blocks = limit, []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            block = TextContent(type="text", text=block.text[: max(room, 0)])
-            room -= len(block.text)
-        blocks.append(block)
-    size = max(total, _json_size(structured) if structured is not None else 0)
-    note = (
-        f"[cut: the reply was {size} characters, over the server's {limit}-character limit; "
-        "ask for less: ranged reads (read_file offset_bytes/max_bytes, read_file_lines), paging "
-        "(results_offset, offset/limit) or a narrower path or pattern]"
-    )
-    blocks.append(TextContent(type="text", text=note))
-    update: dict[str, Any] = {"content": blocks}
-    if over[1]:
+    update: dict[str, Any] = {}
+    if data is not None and _json_size(data) > limit:
+        update["meta"] = {**(result.meta or {}), META_RESULT: _fit(data, limit), META_CUT: limit}
+    if structured is not None and _json_size(structured) > limit:
         update["structured_content"] = _fit(structured, limit)
-    if over[2]:
-        update["meta"] = {**(result.meta or {}), META_RESULT: _fit(data, limit)}
-    return result.model_copy(update=update)
+    if total > limit or "structured_content" in update:
+        room, blocks = limit, []
+        for block in result.content:
+            if isinstance(block, TextContent):
+                block = TextContent(type="text", text=block.text[: max(room, 0)])
+                room -= len(block.text)
+            blocks.append(block)
+        size = max(total, _json_size(structured) if structured is not None else 0)
+        note = (
+            f"[cut: the reply was {size} characters, over the server's {limit}-character limit; "
+            "ask for less: ranged reads (read_file offset_bytes/max_bytes, read_file_lines), paging "
+            "(results_offset, offset/limit) or a narrower path or pattern]"
+        )
+        update["content"] = [*blocks, TextContent(type="text", text=note)]
+    return result.model_copy(update=update) if update else result
 
 
 def describe(error: ValidationError) -> str:
@@ -326,7 +322,7 @@ class VfsServer(MCPServer):
         if isinstance(result, InputRequiredResult):
             return result  # a round asking the client for its roots: the call comes again
         if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
-            result = cap_text(result, self.vfs_settings.max_response_chars)
+            result = cap_reply(result, self.vfs_settings.max_response_chars)
         if self.metrics is not None:
             self.metrics.record(name, arguments, result, time.perf_counter() - started)
         if logs is not None and request is not None:

@@ -8,20 +8,21 @@ fit the tool's output schema, error results included. So every result here is co
 both views, and the shape per tool family is the cheapest complete one, as measured by
 ``views`` (tests/test_views.py, benchmarks/test_bench_tool_list.py):
 
-==========================  =========================  ===============================================
-family                      builder                    both views hold
-==========================  =========================  ===============================================
-default and official tools  ``answer`` / ``report``     the text blocks (no output schema, no
-                                                       ``structuredContent``): file text once, not
-                                                       JSON-escaped; listings as lines, or compact
-                                                       JSON with ``format='json'``. The result's
-                                                       fields ride in ``_meta`` for programs.
-fs and ide profiles         ``record``                 the seeds' result JSON: ``structuredContent``
-                                                       and the same compact JSON (or the seed's text)
-images and audio            ``media``                  the image/audio block and a one-line note
-errors                      ``failed``                 ``isError`` and "CODE: message"; the code,
-                                                       status and JSON-RPC code in ``_meta`` only
-==========================  =========================  ===============================================
+==========================  ==========================  ==============================================
+family                      builder                     both views hold
+==========================  ==========================  ==============================================
+default profile             ``answer`` / ``report``     the text blocks (no output schema, no
+                                                        ``structuredContent``): file text once, not
+                                                        JSON-escaped; listings as lines, or compact
+                                                        JSON with ``format='json'``. The result's
+                                                        fields ride in ``_meta`` for programs.
+official profile            ``profiles.official``       the reference server's text, nothing else
+fs and ide profiles         ``record``                  the seeds' result JSON: ``structuredContent``
+                                                        and the same compact JSON (or the seed's text)
+images and audio            ``media``                   the image/audio block and a one-line note
+errors                      ``failed``                  ``isError`` and "CODE: message"; the code,
+                                                        status and JSON-RPC code in ``_meta`` only
+==========================  ==========================  ==============================================
 
 ``_meta`` is never shown to a model, so it costs no tokens.
 """
@@ -54,6 +55,8 @@ META_RESULT = "vfs-mcp/result"
 """``_meta`` key of a text-first result's fields (what ``structuredContent`` would have held)."""
 META_ERROR = "vfs-mcp/error"
 """``_meta`` key of an error's code, HTTP-like status, JSON-RPC code and message."""
+META_CUT = "vfs-mcp/cut"
+"""``_meta`` key present (the limit) when the server's reply cap shortened the result fields."""
 
 
 def compact_json(value: Any) -> str:
