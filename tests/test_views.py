@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import png
 from mcp import Client
@@ -211,13 +212,18 @@ def _filled(value: Any, root: Path) -> Any:
 
 
 async def call(tmp_path: Path, profile: str, tool: str, arguments: dict[str, Any]) -> tuple[CallToolResult, Path]:
-    """``tool`` called on a fresh copy of the tree, from an in-process client."""
+    """``tool`` called on a fresh copy of the tree, from an in-process client; its structured
+    content checked against its output schema, as a TypeScript-SDK client checks it."""
     root = tmp_path / f"{profile}-{tool}"
     root.mkdir()
     tree(root)
     server = build_server(open_mounts([MountSpec(str(root))]), Settings(profiles=(profile,)))
     async with Client(server) as client:
-        return await client.call_tool(tool, _filled(arguments, root)), root
+        schema = next(t.output_schema for t in (await client.list_tools()).tools if t.name == tool)
+        result = await client.call_tool(tool, _filled(arguments, root))
+    if schema is not None and not result.is_error:
+        jsonschema.validate(result.structured_content, schema)
+    return result, root
 
 
 def cases(table: dict[str, dict[str, Any]]) -> Iterator[Any]:

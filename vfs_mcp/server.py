@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import difflib
-import json
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -15,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, get_args
 
 import anyio
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
@@ -42,21 +40,20 @@ from mcp_types import (
     LoggingMessageNotificationParams,
     NotificationParams,
     SetLevelRequestParams,
-    TextContent,
-    jsonrpc_message_adapter,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from vfs_mcp import profiles, resources, watch
+from vfs_mcp import profiles, replies, resources, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
+from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import META_CUT, META_RESULT, compact_json, encodable, encodable_value, failed, log
+from vfs_mcp.tooling import encodable, failed, log
 
 INSTRUCTIONS = (
     "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
@@ -70,75 +67,6 @@ def _version() -> str:
         return version("vfs-mcp")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
-
-
-def _json_size(value: Any) -> int:
-    return len(compact_json(value))
-
-
-def _fit(value: Any, room: int) -> Any:
-    """``value`` cut to at most ``room`` characters of compact JSON, keeping its shape (strings
-    shortened, lists ended early), so a cut structured result still fits its output schema."""
-    size = _json_size(value)
-    if size <= room:
-        return value
-    if isinstance(value, str):
-        keep = len(value)
-        while keep > 0 and (size := _json_size(value[:keep])) > room:
-            keep = min(keep - 1, keep * room // size)  # escapes make the JSON longer than the text
-        return value[:keep]
-    if isinstance(value, list):
-        kept: list[Any] = []
-        used = 2
-        for item in value:
-            used += _json_size(item) + 1
-            if used > room:
-                break
-            kept.append(item)
-        return kept
-    if isinstance(value, dict):
-        fitted = dict(value)
-        while (size := _json_size(fitted)) > room:
-            key = max(fitted, key=lambda k: _json_size(fitted[k]))
-            smaller = _fit(fitted[key], _json_size(fitted[key]) - (size - room))
-            if _json_size(smaller) >= _json_size(fitted[key]):
-                break  # nothing left to cut
-            fitted[key] = smaller
-        return fitted
-    return value
-
-
-def cap_reply(result: CallToolResult, limit: int) -> CallToolResult:
-    """Cut a reply to ``limit`` characters in each view, saying what was cut and how to get the rest.
-
-    The text blocks are cut to ``limit`` characters in all, the structured content to
-    ``limit`` characters of JSON keeping its shape; the note is added when either was cut.
-    The result fields in ``_meta`` (never shown to a model) are cut the same way, marked
-    with ``META_CUT``.
-    """
-    total = sum(len(block.text) for block in result.content if isinstance(block, TextContent))
-    structured = result.structured_content
-    data = (result.meta or {}).get(META_RESULT)
-    update: dict[str, Any] = {}
-    if data is not None and _json_size(data) > limit:
-        update["meta"] = {**(result.meta or {}), META_RESULT: _fit(data, limit), META_CUT: limit}
-    if structured is not None and _json_size(structured) > limit:
-        update["structured_content"] = _fit(structured, limit)
-    if total > limit or "structured_content" in update:
-        room, blocks = limit, []
-        for block in result.content:
-            if isinstance(block, TextContent):
-                block = TextContent(type="text", text=block.text[: max(room, 0)])
-                room -= len(block.text)
-            blocks.append(block)
-        size = max(total, _json_size(structured) if structured is not None else 0)
-        note = (
-            f"[cut: the reply was {size} characters, over the server's {limit}-character limit; "
-            "ask for less: ranged reads (read_file offset_bytes/max_bytes, read_file_lines), paging "
-            "(results_offset, offset/limit) or a narrower path or pattern]"
-        )
-        update["content"] = [*blocks, TextContent(type="text", text=note)]
-    return result.model_copy(update=update) if update else result
 
 
 def describe(error: ValidationError) -> str:
@@ -228,61 +156,6 @@ _ROOTS_PARAMS = find_resolved_parameters(_client_roots)
 _ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
 
 
-def _lenient(error: ValidationError) -> SessionMessage | Exception:
-    """The message of a line pydantic's JSON parser refused, parsed by ``json`` instead (which
-    takes a lone surrogate escape: on a local disk it names the undecodable byte, as listings
-    show it); ``error`` if that fails too. Replies are made encodable on the way out."""
-    line = next((e.get("input") for e in error.errors() if e.get("type") == "json_invalid"), None)
-    try:
-        data = json.loads(line) if isinstance(line, str | bytes) else None
-        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False))
-    except (ValueError, ValidationError):
-        return error
-
-
-SYNONYMS = {
-    # What other servers (and the seeds' other tools) call the arguments ours take.
-    "start_line": ("offset", "line"),
-    "from_line": ("offset", "line"),
-    "line": ("offset", "line_number"),
-    "end_line": ("limit",),
-    "max_lines": ("limit", "lines"),
-    "num_lines": ("lines", "limit"),
-    "count": ("lines", "limit"),
-    "n": ("lines", "limit"),
-    "head": ("lines",),
-    "tail": ("lines",),
-    "file": ("path",),
-    "file_path": ("path",),
-    "filename": ("path",),
-    "uri": ("path",),
-    "directory": ("path",),
-    "dir": ("path",),
-    "query": ("pattern",),
-    "regex": ("pattern",),
-    "text": ("content", "pattern"),
-    "data": ("content",),
-    "src": ("source",),
-    "dest": ("destination",),
-    "target": ("destination",),
-    "to": ("destination",),
-    "from": ("source",),
-}
-
-
-def _closest_argument(key: str, accepted: set[str]) -> str | None:
-    """The accepted argument ``key`` most likely meant: camelCase spelt snake_case, a known
-    synonym, or the closest spelling."""
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-    if snake in accepted:
-        return snake
-    for meant in SYNONYMS.get(snake, ()):
-        if meant in accepted:
-            return meant
-    close = difflib.get_close_matches(snake, sorted(accepted), n=1)
-    return close[0] if close else None
-
-
 class VfsServer(MCPServer):
     """MCPServer whose every failure carries a stable code (arguments rejected by the schema
     included), and whose every call is counted in its metrics (and audit log, if any).
@@ -322,7 +195,7 @@ class VfsServer(MCPServer):
         if isinstance(result, InputRequiredResult):
             return result  # a round asking the client for its roots: the call comes again
         if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
-            result = cap_reply(result, self.vfs_settings.max_response_chars)
+            result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
         if self.metrics is not None:
             self.metrics.record(name, arguments, result, time.perf_counter() - started)
         if logs is not None and request is not None:
@@ -373,7 +246,7 @@ class VfsServer(MCPServer):
             return ""
         problems = []
         for key in unknown:
-            close = _closest_argument(key, accepted)
+            close = toolset.closest_argument(key, accepted)
             problems.append(f"{key!r}" + (f" (did you mean {close!r}?)" if close else ""))
         message = f"{', '.join(problems)}; it takes {', '.join(listed) or 'no arguments'}"
         others = sorted(accepted - set(listed))
@@ -389,7 +262,7 @@ class VfsServer(MCPServer):
             async def relay() -> None:
                 async with relay_in:
                     async for item in read_stream:
-                        await relay_in.send(_lenient(item) if isinstance(item, ValidationError) else item)
+                        await relay_in.send(replies.lenient(item) if isinstance(item, ValidationError) else item)
 
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(relay)
@@ -464,24 +337,6 @@ async def _send_logs(request: ServerRequestContext[Any, Any], records: list[logg
         )
 
 
-async def _encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """The one place every reply passes (tool results, resources, listings, errors): no string
-    in it may hold a lone surrogate, which the transport cannot encode (the server would exit
-    with the client waiting forever). See ``tooling.encodable``."""
-    try:
-        result = await call_next(ctx)
-    except MCPError as exc:
-        error = encodable_value(exc.error)
-        if error is exc.error:
-            raise
-        raise MCPError(error.code, error.message, error.data) from exc
-    except Exception as exc:
-        if encodable(str(exc)) == str(exc):
-            raise
-        raise MCPError(INTERNAL_ERROR, encodable(str(exc))) from exc
-    return encodable_value(result)  # type: ignore[no-any-return]
-
-
 @asynccontextmanager
 async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
     """The server's lifespan (a stdio session, an in-process client, an HTTP app): its watches."""
@@ -535,6 +390,6 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
-    server.middleware.insert(0, _encodable_replies)
+    server.middleware.insert(0, replies.encodable_replies)
     _forward_logs()
     return server

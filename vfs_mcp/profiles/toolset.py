@@ -9,6 +9,7 @@ are published without it; arguments are still validated by the full pydantic mod
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -124,3 +125,46 @@ def publish(server: MCPServer, wanted: tuple[str, ...], exact: set[str] | None =
             server.remove_tool(name)
     for tool in server._tool_manager.list_tools():
         tool.parameters = compact_schema(tool.parameters, implied_defaults=tool.name not in (exact or set()))
+
+
+SYNONYMS = {
+    # What other servers (and the seeds' other tools) call the arguments ours take.
+    "start_line": ("offset", "line"),
+    "from_line": ("offset", "line"),
+    "line": ("offset", "line_number"),
+    "end_line": ("limit",),
+    "max_lines": ("limit", "lines"),
+    "num_lines": ("lines", "limit"),
+    "count": ("lines", "limit"),
+    "n": ("lines", "limit"),
+    "head": ("lines",),
+    "tail": ("lines",),
+    "file": ("path",),
+    "file_path": ("path",),
+    "filename": ("path",),
+    "uri": ("path",),
+    "directory": ("path",),
+    "dir": ("path",),
+    "query": ("pattern",),
+    "regex": ("pattern",),
+    "text": ("content", "pattern"),
+    "data": ("content",),
+    "src": ("source",),
+    "dest": ("destination",),
+    "target": ("destination",),
+    "to": ("destination",),
+    "from": ("source",),
+}
+
+
+def closest_argument(key: str, accepted: set[str]) -> str | None:
+    """The accepted argument ``key`` most likely meant: camelCase spelt snake_case, a known
+    synonym, or the closest spelling."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+    if snake in accepted:
+        return snake
+    for meant in SYNONYMS.get(snake, ()):
+        if meant in accepted:
+            return meant
+    close = difflib.get_close_matches(snake, sorted(accepted), n=1)
+    return close[0] if close else None
