@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import struct
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -28,6 +30,17 @@ from vfs_mcp.settings import Settings
 BACKENDS = ["memory", "local", "s3"]
 CANARY = b"canary: outside the jail\n"
 _bucket_ids = itertools.count()
+
+
+def png(width: int = 4, height: int = 4) -> bytes:
+    """A real PNG image (solid red), made without an imaging library."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 @pytest.fixture

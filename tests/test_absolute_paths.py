@@ -13,6 +13,8 @@ import pytest
 from conftest import Sandbox
 from mcp import Client, StdioServerParameters
 
+from vfs_mcp.tooling import error_of
+
 pytestmark = pytest.mark.anyio
 
 
@@ -26,7 +28,7 @@ async def test_a_host_path_on_an_object_store_server_is_access_denied_and_writes
             "write_file", {"path": "/src/app.py", "content": "print()", "create_dirs": True}
         )
     for result in (moved, written):
-        assert result.is_error and result.structured_content["error"]["code"] == "ACCESS_DENIED"
+        assert result.is_error and error_of(result)["code"] == "ACCESS_DENIED"
         text = result.content[0].text
         assert "no mount holds" in text and sandbox.root in text
     assert sandbox.exists("report.txt")
@@ -42,7 +44,7 @@ async def test_a_host_path_on_a_memory_server_is_refused_over_the_real_cli() -> 
         moved = await client.call_tool("move_file", {"source": "a.txt", "destination": "/tmp/x"})
         still = await client.call_tool("read_file", {"path": "a.txt"})
         nothing = await client.call_tool("get_file_info", {"path": "tmp/x"})
-    assert moved.structured_content["error"]["code"] == "ACCESS_DENIED"
+    assert error_of(moved)["code"] == "ACCESS_DENIED"
     assert "no mount holds /tmp/x; mounts are: memory://reports" in moved.content[0].text
     assert still.content[0].text == "a"
-    assert nothing.structured_content["error"]["code"] == "NOT_FOUND"
+    assert error_of(nothing)["code"] == "NOT_FOUND"

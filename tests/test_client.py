@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from mcp_types import CONNECTION_CLOSED, CallToolResult, TextContent, Tool, Tool
 
 from vfs_mcp import client
 from vfs_mcp.cli import main
+from vfs_mcp.errors import NotFound
+from vfs_mcp.tooling import failed
 
 pytestmark = pytest.mark.anyio
 SCHEMA = {
@@ -52,7 +55,9 @@ def test_call_reads_a_file_from_a_stdio_server(tmp_path: Path) -> None:
     (tmp_path / "hello.txt").write_text("hello from disk\n")
     done = vfs_mcp("call", "head_file", "path=hello.txt", "lines=1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "hello from disk\n"
+    content, footer = done.stdout.split("\n", 1)
+    assert content == "hello from disk"
+    assert footer.strip().startswith("[") and "1 line of 1" in footer  # the line the model sees after it
     assert "\x1b[" not in done.stdout  # piped: plain
 
 
@@ -81,13 +86,13 @@ def test_long_content_is_previewed_with_a_note_and_json_out_has_everything(
     assert main(["call", "read_file", "--json", '{"path": "long.txt"}', "offset_bytes=0", "--", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("line 0\n") and "line 39\n" in out and "line 40" not in out
-    assert out.endswith("[cut: 60 more lines, 480 more characters; --full shows everything]\n")
+    assert re.search(r"\n\[cut: \d+ more lines, [\d,]+ more characters; --full shows everything\]\n$", out)
 
     assert main(["call", "read_file", "path=long.txt", "--json-out", "--", str(tmp_path)]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["isError"] is False
     assert result["content"][0]["text"].count("\n") == 100
-    assert result["structuredContent"]["path"] == str(tmp_path / "long.txt")
+    assert result["_meta"]["vfs-mcp/result"]["path"] == str(tmp_path / "long.txt")
 
 
 def test_call_over_http_sends_the_bearer_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,7 +101,7 @@ def test_call_over_http_sends_the_bearer_token(tmp_path: Path, capsys: pytest.Ca
     token_file.write_text("t0ken\n")
     with serving_http(tmp_path, token="t0ken") as url:
         assert main(["call", "read_file", "path=a.txt", "--url", url, "--auth-token-file", str(token_file)]) == 0
-        assert capsys.readouterr().out == "over http\n"
+        assert capsys.readouterr().out.startswith("over http\n[")
         assert main(["call", "read_file", "path=a.txt", "--url", url, "--retries", "0"]) == 1
         assert "vfs-mcp call:" in capsys.readouterr().err
 
@@ -123,7 +128,7 @@ def test_tools_lists_each_tool_with_one_line(capsys: pytest.CaptureFixture[str])
     lines = capsys.readouterr().out.splitlines()
     by_name = {line.split()[0]: line for line in lines}
     assert {"read_file", "write_file", "grep_files", "change_directory"} <= set(by_name)
-    assert by_name["read_file"].endswith("Read a file's content.")
+    assert by_name["read_file"].endswith("images and audio come back viewable.")
     assert main(["tools", "--profile", "nope"]) == 2
     assert "unknown profile" in capsys.readouterr().err
 
@@ -189,11 +194,7 @@ def test_preview_notes_what_was_cut() -> None:
 
 
 def test_rendering_is_coloured_only_when_asked() -> None:
-    error = CallToolResult(
-        content=[TextContent(type="text", text="NOT_FOUND: x does not exist")],
-        structured_content={"error": {"code": "NOT_FOUND", "status": 404, "message": "x does not exist"}},
-        is_error=True,
-    )
+    error = failed(NotFound("x does not exist"))
     assert client.render(error, client.Style(color=False)) == "error: NOT_FOUND (404): x does not exist\n"
     assert client.render(error, client.Style(color=True)).startswith("\x1b[31merror: NOT_FOUND")
     long = CallToolResult(content=[TextContent(type="text", text="y\n" * 100)])

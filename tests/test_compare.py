@@ -14,6 +14,7 @@ import pytest
 from conftest import ScopedSandbox
 
 from vfs_mcp.mounts import MountSpec, open_mount
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,15 +37,15 @@ async def compare(sandbox: Any, file1: str, file2: str, **args: Any) -> Any:
 
 def succeeded(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text
-    structured: dict[str, Any] = result.structured_content
+    structured: dict[str, Any] = data_of(result)
     return structured
 
 
 def failed_with(result: Any, code: str) -> None:
     assert result.is_error, f"expected {code}, got success: {result.content[0].text}"
     text = result.content[0].text
-    assert (result.structured_content or {}).get("error"), f"expected {code}, got an error without a code: {text!r}"
-    assert result.structured_content["error"]["code"] == code, text
+    assert error_of(result), f"expected {code}, got an error without a code: {text!r}"
+    assert error_of(result)["code"] == code, text
     assert text.startswith(f"{code}: ")
 
 

@@ -25,6 +25,7 @@ from mcp_types import CallToolResult
 
 import vfs_mcp
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -50,8 +51,8 @@ MULTIBYTE = "añb€c😀d — ünïcødé ✓ " * 3 + "end"
 def ok(result: CallToolResult) -> dict[str, Any]:
     """The structured content of a successful call (fails with the error text otherwise)."""
     assert not result.is_error, result.content[0].text if result.content else result
-    assert result.structured_content is not None
-    return result.structured_content
+    assert data_of(result) is not None
+    return data_of(result)
 
 
 def text(result: CallToolResult) -> str:
@@ -61,10 +62,10 @@ def text(result: CallToolResult) -> str:
 
 def assert_error(result: CallToolResult, code: str) -> str:
     """An error result with ``code`` in the text and the structured content; returns the text."""
-    assert result.is_error, f"expected {code}, got success: {result.structured_content}"
+    assert result.is_error, f"expected {code}, got success: {data_of(result)}"
     line = text(result)
-    assert result.structured_content is not None, f"error result without a code: {line!r}"
-    assert result.structured_content["error"]["code"] == code, line
+    assert error_of(result) is not None, f"error result without a code: {line!r}"
+    assert error_of(result)["code"] == code, line
     assert line.startswith(f"{code}: "), line
     assert "\n" not in line, f"error message is not one line: {line!r}"
     return line
@@ -115,7 +116,7 @@ async def read_in_pages(client: Any, path: str, max_bytes: int, encoding: str = 
 # -- read_file ----------------------------------------------------------------------------
 
 
-async def test_read_file_returns_the_whole_file_once_as_text_with_its_metadata(sandbox):
+async def test_read_file_returns_the_whole_file_once_as_text_then_a_line_of_metadata(sandbox):
     body = "héllo\nwörld\n" + "unique-marker " * 40
     data = body.encode()
     sandbox.put("notes/a.txt", data)
@@ -126,8 +127,10 @@ async def test_read_file_returns_the_whole_file_once_as_text_with_its_metadata(s
         empty = await client.call_tool("read_file", {"path": sandbox.path("empty.txt")})
     meta = ok(whole)
     assert text(whole) == body
-    assert len(whole.content) == 1
-    assert "unique-marker" not in json.dumps(meta), "the content must travel once, not again in structured content"
+    assert len(whole.content) == 2 and whole.structured_content is None
+    footer = whole.content[1].text
+    assert f"{len(data)} bytes" in footer and hashlib.sha256(data).hexdigest() in footer
+    assert "unique-marker" not in footer + json.dumps(meta), "the content must travel once"
     assert meta["path"] == sandbox.path("notes/a.txt")
     assert meta["encoding"] == "utf-8"
     assert meta["size"] == len(data)
@@ -245,10 +248,11 @@ async def test_read_file_decodes_any_python_codec_and_base64(sandbox):
 
 
 async def test_reading_binary_data_as_text_is_binary_content_suggesting_base64(sandbox):
+    sandbox.put("program.bin", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
     sandbox.put("image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     sandbox.put("latin.txt", "café".encode("latin-1"))
     async with sandbox.client() as client:
-        whole = await client.call_tool("read_file", {"path": sandbox.path("image.png")})
+        whole = await client.call_tool("read_file", {"path": sandbox.path("program.bin")})
         ranged = await client.call_tool(
             "read_file", {"path": sandbox.path("image.png"), "offset_bytes": 0, "max_bytes": 64}
         )
@@ -1216,7 +1220,7 @@ async def test_writes_to_the_read_only_mount_of_a_mixed_server_are_read_only_and
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_every_core_tool_has_a_title_description_annotations_and_output_schema(local_sandbox, mode):
+async def test_every_core_tool_has_a_title_description_and_annotations_and_answers_in_text(local_sandbox, mode):
     async with local_sandbox.client(mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) >= CORE_TOOLS
@@ -1226,8 +1230,8 @@ async def test_every_core_tool_has_a_title_description_annotations_and_output_sc
         assert tool.title, name
         assert tool.description, name
         assert len(tool.description) < 600, f"{name}: description is long ({len(tool.description)} chars)"
-        assert tool.output_schema is not None, name
-        assert tool.output_schema.get("type") == "object", name
+        # The whole answer is the text (tooling.py): no output schema for a client to check it against.
+        assert tool.output_schema is None, name
         hints = tool.annotations
         assert hints is not None, name
         assert hints.open_world_hint is False, name
@@ -1257,6 +1261,6 @@ async def test_the_core_tools_work_in_both_protocol_modes(sandbox):
         assert ok(read)["sha256"] == hashlib.sha256("mode ✓".encode()).hexdigest()
         assert [e["name"] for e in ok(listed)["entries"]] == ["a.txt"]
         assert_error(missing, "NOT_FOUND")
-        assert missing.structured_content["error"]["status"] == 404
+        assert error_of(missing)["status"] == 404
         assert ok(deleted)["removed"] is True
         assert not sandbox.exists(mode)

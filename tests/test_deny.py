@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from vfs_mcp.resources import base_uri
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 DENY = (".env", "*.pem")
@@ -49,14 +50,14 @@ async def test_denied_files_cannot_be_read_changed_or_named(sandbox: Sandbox) ->
             args = {k: sandbox.path(v) if isinstance(v, str) and k != "content" else v for k, v in args.items()}
             result = await client.call_tool(tool, args)
             assert result.is_error, tool
-            assert result.structured_content["error"]["code"] == "NOT_FOUND", tool
+            assert error_of(result)["code"] == "NOT_FOUND", tool
             assert SECRET not in str(result.content), tool
         multi = await client.call_tool(
             "read_multiple_files", {"paths": [sandbox.path("app/.env"), sandbox.path("app/main.py")]}
         )
         with pytest.raises(MCPError):
             await client.read_resource(f"{base_uri(sandbox.mount).rstrip('/')}/app/.env")
-    codes = [f["error"]["code"] if f["error"] else "OK" for f in multi.structured_content["files"]]
+    codes = [f["error"]["code"] if f["error"] else "OK" for f in data_of(multi)["files"]]
     assert codes == ["NOT_FOUND", "OK"]
     assert SECRET not in str(multi.content)
     assert sandbox.get("app/.env") == f"KEY={SECRET}\n".encode()
@@ -83,12 +84,12 @@ async def test_denied_files_are_absent_from_every_listing_and_search(sandbox: Sa
             args = {k: sandbox.path(v) if k == "path" else v for k, v in args.items()}
             result = await client.call_tool(tool, args)
             if result.is_error:  # the folder searched is itself hidden
-                assert result.structured_content["error"]["code"] == "NOT_FOUND", (tool, result.content)
-            shown = str(result.content) + str(result.structured_content)
+                assert error_of(result)["code"] == "NOT_FOUND", (tool, result.content)
+            shown = str(result.content) + str(data_of(result))
             for name in (".env", "cert.pem", SECRET):
                 assert name not in shown, (tool, name)
         size = await client.call_tool("calculate_directory_size", {"path": sandbox.path("."), "format": "json"})
-    assert size.structured_content["files"] == 2  # main.py and copy.py only
+    assert data_of(size)["files"] == 2  # main.py and copy.py only
 
 
 # -- gitignore semantics on the mount-relative path (issue 13, item 2) -------------------------
@@ -132,20 +133,20 @@ async def test_deny_patterns_take_gitignore_semantics_on_the_mount_relative_path
     async with sandbox.client(deny=(pattern,)) as client:
         for tool, args in SEES:
             denied = await client.call_tool(tool, args(sandbox.path(hidden)))
-            assert denied.is_error and denied.structured_content["error"]["code"] == "NOT_FOUND", (tool, pattern)
+            assert denied.is_error and error_of(denied)["code"] == "NOT_FOUND", (tool, pattern)
             allowed = await client.call_tool(tool, args(sandbox.path(visible)))
             assert not allowed.is_error, (tool, pattern, allowed.content)
         for tool, args in SEARCHES:
             args = {k: sandbox.path(v) if k == "path" else v for k, v in args.items()}
             result = await client.call_tool(tool, args)
             if result.is_error:  # the folder searched is itself hidden
-                assert result.structured_content["error"]["code"] == "NOT_FOUND", (tool, result.content)
-            shown = str(result.content) + str(result.structured_content)
+                assert error_of(result)["code"] == "NOT_FOUND", (tool, result.content)
+            shown = str(result.content) + str(data_of(result))
             if tool == "directory_tree":
-                shown = " ".join(sandbox.path(rel) for rel in tree_paths(result.structured_content["tree"]))
+                shown = " ".join(sandbox.path(rel) for rel in tree_paths(data_of(result)["tree"]))
             assert f"in {hidden}" not in shown and sandbox.path(hidden) not in shown, (tool, args, pattern)
         everything = await client.call_tool("grep_files", {"path": sandbox.path(""), "pattern": "needle"})
-    assert f"in {visible}" in str(everything.structured_content), pattern
+    assert f"in {visible}" in str(everything.content), pattern
 
 
 def tree_paths(node: dict[str, Any], prefix: str = "") -> list[str]:
@@ -191,6 +192,6 @@ async def test_deny_patterns_hide_over_the_real_cli(tmp_path: Path, pattern: str
         read = await client.call_tool("read_file", {"path": "private/key.txt"})
         grep = await client.call_tool("grep_files", {"path": ".", "pattern": "needle"})
         tree = await client.call_tool("directory_tree", {"path": ".", "max_depth": 4})
-    assert read.is_error and read.structured_content["error"]["code"] == "NOT_FOUND"
+    assert read.is_error and error_of(read)["code"] == "NOT_FOUND"
     assert KEY not in str(grep.content) and "open.txt" in str(grep.content)
     assert "key.txt" not in str(tree.content)

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from conftest import ScopedSandbox
 
+from vfs_mcp.tooling import data_of, error_of
+
 pytestmark = pytest.mark.anyio
 
 
@@ -53,15 +55,15 @@ async def edit_lines(sandbox: Any, rel: str, line_edits: list[dict[str, Any]], *
 
 def succeeded(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text
-    structured: dict[str, Any] = result.structured_content
+    structured: dict[str, Any] = data_of(result)
     return structured
 
 
 def failed_with(result: Any, code: str) -> str:
     assert result.is_error, f"expected {code}, got success: {result.content[0].text}"
     text: str = result.content[0].text
-    assert (result.structured_content or {}).get("error"), f"expected {code}, got an error without a code: {text!r}"
-    assert result.structured_content["error"]["code"] == code, text
+    assert error_of(result), f"expected {code}, got an error without a code: {text!r}"
+    assert error_of(result)["code"] == code, text
     assert text.startswith(f"{code}: "), text
     return text
 
@@ -93,12 +95,14 @@ async def test_a_multi_line_exact_match_reports_its_first_and_last_line(sandbox)
     assert (body["matches"][0]["line_start"], body["matches"][0]["line_end"]) == (2, 3)
 
 
-async def test_edit_returns_a_git_style_unified_diff_as_text_and_structured_content(sandbox):
+async def test_edit_returns_a_git_style_unified_diff_as_text_then_what_was_written(sandbox):
     sandbox.put("a.txt", "one\ntwo\nthree\n")
     result = await edit(sandbox, "a.txt", [{"oldText": "two", "newText": "TWO"}])
     body = succeeded(result)
-    diff = result.content[0].text
-    assert diff == body["diff"]
+    text = result.content[0].text
+    diff, written = text.rsplit("\n", 1)
+    assert diff + "\n" == body["diff"]
+    assert written == f"[wrote {sandbox.path('a.txt')}, sha256 {body['sha256']}]"
     lines = diff.splitlines()
     assert lines[0] == f"--- {sandbox.path('a.txt')}"
     assert lines[1] == f"+++ {sandbox.path('a.txt')}"
@@ -331,7 +335,7 @@ async def test_seed_004_camel_case_spellings_are_honoured_or_refused_never_silen
         sandbox, "greet.py", [{"oldText": "print('helo world')", "newText": "print('bye')"}], **{spelling: value}
     )
     if result.is_error:  # refused (INVALID_ARGUMENT), or partialMatch honoured (CONFLICT)
-        assert result.structured_content["error"]["code"] in ("INVALID_ARGUMENT", "CONFLICT")
+        assert error_of(result)["code"] in ("INVALID_ARGUMENT", "CONFLICT")
     assert sandbox.get("greet.py") == GREET.encode()
 
 
@@ -437,8 +441,8 @@ async def test_dry_run_changes_nothing_and_returns_the_diff(sandbox):
     assert body["dry_run"] is True
     assert body["changed"] is True
     assert body["sha256"] is None
-    assert "-two\n+2\n" in result.content[0].text
-    assert body["diff"] == result.content[0].text
+    assert result.content[0].text == body["diff"] + "[dry run: nothing written]"
+    assert "-two\n+2\n" in body["diff"]
 
 
 async def test_a_failing_edit_in_a_list_leaves_the_file_byte_identical(sandbox):

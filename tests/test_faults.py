@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 
 from vfs_mcp.jail import TEMP_PREFIX
 from vfs_mcp.mounts import MountSpec, open_mount
+from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +59,7 @@ async def test_plain_reads_of_invalid_utf8_still_say_binary_content(sandbox: San
     sandbox.put("mixed.py", FOREIGN)
     async with sandbox.client() as client:
         result = await client.call_tool("read_file", {"path": sandbox.path("mixed.py")})
-    assert result.structured_content["error"]["code"] == "BINARY_CONTENT"
+    assert error_of(result)["code"] == "BINARY_CONTENT"
 
 
 # -- hard links -------------------------------------------------------------------------
@@ -78,8 +79,8 @@ async def test_deny_hardlinked_refuses_reading_and_writing_a_hard_linked_file(lo
     async with local_sandbox.client() as client:
         read = await client.call_tool("read_file", {"path": local_sandbox.path("linked.txt")})
         write = await client.call_tool("write_file", {"path": local_sandbox.path("linked.txt"), "content": "x"})
-    assert read.structured_content["error"]["code"] == "ACCESS_DENIED"
-    assert write.structured_content["error"]["code"] == "ACCESS_DENIED"
+    assert error_of(read)["code"] == "ACCESS_DENIED"
+    assert error_of(write)["code"] == "ACCESS_DENIED"
     assert "shared with" not in read.content[0].text
     assert shared.read_bytes() == b"shared with the outside\n"
 
@@ -126,7 +127,7 @@ async def test_no_space_left_leaves_the_original_intact_and_says_so(
             "edit_file", {"path": sandbox.path("data.txt"), "edits": [{"oldText": "original", "newText": "edited"}]}
         )
     for result in (write, edit):
-        assert result.structured_content["error"]["code"] == "INTERNAL"
+        assert error_of(result)["code"] == "INTERNAL"
         assert "no space left" in result.content[0].text
         assert "nothing was changed" in result.content[0].text
     monkeypatch.undo()
@@ -148,7 +149,7 @@ async def test_a_file_size_limit_during_write_leaves_the_original_intact(tmp_pat
     params = StdioServerParameters(command=sys.executable, args=["-c", boot, str(tmp_path)])
     async with Client(params) as client:
         big = await client.call_tool("write_file", {"path": "data.txt", "content": "y" * (2 * limit)})
-        assert big.structured_content["error"]["code"] == "INTERNAL"
+        assert error_of(big)["code"] == "INTERNAL"
         assert "nothing was changed" in big.content[0].text
         small = await client.call_tool("write_file", {"path": "other.txt", "content": "still fine"})
         assert not small.is_error

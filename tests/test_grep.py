@@ -28,6 +28,7 @@ from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import MountSpec, open_mount
 from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
 from vfs_mcp.ops.ripgrep import rg_binary
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -117,14 +118,14 @@ def rel_of(sandbox: Sandbox, path: str) -> str:
 
 def ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text if result.content else result
-    assert result.structured_content is not None
-    return result.structured_content
+    assert data_of(result) is not None
+    return data_of(result)
 
 
 def assert_error(result: CallToolResult, code: str) -> str:
-    assert result.is_error, f"expected {code}, got success: {result.structured_content}"
-    assert result.structured_content is not None
-    assert result.structured_content["error"]["code"] == code, result.content[0].text
+    assert result.is_error, f"expected {code}, got success: {data_of(result)}"
+    assert error_of(result) is not None
+    assert error_of(result)["code"] == code, result.content[0].text
     return result.content[0].text
 
 

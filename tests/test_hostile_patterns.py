@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from vfs_mcp.jail import Target
 from vfs_mcp.ops import ripgrep
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -79,8 +80,8 @@ def check(tool: str, result: Any, expected: str) -> None:
     if expected == "ok":
         assert not result.is_error, (tool, result.content[0].text[:300])
     else:
-        assert result.is_error, (tool, str(result.structured_content)[:300])
-        assert result.structured_content["error"]["code"] == expected, (tool, result.content[0].text[:300])
+        assert result.is_error, (tool, str(result.content)[:300])
+        assert error_of(result)["code"] == expected, (tool, result.content[0].text[:300])
 
 
 async def timed(client: Client, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
@@ -206,7 +207,7 @@ async def test_grep_context_counts_against_the_reply_size_budget(
     async with box.client(max_response_chars=100_000) as client:
         result, took = await timed(client, "grep_files", {**args, "format": "json"})
         text_view = await client.call_tool("grep_files", args)
-    body = result.structured_content
+    body = data_of(result)
     assert took < HOSTILE_BOUND
     assert body["has_more"] is True and body["next_offset"] == body["returned"] > 0
     assert "size budget" in body["notes"][0] and "results_offset=" in body["notes"][0]
@@ -225,7 +226,7 @@ async def test_a_huge_matching_line_is_cut_around_the_match_in_both_engines(
         result, _ = await timed(
             client, "grep_files", {"path": box.path(""), "pattern": "NEEDLE", "context_lines": 1, "format": "json"}
         )
-    match = result.structured_content["matches"][0]
+    match = data_of(result)["matches"][0]
     assert match["column"] == 3_000_001 and match["line_number"] == 2
     assert "NEEDLE" in match["line"] and len(match["line"]) < 1100
     assert match["line"].startswith("…[cut 2,999,750 characters]…")

@@ -37,6 +37,7 @@ import fsspec
 import pytest
 
 from vfs_mcp.jail import Jail
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -373,14 +374,19 @@ def texts(result: Any) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
+def file_text(result: Any) -> str:
+    """What a read returned of the file: its first block (a line of metadata follows it)."""
+    return str(getattr(result.content[0], "text", "")) if result.content else ""
+
+
 def blob(result: Any) -> str:
-    return texts(result) + "\n" + repr(result.structured_content)
+    return texts(result) + "\n" + repr(data_of(result))
 
 
 def error_code(result: Any) -> str | None:
     if not result.is_error:
         return None
-    error = (result.structured_content or {}).get("error") or {}
+    error = error_of(result) or {}
     return error.get("code") or f"<no code; text {texts(result)[:160]!a}>"
 
 
@@ -389,7 +395,7 @@ def refusal_failures(slot: Slot, path: str, result: Any, expected: str) -> list[
     if slot.multi:
         if result.is_error:
             return [f"{where}: the whole call failed instead of one file: {texts(result)[:200]!a}"]
-        files = (result.structured_content or {}).get("files") or []
+        files = (data_of(result) or {}).get("files") or []
         if len(files) != 2:
             return [f"{where}: expected 2 per-file results, got {ascii(files)[:200]}"]
         failures = []
@@ -430,7 +436,7 @@ def diff(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 async def cwd_of(client: Any) -> str:
     result = await client.call_tool("get_working_directory", {})
-    return str((result.structured_content or {}).get("current_dir"))
+    return str((data_of(result) or {}).get("current_dir"))
 
 
 async def attack_every_slot(
@@ -689,9 +695,9 @@ async def test_absolute_host_paths_on_an_object_store_mount_never_reach_the_host
                 result = await client.call_tool(slot.tool, slot.args(path, arena))
                 where = f"[{attack.id}] {slot.label}({path!r})"
                 failures += [f"[{attack.id}] {f}" for f in leak_failures(arena, slot.label, path, result)]
-                if result.is_error and not ((result.structured_content or {}).get("error") or {}).get("code"):
+                if result.is_error and not (error_of(result) or {}).get("code"):
                     failures.append(f"{where}: an error without a code: {texts(result)[:200]!a}")
-                structured = result.structured_content or {}
+                structured = data_of(result) or {}
                 named = [structured[k] for k in PATH_KEYS if isinstance(structured.get(k), str)]
                 named += [e.get("path") for e in structured.get("entries", []) if isinstance(e, dict)]
                 failures += [
@@ -738,11 +744,11 @@ async def test_encoded_lookalike_and_mid_path_protocol_names_are_literal_names_i
             if written.is_error:
                 failures.append(f"{path!r}: write failed: {texts(written)[:200]!a}")
                 continue
-            if written.structured_content["path"] != arena.sb.path(rel):
-                failures.append(f"{path!r}: written as {written.structured_content['path']!r}, not {rel!r}")
+            if data_of(written)["path"] != arena.sb.path(rel):
+                failures.append(f"{path!r}: written as {data_of(written)['path']!r}, not {rel!r}")
             if not arena.sb.exists(rel) or arena.sb.get(rel) != PWNED.encode():
                 failures.append(f"{path!r}: the bytes are not at {rel!r} inside the mount")
-            if texts(read) != PWNED:
+            if file_text(read) != PWNED:
                 failures.append(f"{path!r}: reading it back gave {texts(read)[:200]!a}")
     _, after_out = arena.state(full=True)
     if diff(before_out, after_out):
@@ -768,10 +774,10 @@ async def test_dotdot_that_stays_inside_the_mount_resolves_lexically(arena: Aren
             path = arena.fmt(given)
             read = await client.call_tool("read_file", {"path": path})
             info = await client.call_tool("get_file_info", {"path": path})
-            if read.is_error or texts(read) != "inside\n":
+            if read.is_error or file_text(read) != "inside\n":
                 failures.append(f"read_file({path!r}) gave {texts(read)[:200]!a}")
-            if (info.structured_content or {}).get("path") != arena.sb.path("inside.txt"):
-                failures.append(f"get_file_info({path!r}) gave {ascii(info.structured_content)[:200]}")
+            if (data_of(info) or {}).get("path") != arena.sb.path("inside.txt"):
+                failures.append(f"get_file_info({path!r}) gave {ascii(data_of(info))[:200]}")
     assert not failures, "\n".join(failures)
 
 
@@ -792,15 +798,15 @@ async def test_read_multiple_files_reports_each_escape_on_its_own_and_still_read
     async with arena.sb.client() as client:
         result = await client.call_tool("read_multiple_files", {"paths": paths})
     assert not result.is_error, texts(result)
-    files = result.structured_content["files"]
+    files = data_of(result)["files"]
     assert [f["path"] for f in files] == paths
     for (template, code), entry in zip(attacks.items(), files, strict=True):
         if code is None:
             assert entry["ok"], entry
         else:
             assert not entry["ok"] and entry["error"]["code"] == code, (template, entry)
-    assert result.structured_content["succeeded"] == 2
-    assert result.structured_content["failed"] == len(attacks) - 2
+    assert data_of(result)["succeeded"] == 2
+    assert data_of(result)["failed"] == len(attacks) - 2
     assert leak_failures(arena, "read_multiple_files", "\n".join(paths), result) == []
     assert arena.canary_failures() == []
 
@@ -1040,7 +1046,7 @@ async def test_listing_a_directory_with_links_out_reveals_neither_target_nor_con
         assert not result.is_error, texts(result)
         assert leak_failures(local_arena, "list_directory", ".", result) == []
         assert "evil.zip" not in blob(result)
-        for entry in result.structured_content["entries"]:
+        for entry in data_of(result)["entries"]:
             if entry["name"] in ("file_out", "file_link_out", "hop", "dir_out", "link_out"):
                 assert entry.get("size") != len(local_arena.canary), entry
 
@@ -1069,16 +1075,16 @@ async def test_in_jail_symlink_pointing_inside_is_followed(local_arena: Arena) -
         copied = await client.call_tool("copy_file", {"source": "file_in", "destination": "copy.txt"})
         cd = await client.call_tool("change_directory", {"path": "dir_in"})
         relative = await client.call_tool("read_file", {"path": "file.txt"})
-    assert texts(read) == "sub\n"
-    assert texts(through) == "sub\n"
-    assert texts(absolute) == "sub\n"
-    assert info.structured_content["type"] == "file"
-    assert [e["name"] for e in listed.structured_content["entries"]] == ["file.txt"]
-    assert many.structured_content["succeeded"] == 2
+    assert file_text(read) == "sub\n"
+    assert file_text(through) == "sub\n"
+    assert file_text(absolute) == "sub\n"
+    assert data_of(info)["type"] == "file"
+    assert [e["name"] for e in data_of(listed)["entries"]] == ["file.txt"]
+    assert data_of(many)["succeeded"] == 2
     assert not copied.is_error
     assert sb.get("copy.txt") == b"sub\n"
     assert not cd.is_error, texts(cd)
-    assert texts(relative) == "sub\n"
+    assert file_text(relative) == "sub\n"
 
 
 async def test_write_through_in_jail_symlink_pointing_inside_updates_the_target(local_arena: Arena) -> None:
@@ -1106,7 +1112,7 @@ async def test_relative_paths_after_changing_into_an_in_jail_link_stay_lexical_a
         out = await client.call_tool("change_directory", {"path": "../dir_out"})
         cwd = await cwd_of(client)
     assert error_code(escape) == "ACCESS_DENIED"
-    assert texts(back) == "inside\n"
+    assert file_text(back) == "inside\n"
     assert error_code(out) == "ACCESS_DENIED"
     assert cwd == local_arena.sb.path("dir_in")
 

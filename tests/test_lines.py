@@ -18,6 +18,7 @@ import pytest
 from conftest import ScopedSandbox
 
 from vfs_mcp.ops import lines as line_ops
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -49,15 +50,15 @@ async def call(client: Any, tool: str, **args: Any) -> Any:
 def text_and_meta(result: Any) -> tuple[str, dict[str, Any]]:
     assert not result.is_error, result.content[0].text
     text: str = result.content[0].text if result.content else ""
-    meta: dict[str, Any] = result.structured_content
+    meta: dict[str, Any] = data_of(result)
     return text, meta
 
 
 def failed_with(result: Any, code: str) -> None:
     assert result.is_error, f"expected {code}, got success: {result.content}"
     text = result.content[0].text
-    assert (result.structured_content or {}).get("error"), f"expected {code}, got an error without a code: {text!r}"
-    assert result.structured_content["error"]["code"] == code, text
+    assert error_of(result), f"expected {code}, got an error without a code: {text!r}"
+    assert error_of(result)["code"] == code, text
     assert result.content[0].text.startswith(f"{code}: ")
 
 

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.tooling import error_of
+
 PER_CALL = 20.0
 """Seconds a call may take: the engines' own budgets are 5 s; the rest is slack for a loaded machine."""
 
@@ -91,7 +93,7 @@ async def exercise(server: MCPServer, calls: list[tuple[str, dict[str, Any]]]) -
             took = time.monotonic() - started
             assert took < PER_CALL, (tool, args, took)
             if result.is_error:
-                code = (result.structured_content or {}).get("error", {}).get("code")
+                code = (error_of(result) or {}).get("code")
                 if code is None:  # the official profile answers in text, its code first
                     code = result.content[0].text.split(":", 1)[0]
                 assert code in ("INVALID_ARGUMENT", "NOT_FOUND"), (tool, args, result.content[0].text[:300])

@@ -26,6 +26,7 @@ from vfs_mcp.errors import BinaryContent, TooLarge
 from vfs_mcp.mounts import MountSpec, open_mounts
 from vfs_mcp.ops import buffers
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -88,14 +89,14 @@ def uri(box: Sandbox, rel: str) -> str:
 
 def ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text if result.content else result
-    assert result.structured_content is not None
-    return result.structured_content
+    assert data_of(result) is not None
+    return data_of(result)
 
 
 def error(result: CallToolResult, code: str, jsonrpc: int) -> dict[str, Any]:
     """The error data of a failed call, checked for our code and the seed's JSON-RPC number."""
-    assert result.is_error, f"expected {code}, got {result.structured_content}"
-    data: dict[str, Any] = (result.structured_content or {})["error"]
+    assert result.is_error, f"expected {code}, got {data_of(result)}"
+    data: dict[str, Any] = error_of(result) or {}
     assert (data["code"], data["jsonrpc_code"]) == (code, jsonrpc), data
     assert result.content[0].text.startswith(f"{code}: ")
     return data
@@ -136,7 +137,7 @@ async def test_stdio_server_lists_the_seed_tools_with_their_arguments_and_defaul
         assert set(tool.input_schema.get("required", [])) == {a for a, d in expected.items() if d is REQUIRED}
         for arg, default in expected.items():
             if default is not REQUIRED:
-                assert props[arg]["default"] == default, (name, arg)
+                assert props[arg].get("default") == default, (name, arg)  # None is not spelt out
             kinds = {props[arg].get("type")} | {t.get("type") for t in props[arg].get("anyOf", [])}
             assert ARG_TYPES[arg] in kinds, (name, arg)
         assert SEED_RESULTS[ours] <= set(tool.output_schema["properties"]), name

@@ -30,6 +30,7 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import official_compat as compat
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +79,7 @@ def text(result: CallToolResult) -> str:
 def error(result: CallToolResult, code: str) -> str:
     assert result.is_error, f"expected {code}, got {result.content}"
     line = str(result.content[0].text)
-    assert result.structured_content["error"]["code"] == code, line
+    assert error_of(result)["code"] == code, line
     assert line.startswith(f"{code}: "), line
     return line
 
@@ -135,7 +136,7 @@ async def test_stdio_server_lists_the_reference_tools_with_its_arguments_and_def
         "edits": ("array", ("object", ("newText", "oldText"), False)),
         "dryRun": "boolean",
     }
-    assert types["read_text_file"] == {"path": "string", "tail": {"integer"}, "head": {"integer"}}
+    assert types["read_text_file"] == {"path": "string", "tail": "integer", "head": "integer"}
     assert types["list_directory_with_sizes"]["sortBy"] == ("name", "size")
     assert types["search_files"] == {"path": "string", "pattern": "string", "excludePatterns": ("array", "string")}
     assert types["read_multiple_files"] == {"paths": ("array", "string")}
@@ -630,6 +631,15 @@ def test_search_matches_minimatch_globs_on_relative_paths(
     box.put("deep/inner/notes.txt", "x")
     found = compat.search_files(vfs, ".", pattern, exclude).text
     assert found == ("\n".join(box.path(p) for p in sorted(expected)) or "No matches found")
+
+
+def test_a_glob_with_a_reversed_bracket_range_is_invalid_argument_not_a_crash(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    box, vfs = memory_vfs(tmp_path, request)
+    box.put("a.txt", "x")
+    with pytest.raises(InvalidArgument, match=r"invalid glob '\[z-a\]'"):
+        compat.search_files(vfs, ".", "[z-a]", [])
 
 
 # -- sizes (the reference's formatSize cases) ---------------------------------------------

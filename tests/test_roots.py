@@ -27,6 +27,7 @@ from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.roots import plan_mounts, swap
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +56,7 @@ def local(path: Path, read_only: bool = False) -> Mount:
 
 async def mounted(client: Client) -> list[str]:
     result = await client.call_tool("list_allowed_directories", {})
-    return [d["root"] for d in result.structured_content["directories"]]
+    return [d["root"] for d in data_of(result)["directories"]]
 
 
 # -- the plan (no MCP) ----------------------------------------------------------------------
@@ -153,7 +154,7 @@ async def test_client_roots_narrow_the_operator_mounts_and_refusals_are_reported
     assert inside.content[0].text == "inside"
     assert relative.content[0].text == "inside"
     assert getattr(resource.contents[0], "text", None) == "inside"
-    assert away.structured_content["error"]["code"] == "ACCESS_DENIED"
+    assert error_of(away)["code"] == "ACCESS_DENIED"
     refusals = [entry.data for entry in logs if entry.level == "warning"]
     assert any(str(tmp_path / "outside") in text and "refused" in text for text in refusals)
     assert roots.asked == 1
@@ -166,7 +167,7 @@ async def test_client_roots_never_widen_the_mounts(local_sandbox: Sandbox, tmp_p
     async with Client(server, mode=mode, list_roots_callback=roots) as client:
         assert await mounted(client) == [local_sandbox.root]
         outside = await client.call_tool("read_file", {"path": str(local_sandbox.outside / "secret.txt")})
-    assert outside.structured_content["error"]["code"] == "ACCESS_DENIED"
+    assert error_of(outside)["code"] == "ACCESS_DENIED"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -194,7 +195,7 @@ async def test_a_client_without_roots_gets_the_fallback_and_one_with_no_usable_r
         denied = await client.call_tool("list_allowed_directories", {})
         with pytest.raises(MCPError, match="ACCESS_DENIED"):
             await client.read_resource(uri(tmp_path / "x.txt"))
-    error = denied.structured_content["error"]
+    error = error_of(denied)
     assert error["code"] == "ACCESS_DENIED"
     assert str(tmp_path / "gone") in error["message"] and "NOT_FOUND" in error["message"]
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from vfs_mcp.tooling import data_of, error_of
+
 pytestmark = pytest.mark.anyio
 
 
@@ -30,7 +32,7 @@ async def test_stdio_server_lists_tools_reads_and_writes(tmp_path: Path, mode: s
         assert not written.is_error
         denied = await client.call_tool("read_file", {"path": "/etc/passwd"})
         assert denied.is_error
-        assert denied.structured_content["error"]["code"] == "ACCESS_DENIED"
+        assert error_of(denied)["code"] == "ACCESS_DENIED"
     assert (tmp_path / "new.txt").read_text() == "written over stdio"
 
 
@@ -40,7 +42,7 @@ async def test_stdio_server_with_no_root_serves_the_current_folder(tmp_path: Pat
     async with Client(params) as client:
         result = await client.call_tool("list_allowed_directories", {})
         read = await client.call_tool("read_file", {"path": "here.txt"})
-    assert result.structured_content["directories"][0]["root"] == str(tmp_path)
+    assert data_of(result)["directories"][0]["root"] == str(tmp_path)
     assert read.content[0].text == "cwd"
 
 
@@ -65,7 +67,7 @@ async def test_a_30_mb_request_is_refused_and_the_server_keeps_serving(tmp_path:
     async with Client(server_params(str(tmp_path))) as client:
         huge = await client.call_tool("write_file", {"path": "huge.txt", "content": "x" * (30 * 1024 * 1024)})
         assert huge.is_error
-        assert huge.structured_content["error"]["code"] == "TOO_LARGE"
+        assert error_of(huge)["code"] == "TOO_LARGE"
         after = await client.call_tool("write_file", {"path": "small.txt", "content": "still serving"})
         assert not after.is_error
     assert not (tmp_path / "huge.txt").exists()

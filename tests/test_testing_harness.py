@@ -24,6 +24,7 @@ from vfs_mcp.testing import (
     moto_s3,
     s3_server,
 )
+from vfs_mcp.tooling import data_of
 
 pytestmark = pytest.mark.anyio
 
@@ -74,9 +75,10 @@ async def test_every_call_is_recorded_with_its_arguments_outcome_and_error_code(
         arguments={"path": "a.txt"},
         is_error=False,
         code=None,
-        text="alpha\n",
+        text=ok.text,
         structured=ok.structured,
     )
+    assert ok.text.startswith("alpha\n\n[memory://workspace/a.txt: 6 bytes")  # the text, then a line about it
     assert ok.structured is not None and ok.structured["path"] == "memory://workspace/a.txt"
     assert (missing.is_error, missing.code) == (True, "NOT_FOUND")
     assert missing.text.startswith("NOT_FOUND: ") and "missing.txt" in missing.text
@@ -97,8 +99,8 @@ async def test_fs_reaches_the_files_the_tools_see_in_both_directions() -> None:
         fs.write("docs/guide.md", "# Guide\n")
         fs.mkdir("empty/inner")
         listing = await client.call_tool("directory_tree", {"path": "."})
-        assert "guide.md" in str(listing.structured_content)
-        assert "inner" in str(listing.structured_content)
+        assert "guide.md" in str(data_of(listing))
+        assert "inner" in str(data_of(listing))
 
         await client.call_tool("write_file", {"path": "docs/guide.md", "content": "# Changed\n"})
         assert fs.read_text("docs/guide.md") == "# Changed\n"
@@ -181,8 +183,8 @@ async def test_local_server_uses_a_temporary_folder_and_removes_it(tmp_path: Pat
         root = client.fs.root
         assert os.path.isfile(os.path.join(root, "src", "app.py"))
         result = await client.call_tool("read_file", {"path": os.path.join(root, "src", "app.py")})
-        assert result.structured_content is not None
-        assert result.structured_content["path"] == os.path.join(root, "src", "app.py")
+        assert data_of(result) is not None
+        assert data_of(result)["path"] == os.path.join(root, "src", "app.py")
     assert not os.path.exists(root)
 
     async with local_server({"a.txt": "x"}, folder=tmp_path / "kept") as client:
@@ -220,4 +222,5 @@ def test_all_is_exactly_the_public_api() -> None:
         for name, value in vars(vfs_mcp.testing).items()
         if not name.startswith("_") and getattr(value, "__module__", None) == "vfs_mcp.testing"
     }
-    assert set(vfs_mcp.testing.__all__) == defined | {"Files", "Seed"}  # the two type aliases
+    # the two type aliases, and the result readers of vfs_mcp.tooling
+    assert set(vfs_mcp.testing.__all__) == defined | {"Files", "Seed", "data_of", "error_of"}

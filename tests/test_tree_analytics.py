@@ -19,6 +19,8 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
+from vfs_mcp.tooling import data_of, error_of
+
 pytestmark = pytest.mark.anyio
 
 MiB = 1024 * 1024
@@ -73,8 +75,8 @@ CORPUS = {**PROJ, **BIG, **DUPS}
 
 def ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text if result.content else result
-    assert result.structured_content is not None
-    return result.structured_content
+    assert data_of(result) is not None
+    return data_of(result)
 
 
 def text(result: CallToolResult) -> str:
@@ -83,9 +85,9 @@ def text(result: CallToolResult) -> str:
 
 
 def assert_error(result: CallToolResult, code: str) -> None:
-    assert result.is_error, f"expected {code}, got {result.structured_content}"
-    assert result.structured_content is not None
-    assert result.structured_content["error"]["code"] == code, text(result)
+    assert result.is_error, f"expected {code}, got {data_of(result)}"
+    assert error_of(result) is not None
+    assert error_of(result)["code"] == code, text(result)
 
 
 def rel(sandbox: Sandbox, path: str, base: str = "") -> str:

@@ -28,6 +28,7 @@ from vfs_mcp.http import load_token
 from vfs_mcp.jail import TEMP_PREFIX
 from vfs_mcp.mounts import Config, Mount, MountSpec, merge_specs, open_mount, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.server import build_server
 from vfs_mcp.settings import Settings
 
@@ -41,6 +42,7 @@ run `vfs-mcp SUBCOMMAND --help` for their options"""
 def add_server_options(p: argparse.ArgumentParser) -> None:
     """The options that shape a server, shared by serving and ``xml``."""
     p.add_argument("--profile", default="default", help="tool sets to list, comma-separated (default: default)")
+    p.add_argument("--tools", type=parse_tool_list, default=(), metavar="LIST", help=TOOLS_HELP)
     p.add_argument(
         "--tool-names",
         choices=["safe", "seed"],
@@ -117,6 +119,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
     max_read = args.max_read_bytes or (config.max_read_bytes if config else None)
     return Settings(
         profiles=tuple(p.strip() for p in args.profile.split(",") if p.strip()),
+        tools=args.tools,
         tool_names=args.tool_names,
         deny=tuple([*(config.deny if config else []), *args.deny]),
         max_read_bytes=int(max_read) if max_read else DEFAULT_MAX_READ_BYTES,

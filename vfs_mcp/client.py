@@ -33,6 +33,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, EmbeddedResource, TextContent, Tool
 
+from vfs_mcp.tooling import error_of
+
 Target = StdioServerParameters | str
 """Where a server is: a command to start over stdio, or an HTTP URL."""
 Connectable = Server[Any] | MCPServer | Target
@@ -319,7 +321,7 @@ def _block_text(block: Any) -> str:
 def render(result: CallToolResult, style: Style, full: bool = False) -> str:
     """How a result reads on a terminal or in a pipe: the content, or the error line."""
     if result.is_error:
-        error = (result.structured_content or {}).get("error") or {}
+        error = error_of(result) or {}
         text = "\n".join(_block_text(b) for b in result.content)
         if error:
             text = f"{error.get('code')} ({error.get('status')}): {error.get('message')}"
@@ -336,7 +338,9 @@ def render(result: CallToolResult, style: Style, full: bool = False) -> str:
 def to_json(result: CallToolResult) -> str:
     """The result as the MCP wire shows it (content, structuredContent, isError)."""
     data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data.pop("_meta", None)
+    ours = {k: v for k, v in data.pop("_meta", {}).items() if k.startswith("vfs-mcp/")}  # the result's fields
+    if ours:
+        data["_meta"] = ours
     data.setdefault("isError", False)
     return json.dumps(data, indent=1, ensure_ascii=False)
 

@@ -20,6 +20,7 @@ from mcp_types import CallToolResult
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.tooling import error_of
 
 LATENCY_WINDOW = 1000
 PATH_ARGUMENTS = ("path", "paths", "source", "destination", "file1", "file2", "uri", "root", "from", "to")
@@ -48,7 +49,7 @@ def outcome(result: CallToolResult | Any) -> str:
     """OK, or the error code of a failed call."""
     if not isinstance(result, CallToolResult) or not result.is_error:
         return "OK"
-    error = (result.structured_content or {}).get("error", {}) if isinstance(result.structured_content, dict) else {}
+    error = error_of(result) or {}
     return str(error.get("code", "INTERNAL"))
 
 

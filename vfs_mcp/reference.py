@@ -5,19 +5,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
-from mcp_types import Tool
+from mcp.server.mcpserver.tools import Tool
+from pydantic_core import PydanticUndefined
 
 from vfs_mcp.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.server import build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import compact_json
 
 HEADER = """# Tool reference
 
 Generated from the tool schemas by `python scripts/gen_tool_reference.py`; a test fails when
-this file and the code disagree. Every tool also returns structured content matching its
-output schema; errors are `isError` results starting with a code (see the README).
+this file and the code disagree. "Model-visible" is what a model is sent on every turn for a
+profile's tools (name, description and input schema as compact JSON). What each tool answers,
+and how each client shows it, is in [clients.md](clients.md); errors are `isError` results
+whose text starts with a code (see the README).
 """
 
 
@@ -30,9 +33,28 @@ def _type(schema: dict[str, Any]) -> str:
         return json.dumps(schema["const"])
     if schema.get("type") == "array":
         return f"list[{_type(schema.get('items', {}))}]"
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if schema.get("type") == "object" and "properties" in schema:
+        return "object"
     return str(schema.get("type", "object"))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _objects(name: str, schema: dict[str, Any]) -> list[str]:
+    """A line per object argument (or list of objects) naming its fields."""
+    item = schema.get("items", schema)
+    fields = item.get("properties")
+    if not isinstance(fields, dict):
+        return []
+    needed = set(item.get("required", []))
+    parts = [
+        f"`{field}` ({_type(spec)}{', required' if field in needed else ''})"
+        + (f": {spec['description']}" if spec.get("description") else "")
+        for field, spec in fields.items()
+    ]
+    return [f"`{name}` items: {', '.join(parts)}" if "items" in schema else f"`{name}`: {', '.join(parts)}", ""]
 
 
 def _tool(tool: Tool) -> str:
@@ -44,47 +66,45 @@ def _tool(tool: Tool) -> str:
             flags.append("destructive")
         if hints.idempotent_hint:
             flags.append("idempotent")
-    lines = [
-        f"### `{tool.name}`",
-        "",
-        f"*{tool.title or tool.name}* — {', '.join(flags)}",
-        "",
-        tool.description or "",
-        "",
-    ]
-    properties: dict[str, Any] = tool.input_schema.get("properties", {})
-    required = set(tool.input_schema.get("required", []))
+    lines = [f"### `{tool.name}`", "", f"*{tool.title or tool.name}* — {', '.join(flags)}", "", tool.description, ""]
+    properties: dict[str, Any] = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    fields = {field.alias or key: field for key, field in tool.fn_metadata.arg_model.model_fields.items()}
     if properties:
         lines += ["| argument | type | default | description |", "|---|---|---|---|"]
         for name, schema in properties.items():
-            default = "required" if name in required else json.dumps(schema.get("default"))
-            description = str(schema.get("description", "")).replace("|", "\\|")
-            kind = _type(schema).replace("|", "\\|")
-            lines.append(f"| `{name}` | {kind} | {default} | {description} |")
+            default = fields[name].default if name in fields else PydanticUndefined
+            shown = "required" if name in required else json.dumps(None if default is PydanticUndefined else default)
+            description = _cell(str(schema.get("description", "")))
+            lines.append(f"| `{name}` | {_cell(_type(schema))} | {shown} | {description} |")
         lines.append("")
-    for name, definition in tool.input_schema.get("$defs", {}).items():
-        needed = set(definition.get("required", []))
-        fields = [
-            f"`{field}` ({_type(spec)}{', required' if field in needed else ''})"
-            for field, spec in definition.get("properties", {}).items()
-        ]
-        lines += [f"`{name}`: {', '.join(fields)}", ""]
+    for name, schema in properties.items():
+        lines += _objects(name, schema)
+    hidden = sorted(set(fields) - set(properties) - {tool.context_kwarg})
+    if hidden:
+        lines += [f"Also accepted (seed spellings, not listed): {', '.join(f'`{h}`' for h in hidden)}", ""]
     if tool.output_schema:
         outputs = ", ".join(f"`{name}`" for name in tool.output_schema.get("properties", {}))
         lines += [f"Structured result: {outputs}", ""]
     return "\n".join(lines)
 
 
-async def _tools(profile: str) -> list[Tool]:
+def visible_bytes(tools: list[Tool]) -> int:
+    """What a model pays for on every turn: name, description and input schema, compact JSON."""
+    listed = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+    return len(compact_json(listed).encode())
+
+
+def _tools(profile: str) -> list[Tool]:
     server = build_server(open_mounts([MountSpec("memory://reference")]), Settings(profiles=(profile,)))
-    return await server.list_tools()
+    return server._tool_manager.list_tools()
 
 
 def render() -> str:
     """The whole reference: every profile's tools in listing order."""
     parts = [HEADER]
     for profile in PROFILES:
-        tools = anyio.run(_tools, profile)
-        parts.append(f"## Profile `{profile}` ({len(tools)} tools)\n")
+        tools = _tools(profile)
+        parts.append(f"## Profile `{profile}` ({len(tools)} tools, {visible_bytes(tools):,} bytes model-visible)\n")
         parts += [_tool(tool) for tool in tools]
     return "\n".join(parts).rstrip() + "\n"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -25,8 +24,10 @@ from mcp.server.mcpserver.resolve import (
     find_resolved_parameters,
     resolve_arguments,
 )
+from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
     LOG_LEVEL_META_KEY,
@@ -39,20 +40,20 @@ from mcp_types import (
     LoggingMessageNotificationParams,
     NotificationParams,
     SetLevelRequestParams,
-    TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from vfs_mcp import profiles, resources, watch
+from vfs_mcp import profiles, replies, resources, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
+from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import failed, log
+from vfs_mcp.tooling import encodable, failed, log
 
 INSTRUCTIONS = (
     "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
@@ -66,26 +67,6 @@ def _version() -> str:
         return version("vfs-mcp")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
-
-
-def cap_text(result: CallToolResult, limit: int) -> CallToolResult:
-    """Cut a reply's text to ``limit`` characters, saying what was cut and how to get the rest."""
-    total = sum(len(block.text) for block in result.content if isinstance(block, TextContent))
-    if total <= limit:
-        return result
-    room, blocks = limit, []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            block = TextContent(type="text", text=block.text[: max(room, 0)])
-            room -= len(block.text)
-        blocks.append(block)
-    note = (
-        f"[cut: the reply was {total} characters, over the server's {limit}-character limit; "
-        "ask for less: ranged reads (read_file offset_bytes/max_bytes, read_file_lines), paging "
-        "(results_offset, offset/limit) or a narrower path or pattern]"
-    )
-    blocks.append(TextContent(type="text", text=note))
-    return result.model_copy(update={"content": blocks})
 
 
 def describe(error: ValidationError) -> str:
@@ -214,7 +195,7 @@ class VfsServer(MCPServer):
         if isinstance(result, InputRequiredResult):
             return result  # a round asking the client for its roots: the call comes again
         if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
-            result = cap_text(result, self.vfs_settings.max_response_chars)
+            result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
         if self.metrics is not None:
             self.metrics.record(name, arguments, result, time.perf_counter() - started)
         if logs is not None and request is not None:
@@ -252,17 +233,42 @@ class VfsServer(MCPServer):
             raise
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
-        """Describe arguments the tool does not take (the SDK would drop them silently)."""
+        """Describe arguments the tool does not take (the SDK would drop them silently): the
+        closest one it takes, what it takes, and the other spellings it accepts."""
         tool = self._tool_manager.get_tool(name)
-        known = set((tool.parameters.get("properties") or {}) if tool else ())
+        if tool is None:
+            return ""
+        listed = list(tool.parameters.get("properties") or {})
+        fields = tool.fn_metadata.arg_model.model_fields
+        accepted = {field.alias or key for key, field in fields.items()} - {tool.context_kwarg}
+        unknown = [key for key in arguments if key not in accepted]
+        if not unknown:
+            return ""
         problems = []
-        for key in arguments:
-            if tool is None or key in known:
-                continue
-            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-            close = [snake] if snake in known else difflib.get_close_matches(key, sorted(known), n=1)
-            problems.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        return ", ".join(problems)
+        for key in unknown:
+            close = toolset.closest_argument(key, accepted)
+            problems.append(f"{key!r}" + (f" (did you mean {close!r}?)" if close else ""))
+        message = f"{', '.join(problems)}; it takes {', '.join(listed) or 'no arguments'}"
+        others = sorted(accepted - set(listed))
+        return message + (f" (also accepted: {', '.join(others)})" if others else "")
+
+    async def run_stdio_async(self) -> None:
+        """stdio, where a request whose JSON holds a lone surrogate escape (``"\\udcc3"``, as a
+        client names a file whose name is not valid UTF-8) is still answered: the SDK's parser
+        refuses such a line and would leave the request unanswered; it is read leniently."""
+        async with stdio_server() as (read_stream, write_stream):
+            relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def relay() -> None:
+                async with relay_in:
+                    async for item in read_stream:
+                        await relay_in.send(replies.lenient(item) if isinstance(item, ValidationError) else item)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(relay)
+                await self._lowlevel_server.run(
+                    relay_out, write_stream, self._lowlevel_server.create_initialization_options()
+                )
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -323,7 +329,7 @@ class VfsServer(MCPServer):
 async def _send_logs(request: ServerRequestContext[Any, Any], records: list[logging.LogRecord]) -> None:
     for record in records:
         params = LoggingMessageNotificationParams(
-            level=mcp_level(record.levelno), logger=record.name, data=record.getMessage()
+            level=mcp_level(record.levelno), logger=record.name, data=encodable(record.getMessage())
         )
         # Request-scoped: the only stream a 2026-07-28 client accepts log messages on.
         await request.session.send_notification(
@@ -384,5 +390,6 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
+    server.middleware.insert(0, replies.encodable_replies)
     _forward_logs()
     return server

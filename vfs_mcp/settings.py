@@ -19,6 +19,8 @@ class Settings:
     """What every profile reads: the profiles to list, limits and naming."""
 
     profiles: tuple[str, ...] = ("default",)
+    tools: tuple[str, ...] = ()
+    """Only these tools (names, or sets such as ``read-only``; see ``profiles.toolset``); all when empty."""
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES

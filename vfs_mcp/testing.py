@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.server import build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import META_ERROR, META_RESULT, data_of, error_of
 
 __all__ = [
     "Files",
@@ -40,6 +41,8 @@ __all__ = [
     "ToolCall",
     "VfsClient",
     "connect",
+    "data_of",
+    "error_of",
     "load_dir",
     "local_fs",
     "local_server",
@@ -212,6 +215,7 @@ class ToolCall:
     text: str
     """The result's text blocks, joined by newlines (for a failure, the message the model saw)."""
     structured: dict[str, Any] | None = None
+    """The result's fields (as ``data_of`` gives them); None for a failure."""
 
 
 class _Recorder:
@@ -243,9 +247,12 @@ def _tool_call(tool: str, arguments: dict[str, Any], result: HandlerResult) -> T
     wire: dict[str, Any] = (
         result.model_dump(by_alias=True, mode="json") if isinstance(result, BaseModel) else dict(result or {})
     )
-    structured = wire.get("structuredContent") if isinstance(wire.get("structuredContent"), dict) else None
     is_error = bool(wire.get("isError"))
-    error = (structured or {}).get("error") if is_error else None
+    meta: dict[str, Any] = wire.get("_meta") or {}
+    error = meta.get(META_ERROR) if is_error else None
+    structured = wire.get("structuredContent") if isinstance(wire.get("structuredContent"), dict) else None
+    if structured is None and not is_error and isinstance(meta.get(META_RESULT), dict):
+        structured = meta[META_RESULT]
     texts = [block.get("text", "") for block in wire.get("content") or [] if block.get("type") == "text"]
     return ToolCall(
         tool,

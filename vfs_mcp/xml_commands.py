@@ -42,6 +42,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, Tool
 
 from vfs_mcp.client import Connectable, UsageError, coerce_arguments
+from vfs_mcp.tooling import data_of, error_of
 
 ALIASES = {
     "read": "read_file",
@@ -205,13 +206,13 @@ def content_of(text: str) -> str:
 
 def _result(block: int, command: str, tool: str, path: str | None, result: CallToolResult) -> CommandResult:
     text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-    error = (result.structured_content or {}).get("error") if result.is_error else None
+    error = error_of(result)
     if error:
         status, code = int(error.get("status", 500)), str(error.get("code", "INTERNAL"))
         return CommandResult(block, command, status, str(error.get("message", text)), tool, code, path)
     if result.is_error:
         return CommandResult(block, command, 500, text, tool, "INTERNAL", path)
-    return CommandResult(block, command, 200, text, tool, None, path, result.structured_content)
+    return CommandResult(block, command, 200, text, tool, None, path, data_of(result))
 
 
 class XmlRunner:

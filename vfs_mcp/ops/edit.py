@@ -41,30 +41,28 @@ Strategy = Literal["exact", "whitespace", "fuzzy"]
 class TextEdit(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
-    old_text: str = Field(alias="oldText", description="Text to find (exactly, or by the fallbacks in options)")
-    new_text: str = Field(alias="newText", description="Replacement text (literal: no regex, $ or \\ escapes)")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring one")
+    # Descriptions are paid for in every tools/list: only what the names do not say.
+    old_text: str = Field(alias="oldText")
+    new_text: str = Field(alias="newText", description="literal")
+    replace_all: bool = False
 
 
 class EditOptions(BaseModel):
-    """Matching fallbacks; seed 004's camelCase spellings are accepted too."""
+    """Matching fallbacks (seed 004's camelCase spellings are accepted too)."""
 
     model_config = ConfigDict(extra="forbid")
 
     preserve_indentation: bool = Field(
         True,
         validation_alias=AliasChoices("preserve_indentation", "preserveIndentation"),
-        description="Re-indent newText to the matched lines' indentation",
     )
     normalize_whitespace: bool = Field(
         True,
         validation_alias=AliasChoices("normalize_whitespace", "normalizeWhitespace"),
-        description="Fall back to matching with whitespace normalised",
     )
     partial_match: bool = Field(
         True,
         validation_alias=AliasChoices("partial_match", "partialMatch"),
-        description="Fall back to fuzzy matching with a confidence score",
     )
 
 
@@ -356,10 +354,10 @@ def edit_file(
 class LineEdit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    line_number: int = Field(description="1-based line (0-based from offset when relative_line_numbers)")
+    line_number: int
     action: Literal["replace", "insert_before", "insert_after", "delete"]
-    content: str | None = Field(None, description="New line(s) for replace/insert; may hold several lines")
-    expected_content: str | None = Field(None, description="What the line must hold now (verified before editing)")
+    content: str | None = Field(None, description="new line(s)")
+    expected_content: str | None = None
 
 
 class LineEditOutcome(BaseModel):

@@ -51,7 +51,7 @@ def re2_compile(pattern: str, options: re2.Options, what: str) -> re2._Regexp:
         return re2.compile(pattern, options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise InvalidArgument(f"{what} is not valid: {reason}") from None
+        raise InvalidArgument(f"invalid {what}: {reason}") from None
 
 
 # -- gitignore ----------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def name_glob(pattern: str, *, case_sensitive: bool = False) -> Callable[[str], 
     """A test of one name against an fnmatch glob (``*``, ``?``, ``[abc]``, ``[!abc]``)."""
     _check(pattern, "pattern")
     regex = re2_compile(
-        _translate(pattern, any_char="."), re2_options(case_sensitive=case_sensitive, dot_nl=True), "pattern"
+        _translate(pattern, any_char="."), re2_options(case_sensitive=case_sensitive, dot_nl=True), f"glob {pattern!r}"
     )
     return lambda name: regex.fullmatch(name) is not None
 
@@ -123,11 +123,12 @@ def name_glob(pattern: str, *, case_sensitive: bool = False) -> Callable[[str], 
 def minimatch(pattern: str) -> Callable[[str], bool]:
     """A test of '/'-separated relative paths against a minimatch glob (``dot: true``)."""
     _check(pattern, "pattern")
+    shown = pattern
     negated = False
     while pattern.startswith("!"):
         negated, pattern = not negated, pattern[1:]
     alternatives = "|".join(_path_regex(p) for p in _expand_braces(pattern))
-    regex = re2_compile(f"(?:{alternatives})", re2_options(dot_nl=True), "pattern")
+    regex = re2_compile(f"(?:{alternatives})", re2_options(dot_nl=True), f"glob {shown!r}")
     return lambda rel: (regex.fullmatch(rel) is not None) != negated
 
 

@@ -40,6 +40,7 @@ from vfs_mcp.jail import Target
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import listing, read, write
 from vfs_mcp.ops.globs import minimatch
+from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.ops.textfile import TextFile, hunks
 from vfs_mcp.ops.walk import select
 
@@ -70,8 +71,15 @@ class Reply:
     note: str | None = None
 
 
-def _more(omitted: int, what: str, hint: str) -> str | None:
-    return f"({omitted} more {what} not shown; {hint})" if omitted else None
+def _more(omitted: int, one: str, many: str, hint: str) -> str | None:
+    return f"({omitted} more {one if omitted == 1 else many} not shown; {hint})" if omitted else None
+
+
+def _noted(note: str | None, *names: str) -> str | None:
+    """``note``, and the line saying names were quoted when ``shown`` quoted any of ``names``."""
+    if not escaped(*names):
+        return note
+    return NAMES_NOTE if note is None else f"{note}\n{NAMES_NOTE}"
 
 
 # -- sizes ------------------------------------------------------------------------------
@@ -126,18 +134,24 @@ def _joined(lines: str) -> str:
 
 
 def read_many(vfs: JailedFS, paths: Sequence[str], max_bytes: int) -> str:
-    """Each file as ``path:\\ncontent\\n`` or ``path: Error - CODE: message``, joined by ``---`` lines."""
+    """Each file as ``path:\\ncontent\\n`` or ``path: Error - CODE: message``, joined by ``---`` lines.
+
+    All of them together are bounded by ``max_bytes`` (see ``read.admit``).
+    """
     if not paths:
         raise InvalidArgument("paths is empty; give at least one path")
 
-    def one(path: str) -> str:
+    def one(path: str, found: tuple[Target, Entry] | VfsError) -> str:
         try:
-            return f"{path}:\n{read_text(vfs, path, None, None, max_bytes)}\n"
+            if isinstance(found, VfsError):
+                raise found
+            return f"{path}:\n{read_text(vfs, path, None, None, min(max_bytes, found[1].size))}\n"
         except VfsError as err:
             return f"{path}: Error - {err}"
 
+    admitted = read.admit(vfs, list(paths), max_bytes)
     with ThreadPoolExecutor(max_workers=min(read.READ_CONCURRENCY, len(paths))) as pool:
-        return "\n---\n".join(pool.map(one, paths))
+        return "\n---\n".join(pool.map(one, paths, admitted))
 
 
 @dataclass
@@ -349,9 +363,10 @@ def _tag(entry: Entry) -> str:
 def list_directory(vfs: JailedFS, path: str, limit: int = MAX_LISTED) -> Reply:
     """``[FILE] name`` / ``[DIR] name`` lines in name order, hidden names included."""
     result = listing.list_directory(vfs, path, include_hidden=True, limit=limit)
-    lines = [f"[DIR] {e.name}" if e.type == "directory" else f"[FILE] {e.name}" for e in result.entries]
+    lines = [f"[DIR] {shown(e.name)}" if e.type == "directory" else f"[FILE] {shown(e.name)}" for e in result.entries]
     hint = "use search_files with a pattern to find the others"
-    return Reply("\n".join(lines), _more(result.total - len(lines), "entries", hint))
+    more = _more(result.total - len(lines), "entry", "entries", hint)
+    return Reply("\n".join(lines), _noted(more, *(e.name for e in result.entries)))
 
 
 def _by_name(entry: Entry) -> tuple[str, str]:
@@ -367,7 +382,7 @@ def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name", limit: int 
     if sort_by == "size":
         entries.sort(key=lambda e: e.size, reverse=True)
     lines = [
-        f"{_tag(e)} {e.name.ljust(30)} {'' if e.type == 'directory' else format_size(e.size).rjust(10)}"
+        f"{_tag(e)} {shown(e.name).ljust(30)} {'' if e.type == 'directory' else format_size(e.size).rjust(10)}"
         for e in entries[:limit]
     ]
     files = [e for e in entries if e.type != "directory"]
@@ -377,7 +392,8 @@ def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name", limit: int 
         f"Combined size: {format_size(sum(e.size for e in files))}",
     ]
     hint = "the totals count them; use search_files to find them"
-    return Reply("\n".join(lines), _more(max(0, len(entries) - limit), "entries", hint))
+    more = _more(max(0, len(entries) - limit), "entry", "entries", hint)
+    return Reply("\n".join(lines), _noted(more, *(e.name for e in entries[:limit])))
 
 
 def directory_tree(vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED) -> Reply:
@@ -402,7 +418,7 @@ def directory_tree(vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (
         siblings.append(node)
         kept += 1
     hint = "pass excludePatterns or a deeper path"
-    return Reply(json.dumps(top, indent=2, ensure_ascii=False), _more(omitted, "entries", hint))
+    return Reply(json.dumps(top, indent=2, ensure_ascii=False), _more(omitted, "entry", "entries", hint))
 
 
 # -- searching --------------------------------------------------------------------------
@@ -433,11 +449,11 @@ def search_files(
             continue
         if matches(rel):
             if len(found) < limit:
-                found.append(entry.path)
+                found.append(shown(entry.path))
             else:
                 omitted += 1
     hint = "narrow the pattern or the path"
-    return Reply("\n".join(found) or "No matches found", _more(omitted, "matches", hint))
+    return Reply("\n".join(found) or "No matches found", _noted(_more(omitted, "match", "matches", hint), *found))
 
 
 # -- metadata ---------------------------------------------------------------------------

@@ -1,19 +1,40 @@
-"""Reading whole files, byte ranges, and several files at once."""
+"""Reading whole files, byte ranges, images and audio, and several files at once."""
 
 from __future__ import annotations
 
+import mimetypes
 from concurrent.futures import ThreadPoolExecutor
 
+import filetype
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
-from vfs_mcp.filesystem import JailedFS, sha256
-from vfs_mcp.ops.text import check_encoding, decode, decode_range
+from vfs_mcp.filesystem import Entry, JailedFS, sha256
+from vfs_mcp.jail import Target
+from vfs_mcp.ops.text import BASE64, check_encoding, decode, decode_range
 
 DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
 DEFAULT_RANGE_BYTES = 64 * 1024
 READ_CONCURRENCY = 8
 MAX_CHAR_BYTES = 4  # the longest UTF-8 sequence
+
+MEDIA_TYPES = {
+    # What models take as images (the Anthropic and OpenAI APIs refuse other image types).
+    "image/png": "image/png",
+    "image/apng": "image/png",
+    "image/jpeg": "image/jpeg",
+    "image/gif": "image/gif",
+    "image/webp": "image/webp",
+    "audio/mpeg": "audio/mpeg",
+    "audio/x-wav": "audio/wav",
+    "audio/wav": "audio/wav",
+    "audio/ogg": "audio/ogg",
+    "audio/x-flac": "audio/flac",
+    "audio/flac": "audio/flac",
+    "audio/mp4": "audio/mp4",
+    "audio/aac": "audio/aac",
+}
+"""Media types a whole read returns as an image or audio block, with the name it is sent under."""
 
 
 class ReadResult(BaseModel):
@@ -27,6 +48,19 @@ class ReadResult(BaseModel):
     has_more: bool = Field(description="True when the file continues after this content")
     next_offset_bytes: int | None = Field(None, description="Pass as offset_bytes to read on")
     sha256: str | None = Field(None, description="Hash of the whole file (whole reads); use as expected_hash")
+    mime_type: str | None = Field(None, description="An image or audio file: the content is its base64")
+
+
+def media_type(data: bytes, name: str) -> str | None:
+    """The image/audio type a model can be shown ``data`` as: sniffed from the content, else
+    (for data that is not text) guessed from the name; None for anything else."""
+    kind = filetype.guess(data[:8192])
+    if kind is not None:
+        return MEDIA_TYPES.get(kind.mime)
+    guessed = mimetypes.guess_type(name)[0]
+    if guessed in MEDIA_TYPES and b"\x00" in data[:8192]:
+        return MEDIA_TYPES[guessed]
+    return None
 
 
 def read_file(
@@ -36,33 +70,20 @@ def read_file(
     offset_bytes: int | None = None,
     max_bytes: int | None = None,
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+    *,
+    media: bool = False,
 ) -> tuple[str, ReadResult]:
     """Read a whole file, or ``max_bytes`` from ``offset_bytes``; returns (content, metadata).
 
-    Raises TOO_LARGE for a whole read above ``max_read_bytes``, BINARY_CONTENT for
-    binary data requested as text.
+    With ``media``, a whole read of an image or audio file (not asked for as base64) returns
+    its base64 with ``mime_type`` set. Raises TOO_LARGE for a whole read above
+    ``max_read_bytes``, BINARY_CONTENT for other binary data requested as text.
     """
     encoding = check_encoding(encoding)
     target = vfs.resolve(path)
     entry = vfs.require_file(target)
     if offset_bytes is None and max_bytes is None:
-        if entry.size > max_read_bytes:
-            raise TooLarge(
-                f"{target.display} is {entry.size} bytes, over the {max_read_bytes}-byte limit for whole reads; "
-                "read a range with offset_bytes/max_bytes, or use read_file_lines, head_file or tail_file"
-            )
-        data = vfs.cat(target)
-        text = decode(data, encoding, target.display)
-        meta = ReadResult(
-            path=target.display,
-            encoding=encoding,
-            size=len(data),
-            offset_bytes=0,
-            bytes_read=len(data),
-            has_more=False,
-            sha256=sha256(data),
-        )
-        return text, meta
+        return _whole(vfs, target, entry, encoding, max_read_bytes, media)
     start = offset_bytes or 0
     if start < 0:
         raise InvalidArgument("offset_bytes must be 0 or more")
@@ -94,6 +115,31 @@ def read_file(
     )
 
 
+def _whole(
+    vfs: JailedFS, target: Target, entry: Entry, encoding: str, limit: int, media: bool
+) -> tuple[str, ReadResult]:
+    if entry.size > limit:
+        raise TooLarge(
+            f"{target.display} is {entry.size} bytes, over the {limit}-byte limit for whole reads; "
+            "read a range with offset_bytes/max_bytes, or use read_file_lines, head_file or tail_file"
+        )
+    data = vfs.cat(target)
+    if len(data) > limit:  # it grew since it was measured
+        raise TooLarge(f"{target.display} grew past the {limit}-byte limit while it was read; read a range")
+    mime = media_type(data, target.rel) if media and encoding != BASE64 else None
+    text = decode(data, BASE64 if mime else encoding, target.display)
+    return text, ReadResult(
+        path=target.display,
+        encoding=BASE64 if mime else encoding,
+        size=len(data),
+        offset_bytes=0,
+        bytes_read=len(data),
+        has_more=False,
+        sha256=sha256(data),
+        mime_type=mime,
+    )
+
+
 class FileRead(BaseModel):
     path: str
     ok: bool
@@ -108,25 +154,65 @@ class MultiReadResult(BaseModel):
     failed: int
 
 
+def admit(vfs: JailedFS, paths: list[str], budget: int) -> list[tuple[Target, Entry] | VfsError]:
+    """Each path's file, or its error, within one byte budget for the whole reply.
+
+    Files are measured concurrently and admitted in the order given: one that would take
+    the total over ``budget`` gets TOO_LARGE (a later, smaller one may still fit), so a
+    reply holding many large files stays bounded.
+    """
+
+    def measure(path: str) -> tuple[Target, Entry] | VfsError:
+        try:
+            target = vfs.resolve(path)
+            return target, vfs.require_file(target)
+        except VfsError as err:
+            return err
+
+    with ThreadPoolExecutor(max_workers=max(1, min(READ_CONCURRENCY, len(paths)))) as pool:
+        measured = list(pool.map(measure, paths))
+    left = budget
+    admitted: list[tuple[Target, Entry] | VfsError] = []
+    for found in measured:
+        if isinstance(found, tuple) and budget >= found[1].size > left:
+            target, entry = found
+            found = TooLarge(
+                f"{target.display} ({entry.size} bytes) would take this reply over its {budget}-byte limit for "
+                f"all files together ({budget - left} bytes already); read it in another call"
+            )
+        elif isinstance(found, tuple):
+            left -= found[1].size
+        admitted.append(found)
+    return admitted
+
+
 def read_multiple_files(
     vfs: JailedFS,
     paths: list[str],
     encoding: str = "utf-8",
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
 ) -> tuple[list[str | None], MultiReadResult]:
-    """Read files concurrently; each path gets its content or its own error, in the order given."""
+    """Read files concurrently; each path gets its content or its own error, in the order given.
+
+    All of them together are bounded by ``max_read_bytes`` (see ``admit``).
+    """
     if not paths:
         raise InvalidArgument("paths is empty; give at least one path")
+    encoding = check_encoding(encoding)
 
-    def one(path: str) -> tuple[str | None, FileRead]:
+    def one(path: str, found: tuple[Target, Entry] | VfsError) -> tuple[str | None, FileRead]:
         try:
-            text, meta = read_file(vfs, path, encoding, max_read_bytes=max_read_bytes)
+            if isinstance(found, VfsError):
+                raise found
+            target, entry = found
+            text, meta = _whole(vfs, target, entry, encoding, min(entry.size, max_read_bytes), media=False)
         except VfsError as err:
             return None, FileRead(path=path, ok=False, error=err.to_dict())
         return text, FileRead(path=path, ok=True, size=meta.size, sha256=meta.sha256)
 
+    admitted = admit(vfs, paths, max_read_bytes)
     with ThreadPoolExecutor(max_workers=min(READ_CONCURRENCY, len(paths))) as pool:
-        outcomes = list(pool.map(one, paths))
+        outcomes = list(pool.map(one, paths, admitted))
     files = [meta for _, meta in outcomes]
     ok = sum(1 for f in files if f.ok)
     return [text for text, _ in outcomes], MultiReadResult(files=files, succeeded=ok, failed=len(files) - ok)

@@ -14,6 +14,7 @@ from typing import Protocol
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.profiles import toolset
 from vfs_mcp.settings import Settings
 
 PROFILES: dict[str, str] = {
@@ -23,6 +24,8 @@ PROFILES: dict[str, str] = {
     "ide": "vfs_mcp.profiles.ide",
 }
 EXCLUSIVE = (("default", "official"),)
+SEED_EXACT = ("official", "fs", "ide")
+"""Profiles whose schemas state every default their seed states (``false`` and ``0`` too)."""
 
 
 class Profile(Protocol):
@@ -42,8 +45,14 @@ def check(profiles: Sequence[str]) -> None:
 
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
-    """Register every chosen profile's tools, in the order given."""
+    """Register every chosen profile's tools, in the order given; then publish them compactly,
+    only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set)."""
     check(settings.profiles)
+    exact: set[str] = set()
     for name in dict.fromkeys(settings.profiles):
+        before = {tool.name for tool in server._tool_manager.list_tools()}
         module: Profile = importlib.import_module(PROFILES[name])  # type: ignore[assignment]
         module.register(server, vfs, settings)
+        if name in SEED_EXACT:
+            exact |= {tool.name for tool in server._tool_manager.list_tools()} - before
+    toolset.publish(server, settings.tools, exact)

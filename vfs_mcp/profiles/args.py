@@ -1,17 +1,25 @@
-"""Argument types shared by the tool adapters: one description each, written for a model."""
+"""Argument types shared by the tool adapters, written for a model and paid for on every turn.
+
+An argument whose name says what it is has no description (the server's instructions and
+``list_allowed_directories`` say how paths are written once). ``Hidden`` keeps an argument
+accepted but out of the published schema: a seed's spelling merged into another argument.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from vfs_mcp.tooling import Format
 
-PathArg = Annotated[
-    str, Field(description="File path: absolute inside a mount, a mount URL, or relative to the working directory")
-]
-DirArg = Annotated[str, Field(description="Directory path (absolute, URL, or relative to the working directory)")]
-EncodingArg = Annotated[str, Field(description="Any Python codec name, or 'base64' for binary data")]
-Globs = Annotated[list[str] | None, Field(description="Gitignore-style globs: '*.py' any depth, 'src/*.py' anchored")]
-FormatArg = Annotated[Format, Field(description="How the text reply reads; structured content is always JSON")]
+Hidden = SkipJsonSchema()  # type: ignore[type-arg]
+"""Accepted, not listed: put it in an argument's ``Annotated[...]``."""
+
+PathArg = str
+DirArg = str
+EncodingArg = str
+Globs = Annotated[list[str] | None, Field(description="gitignore globs")]
+FormatArg = Format
+Recursive = Annotated[bool, Hidden]

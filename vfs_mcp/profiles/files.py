@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
@@ -10,9 +10,26 @@ from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, human_size, ok, read_hints
+from vfs_mcp.tooling import (
+    answer,
+    catching,
+    hints,
+    human_size,
+    media,
+    read_hints,
+    report,
+)
+
+
+def read_footer(meta: read.ReadResult) -> str:
+    """The line after a file's text: what part of the file it is, and how to go on."""
+    if meta.sha256 is not None:
+        return f"[{meta.path}: {meta.size} bytes, sha256 {meta.sha256}]"
+    span = f"[{meta.path}: bytes {meta.offset_bytes}-{meta.offset_bytes + meta.bytes_read} of {meta.size}"
+    return span + (f"; more: offset_bytes={meta.next_offset_bytes}]" if meta.has_more else "; end of file]")
 
 
 def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -23,118 +40,116 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         title="Read file",
         annotations=read_hints("Read file"),
         description=(
-            "Read a file's content. Whole file by default; pass offset_bytes/max_bytes for a byte range of a large "
-            "file (the reply says has_more and next_offset_bytes). encoding='base64' for binary files. "
-            "For lines use read_file_lines, head_file or tail_file."
+            "Read a file, whole or a byte range (offset_bytes, max_bytes); images and audio come back viewable. "
+            "encoding: a codec or 'base64'. By line: read_file_lines."
         ),
     )
     @catching
     def read_file(
         path: PathArg,
         encoding: EncodingArg = "utf-8",
-        offset_bytes: Annotated[int | None, Field(ge=0, description="Byte offset to start at")] = None,
-        max_bytes: Annotated[int | None, Field(ge=1, description="Bytes to read from offset_bytes")] = None,
-    ) -> Annotated[CallToolResult, read.ReadResult]:
-        text, meta = read.read_file(vfs, path, encoding, offset_bytes, max_bytes, max_read_bytes=max_read)
-        return ok(meta, text)
+        offset_bytes: Annotated[int | None, Field(ge=0)] = None,
+        max_bytes: Annotated[int | None, Field(ge=1)] = None,
+    ) -> CallToolResult:
+        text, meta = read.read_file(vfs, path, encoding, offset_bytes, max_bytes, max_read_bytes=max_read, media=True)
+        if meta.mime_type is not None:
+            kind: Literal["image", "audio"] = "image" if meta.mime_type.startswith("image/") else "audio"
+            return media(kind, text, meta.mime_type, f"[{meta.path}: {meta.mime_type}, {meta.size} bytes]", meta)
+        return answer(text, read_footer(meta), data=meta)
 
     @server.tool(
         title="Read several files",
         annotations=read_hints("Read several files"),
-        description=(
-            "Read several files at once, concurrently. Each file comes back as its own text block headed by its "
-            "path, or with its own error; one failure never fails the call."
-        ),
+        description=("Read several text files at once; each is headed by its path or gives its own error."),
     )
     @catching
     def read_multiple_files(
-        paths: Annotated[list[str], Field(min_length=1, description="Paths to read")],
+        paths: Annotated[list[str], Field(min_length=1)],
         encoding: EncodingArg = "utf-8",
-    ) -> Annotated[CallToolResult, read.MultiReadResult]:
+    ) -> CallToolResult:
         texts, meta = read.read_multiple_files(vfs, paths, encoding, max_read_bytes=max_read)
         blocks = [
-            f"{f.path}:\n{text}"
-            if f.ok
-            else f"{f.path}: {f.error['code'] if f.error else ''}: {f.error['message'] if f.error else ''}"
+            f"{f.path}:\n{text}" if f.error is None else f"{f.path}: {f.error['code']}: {f.error['message']}"
             for f, text in zip(meta.files, texts, strict=True)
         ]
-        return ok(meta, blocks)
+        return answer(*blocks, data=meta)
 
     @server.tool(
         title="List directory",
         annotations=read_hints("List directory"),
         description=(
-            "List one directory: name, type and size of each entry, in name order. Use directory_tree for nested "
-            "levels and search_files to find names. Paged with offset/limit (has_more says when to go on)."
+            "List a directory: type, name, size. pattern: glob on names; page with offset/limit. Deeper: "
+            "directory_tree."
         ),
     )
     @catching
     def list_directory(
         path: DirArg = ".",
-        include_hidden: Annotated[bool, Field(description="Include names starting with '.'")] = False,
-        pattern: Annotated[str | None, Field(description="Glob on names, case-insensitive, e.g. '*.py'")] = None,
+        include_hidden: bool = False,
+        pattern: str | None = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int, Field(ge=1, le=10000)] = listing.DEFAULT_LIST_LIMIT,
         format: FormatArg = "text",
-    ) -> Annotated[CallToolResult, listing.ListResult]:
+    ) -> CallToolResult:
         result = listing.list_directory(vfs, path, include_hidden, pattern, offset, limit)
         lines = [
-            f"[DIR] {e.name}"
+            f"[DIR] {shown(e.name)}"
             if e.type == "directory"
-            else f"[{e.type.upper()}] {e.name}" + (f" ({human_size(e.size)})" if e.size is not None else "")
+            else f"[{e.type.upper()}] {shown(e.name)}" + (f" ({human_size(e.size)})" if e.size is not None else "")
             for e in result.entries
         ]
-        lines.append(
-            f"({result.total} entries; more from offset={result.next_offset})"
-            if result.has_more
-            else f"({result.total} entries)"
-        )
-        return ok(result, "\n".join(lines), format)
+        count = plural(result.total, "entry", "entries")
+        lines.append(f"({count}; more from offset={result.next_offset})" if result.has_more else f"({count})")
+        if escaped(*(e.name for e in result.entries)):
+            lines.append(NAMES_NOTE)
+        return report(result, "\n".join(lines), format)
 
     @server.tool(
         title="File info",
         annotations=read_hints("File info"),
-        description=(
-            "Metadata of a file or directory: type, size, created/modified/accessed times where the backend has "
-            "them, permissions, symlink flag, mime type; etag and storage class on S3."
-        ),
+        description="Metadata: type, size, times, permissions, symlink, MIME type; etag on S3.",
     )
     @catching
-    def get_file_info(path: PathArg, format: FormatArg = "text") -> Annotated[CallToolResult, listing.FileInfo]:
+    def get_file_info(path: PathArg, format: FormatArg = "text") -> CallToolResult:
         info = listing.get_file_info(vfs, path)
-        text = "\n".join(f"{k}: {v}" for k, v in info.model_dump().items() if v is not None)
-        return ok(info, text, format)
+        fields = info.model_dump()
+        fields["name"] = shown(info.name)
+        text = "\n".join(f"{k}: {v}" for k, v in fields.items() if v is not None)
+        return report(info, text, format)
 
     @server.tool(
         title="List allowed directories",
         annotations=read_hints("List allowed directories"),
-        description="The mounts this server may touch, with backend and read-only flag. Paths must lie inside one.",
+        description=(
+            "Mounts this server can reach (backend, read-only). Paths: absolute inside a mount, a mount URL "
+            "(s3://bucket/key) or relative to the working directory."
+        ),
     )
     @catching
-    def list_allowed_directories() -> Annotated[CallToolResult, listing.MountsResult]:
+    def list_allowed_directories() -> CallToolResult:
         result = listing.list_allowed_directories(vfs)
         lines = [f"{m.root} ({m.backend}{', read-only' if m.read_only else ''})" for m in result.directories]
-        return ok(result, "Allowed directories:\n" + "\n".join(lines))
+        return answer("Allowed directories:\n" + "\n".join(lines), data=result)
 
     @server.tool(
         title="Change directory",
         annotations=hints("Change directory", read_only=True),
-        description="Set the working directory that relative paths start from. Returns the previous and new one.",
+        description="Set the working directory (relative paths start there).",
     )
     @catching
-    def change_directory(path: DirArg) -> Annotated[CallToolResult, listing.ChangeDirectoryResult]:
+    def change_directory(path: DirArg) -> CallToolResult:
         result = listing.change_directory(vfs, path)
-        return ok(result, f"{result.previous_dir} -> {result.current_dir}")
+        return answer(f"{result.previous_dir} -> {result.current_dir}", data=result)
 
     @server.tool(
         title="Working directory",
         annotations=read_hints("Working directory"),
-        description="The working directory relative paths start from (current_dir), and where the server lives.",
+        description="The working directory.",
     )
     @catching
-    def get_working_directory() -> Annotated[CallToolResult, listing.WorkingDirectoryResult]:
+    def get_working_directory() -> CallToolResult:
         result = listing.get_working_directory(vfs)
-        return ok(result, f"current_dir: {result.current_dir}\nscript_dir: {result.script_dir}")
+        return answer(f"current_dir: {result.current_dir}\nscript_dir: {result.script_dir}", data=result)
 
 
 def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -144,89 +159,72 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         title="Write file",
         annotations=hints("Write file", read_only=False, destructive=True, idempotent=True),
         description=(
-            "Create or replace a file with content (atomic on local disks), or append=true to add to its end. "
-            "create_dirs=true makes missing parents. expected_hash (sha256 from read_file) refuses to overwrite "
-            "a file changed since. To change part of a file use edit_file."
+            "Create or replace a file (atomically on local disks), or append to it. expected_hash: sha256 from "
+            "read_file; refuses if it changed. Partial changes: edit_file."
         ),
     )
     @catching
     def write_file(
         path: PathArg,
-        content: Annotated[str, Field(description="Text to write (base64 text with encoding='base64')")],
+        content: str,
         encoding: EncodingArg = "utf-8",
-        create_dirs: Annotated[bool, Field(description="Create missing parent directories")] = False,
-        append: Annotated[bool, Field(description="Add to the end instead of replacing")] = False,
-        expected_hash: Annotated[str | None, Field(description="sha256 the current content must have")] = None,
-    ) -> Annotated[CallToolResult, write.WriteResult]:
+        create_dirs: bool = False,
+        append: bool = False,
+        expected_hash: str | None = None,
+    ) -> CallToolResult:
         result = write.write_file(
             vfs, path, content, encoding, create_dirs, append, expected_hash, max_bytes=settings.max_write_bytes
         )
-        verb = "Appended" if result.appended else ("Created" if result.created else "Wrote")
-        return ok(result, f"{verb} {result.path} ({result.bytes_written} bytes)")
+        verb = "Appended to" if result.appended else ("Created" if result.created else "Wrote")
+        digest = f", sha256 {result.sha256}" if result.sha256 else ""
+        return answer(f"{verb} {result.path} ({result.bytes_written} bytes{digest})", data=result)
 
     @server.tool(
         title="Create directory",
         annotations=hints("Create directory", read_only=False, idempotent=True),
-        description="Create a directory (and its parents by default). Succeeds if it already exists unless exist_ok=false.",
+        description="Create a directory (parents too, by default).",
     )
     @catching
-    def create_directory(
-        path: DirArg,
-        parents: Annotated[bool, Field(description="Create missing parents")] = True,
-        exist_ok: Annotated[bool, Field(description="Succeed when it already exists")] = True,
-    ) -> Annotated[CallToolResult, write.DirectoryResult]:
+    def create_directory(path: DirArg, parents: bool = True, exist_ok: bool = True) -> CallToolResult:
         result = write.create_directory(vfs, path, parents, exist_ok)
-        return ok(result, f"{'Created' if result.created else 'Already exists'}: {result.path}")
+        return answer(f"{'Created' if result.created else 'Already exists'}: {result.path}", data=result)
 
     @server.tool(
         title="Move file",
         annotations=hints("Move file", read_only=False, destructive=True),
-        description=(
-            "Move or rename a file or directory (across mounts too). Fails with ALREADY_EXISTS if the destination "
-            "exists, unless overwrite=true."
-        ),
+        description="Move or rename a file or directory, across mounts too.",
     )
     @catching
-    def move_file(
-        source: PathArg,
-        destination: PathArg,
-        overwrite: Annotated[bool, Field(description="Replace an existing destination")] = False,
-    ) -> Annotated[CallToolResult, write.MoveResult]:
+    def move_file(source: PathArg, destination: PathArg, overwrite: bool = False) -> CallToolResult:
         result = write.move_file(vfs, source, destination, overwrite)
-        return ok(result, f"Moved {result.source} -> {result.destination}")
+        return answer(f"Moved {result.source} -> {result.destination}", data=result)
 
     @server.tool(
         title="Copy file",
         annotations=hints("Copy file", read_only=False, destructive=True),
-        description=(
-            "Copy a file, or a directory with recursive=true (across mounts too; links inside are skipped). "
-            "Fails with ALREADY_EXISTS if the destination exists, unless overwrite=true."
-        ),
+        description="Copy a file, or a directory with recursive=true, across mounts too.",
     )
     @catching
     def copy_file(
         source: PathArg,
         destination: PathArg,
-        overwrite: Annotated[bool, Field(description="Replace an existing destination")] = False,
-        recursive: Annotated[bool, Field(description="Copy a directory and everything in it")] = False,
-        create_dirs: Annotated[bool, Field(description="Create missing parents of the destination")] = True,
-    ) -> Annotated[CallToolResult, write.CopyResult]:
+        overwrite: bool = False,
+        recursive: bool = False,
+        create_dirs: bool = True,
+    ) -> CallToolResult:
         result = write.copy_file(vfs, source, destination, overwrite, recursive, create_dirs)
-        return ok(result, f"Copied {result.source} -> {result.destination} ({result.bytes_copied} bytes)")
+        return answer(f"Copied {result.source} -> {result.destination} ({result.bytes_copied} bytes)", data=result)
 
     @server.tool(
         title="Delete path",
         annotations=hints("Delete path", read_only=False, destructive=True, idempotent=True),
         description=(
-            "Delete a file, a symlink (never its target) or, with recursive=true, a directory tree. "
-            "force=true treats a missing path as success. A mount root is never deleted."
+            "Delete a file, a symlink (not its target) or, with recursive=true, a directory. force: missing is OK."
         ),
     )
     @catching
-    def delete_path(
-        path: PathArg,
-        recursive: Annotated[bool, Field(description="Delete a non-empty directory and its contents")] = False,
-        force: Annotated[bool, Field(description="Succeed when the path does not exist")] = False,
-    ) -> Annotated[CallToolResult, write.DeleteResult]:
+    def delete_path(path: PathArg, recursive: bool = False, force: bool = False) -> CallToolResult:
         result = write.delete_path(vfs, path, recursive, force)
-        return ok(result, f"Deleted {result.path}" if result.removed else f"Nothing to delete at {result.path}")
+        return answer(
+            f"Deleted {result.path}" if result.removed else f"Nothing to delete at {result.path}", data=result
+        )

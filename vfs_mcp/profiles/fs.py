@@ -19,7 +19,7 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import fs_compat as fs
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, ok, read_hints, reporter
+from vfs_mcp.tooling import catching, hints, read_hints, record, reporter
 
 Path = Annotated[str, Field(description="Relative to the server root, or absolute inside a mount")]
 WritePath = Annotated[
@@ -80,7 +80,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         include_metadata: Annotated[bool, Field(description="Add size and modified to each entry")] = False,
         skip: Annotated[int, Field(ge=0, description="Matching entries to skip (paging)")] = 0,
     ) -> Annotated[CallToolResult, fs.ListFilesResult]:
-        return ok(
+        return record(
             fs.list_files(
                 vfs, root, recursive, include_globs, exclude_globs, max_results, include_dirs, include_metadata, skip
             )
@@ -107,7 +107,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         start_line: Annotated[int | None, Field(ge=1, description="1-based first line. Default: 1")] = None,
         max_lines: Annotated[int | None, Field(ge=1, description="Lines to read. Default: 200")] = None,
     ) -> Annotated[CallToolResult, fs.ReadFileResult]:
-        return ok(
+        return record(
             fs.read_file(vfs, path, range_type, offset_bytes, max_bytes, start_line, max_lines, settings.max_read_bytes)
         )
 
@@ -149,7 +149,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             skip,
             progress=reporter(ctx),
         )
-        return ok(result)
+        return record(result)
 
     @server.tool(
         name=settings.name("fs_stat", "fs.stat"),
@@ -159,7 +159,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     )
     @catching
     def stat(path: Path) -> Annotated[CallToolResult, fs.StatResult]:
-        return ok(fs.stat(vfs, path))
+        return record(fs.stat(vfs, path))
 
     @server.tool(
         name=settings.name("fs_path_info", "fs.path_info"),
@@ -174,7 +174,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def path_info(
         path: Annotated[str, Field(description="Path to inspect; '.' (the server root) when omitted or empty")] = ".",
     ) -> Annotated[CallToolResult, fs.PathInfoResult]:
-        return ok(fs.path_info(vfs, path))
+        return record(fs.path_info(vfs, path))
 
 
 def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -194,7 +194,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         overwrite: Annotated[bool, Field(description="Replace an existing file")] = False,
         create_parents: Annotated[bool, Field(description="Create missing parent directories")] = False,
     ) -> Annotated[CallToolResult, fs.CreateFileResult]:
-        return ok(fs.create_file(vfs, path, content, overwrite, create_parents, settings.max_write_bytes))
+        return record(fs.create_file(vfs, path, content, overwrite, create_parents, settings.max_write_bytes))
 
     @server.tool(
         name=settings.name("fs_overwrite_file", "fs.overwrite_file"),
@@ -207,7 +207,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         path: WritePath,
         content: Annotated[str, Field(description="The new content; the old is fully replaced")],
     ) -> Annotated[CallToolResult, fs.PathResult]:
-        return ok(fs.overwrite_file(vfs, path, content, settings.max_write_bytes))
+        return record(fs.overwrite_file(vfs, path, content, settings.max_write_bytes))
 
     @server.tool(
         name=settings.name("fs_delete_path", "fs.delete_path"),
@@ -224,7 +224,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         recursive: Annotated[bool, Field(description="Allow deleting a non-empty directory")] = False,
         force: Annotated[bool, Field(description="Succeed when the path does not exist")] = False,
     ) -> Annotated[CallToolResult, fs.DeleteResult]:
-        return ok(fs.delete_path(vfs, path, recursive, force))
+        return record(fs.delete_path(vfs, path, recursive, force))
 
     @server.tool(
         name=settings.name("fs_copy_path", "fs.copy_path"),
@@ -244,7 +244,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         recursive: Recursive = False,
         create_parents: CreateParents = True,
     ) -> Annotated[CallToolResult, fs.CopyResult]:
-        return ok(fs.copy_path(vfs, from_, to, overwrite, recursive, create_parents))
+        return record(fs.copy_path(vfs, from_, to, overwrite, recursive, create_parents))
 
     @server.tool(
         name=settings.name("fs_move_path", "fs.move_path"),
@@ -264,4 +264,4 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         recursive: Recursive = False,
         create_parents: CreateParents = True,
     ) -> Annotated[CallToolResult, fs.MoveResult]:
-        return ok(fs.move_path(vfs, from_, to, overwrite, recursive, create_parents))
+        return record(fs.move_path(vfs, from_, to, overwrite, recursive, create_parents))

@@ -16,7 +16,7 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import buffers as ops
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, ok, read_hints
+from vfs_mcp.tooling import catching, hints, read_hints, record
 
 UriArg = Annotated[
     str,
@@ -51,7 +51,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     ) -> Annotated[CallToolResult, ops.OpenResult]:
         result = buffers.open(uri, line, column, encoding)
         note = " (unsaved content kept; not reloaded)" if result.modified else ""
-        return ok(
+        return record(
             result,
             f"Opened {result.buffer} at line {result.line}, column {result.column} "
             f"({result.encoding}, {result.total_lines} line{'' if result.total_lines == 1 else 's'}){note}",
@@ -78,7 +78,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             status += "; unsaved buffer content"
         if result.externally_modified:
             status += f"; the file changed on disk since it was opened: {opens} reloads it"
-        return ok(result, [result.content, status + ")"])
+        return record(result, result.content, status + ")")
 
     @server.tool(
         name=closes,
@@ -96,9 +96,9 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     ) -> Annotated[CallToolResult, ops.CloseResult]:
         result = buffers.close(uri, save_if_modified)
         if not result.was_open:
-            return ok(result, f"{result.uri} was not open")
+            return record(result, f"{result.uri} was not open")
         done = "saved its unsaved content" if result.saved else "discarded its unsaved content"
-        return ok(result, f"Closed {result.uri}" + (f"; {done}" if result.was_modified else ""))
+        return record(result, f"Closed {result.uri}" + (f"; {done}" if result.was_modified else ""))
 
     if all(mount.read_only for mount in vfs.mounts):
         return
@@ -124,4 +124,4 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         result = buffers.save(uri, content, create_if_not_exists, force, backup)
         verb = "Created" if result.created else "Saved"
         kept = f"; previous version in {result.backup}" if result.backup else ""
-        return ok(result, f"{verb} {result.uri} ({result.bytes_written} bytes, {result.encoding}){kept}")
+        return record(result, f"{verb} {result.uri} ({result.bytes_written} bytes, {result.encoding}){kept}")

@@ -11,9 +11,23 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import compare, edit
 from vfs_mcp.ops import lines as line_ops
-from vfs_mcp.profiles.args import EncodingArg, FormatArg, PathArg
+from vfs_mcp.ops.names import plural
+from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, ok, read_hints
+from vfs_mcp.tooling import answer, catching, hints, read_hints, report
+
+
+def lines_footer(meta: line_ops.LinesResult, tail: bool = False) -> str:
+    """The line after the text of a line read: which lines these are, and how to go on."""
+    of = f" of {meta.total_lines}" if meta.total_lines is not None else ""
+    if tail:
+        where = f"last {plural(meta.lines_returned, 'line')}{of}"
+        more = "; more precede" if meta.has_more else ""
+    else:
+        where = f"offset {meta.start_line}, {plural(meta.lines_returned, 'line')}{of}"
+        more = f"; more: offset={meta.next_offset}" if meta.has_more else "; end of file"
+    cut = f"; cut at the {meta.lines_returned}th line by the byte limit" if meta.truncated else ""
+    return f"[{meta.path}: {where}{more}{cut}]"
 
 
 def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -23,65 +37,91 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     @server.tool(
         title="Read lines",
         annotations=read_hints("Read lines"),
-        description=(
-            "Read lines [offset, offset+limit) of a text file (0-based offset). Fast deep into huge files: paging "
-            "reuses an index. Returns start_line, lines_returned, total_lines when known, has_more and next_offset."
-        ),
+        description="Lines of a text file from a 0-based offset; limit: how many (default all). Fast deep in huge files.",
     )
     @catching
     def read_file_lines(
         path: PathArg,
-        offset: Annotated[int, Field(ge=0, description="0-based line to start at")] = 0,
-        limit: Annotated[int | None, Field(ge=1, description="Lines to return (default: to the end)")] = None,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int | None, Field(ge=1)] = None,
         encoding: EncodingArg = "utf-8",
-    ) -> Annotated[CallToolResult, line_ops.LinesResult]:
+    ) -> CallToolResult:
         text, meta = line_ops.read_file_lines(vfs, path, offset, limit, encoding, max_read)
-        return ok(meta, text)
+        return answer(text, lines_footer(meta), data=meta)
 
     @server.tool(
         title="Head of file",
         annotations=read_hints("Head of file"),
-        description="The first N lines of a text file (default 10). For a later range use read_file_lines.",
+        description="First lines of a text file.",
     )
     @catching
     def head_file(
-        path: PathArg,
-        lines: Annotated[int, Field(ge=1, description="How many lines")] = 10,
-        encoding: EncodingArg = "utf-8",
-    ) -> Annotated[CallToolResult, line_ops.LinesResult]:
+        path: PathArg, lines: Annotated[int, Field(ge=1)] = 10, encoding: EncodingArg = "utf-8"
+    ) -> CallToolResult:
         text, meta = line_ops.head_file(vfs, path, lines, encoding, max_read)
-        return ok(meta, text)
+        return answer(text, lines_footer(meta), data=meta)
 
     @server.tool(
         title="Tail of file",
         annotations=read_hints("Tail of file"),
-        description="The last N lines of a text file (default 10), read from the end: as fast on a 1 GB log as on 1 KB.",
+        description="Last lines of a text file, read from the end (fast on huge logs).",
     )
     @catching
     def tail_file(
-        path: PathArg,
-        lines: Annotated[int, Field(ge=1, description="How many lines")] = 10,
-        encoding: EncodingArg = "utf-8",
-    ) -> Annotated[CallToolResult, line_ops.LinesResult]:
+        path: PathArg, lines: Annotated[int, Field(ge=1)] = 10, encoding: EncodingArg = "utf-8"
+    ) -> CallToolResult:
         text, meta = line_ops.tail_file(vfs, path, lines, encoding, max_read)
-        return ok(meta, text)
+        return answer(text, lines_footer(meta, tail=True), data=meta)
 
     @server.tool(
         title="Compare files",
         annotations=read_hints("Compare files"),
-        description=(
-            "Unified diff of two text files (on any mounts). format='json' gives hunks and added/removed counts."
-        ),
+        description="Unified diff of two text files.",
     )
     @catching
     def compare_files(
-        file1: PathArg,
-        file2: PathArg,
-        encoding: EncodingArg = "utf-8",
-        format: FormatArg = "text",
-    ) -> Annotated[CallToolResult, compare.CompareResult]:
+        file1: PathArg, file2: PathArg, encoding: EncodingArg = "utf-8", format: FormatArg = "text"
+    ) -> CallToolResult:
         result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes)
-        return ok(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
+        return report(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
+
+
+def edit_text(result: edit.EditResult) -> str:
+    """The diff, how each edit that did not match exactly was found, and whether it was written."""
+    notes = [
+        f"edit {m.edit}: {m.strategy} match at lines {m.line_start}-{m.line_end}"
+        + (f" (confidence {m.confidence:.2f})" if m.strategy == "fuzzy" else "")
+        + (f", {m.occurrences} places" if m.occurrences > 1 else "")
+        for m in result.matches
+        if m.strategy != "exact" or m.occurrences > 1
+    ]
+    if result.dry_run:
+        outcome = "[dry run: nothing written]"
+    elif result.changed:
+        outcome = f"[wrote {result.path}, sha256 {result.sha256}]"
+    else:
+        outcome = "[no change: the new text equals the old]"
+    return "\n".join([result.diff.rstrip("\n") or "No changes", *notes, outcome])
+
+
+def line_edit_text(result: edit.LineEditResult) -> tuple[str, str]:
+    """(status, text): the first line says how many edits were applied, so a partial outcome
+    cannot be missed; then each edit not applied, then the diff."""
+    total = len(result.edits)
+    would = "would apply" if result.dry_run else "applied"
+    if result.failed == 0:
+        status, head = "applied", f"{'Would apply' if result.dry_run else 'Applied'} {plural(total, 'line edit')}"
+    elif result.applied == 0:
+        status, head = "none", f"NOT APPLIED: none of {plural(total, 'line edit')} {would}; nothing changed"
+    else:
+        status = "partial"
+        head = f"PARTIAL: {would} {result.applied} of {plural(total, 'line edit')}; {result.failed} not (see below)"
+    failures = [
+        f"line {o.line_number}: not applied, {o.message} (it holds {o.actual_content!r})"
+        for o in result.edits
+        if not o.applied
+    ]
+    return status, "\n".join([head, *failures, result.diff])
 
 
 def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -91,46 +131,45 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         title="Edit file",
         annotations=hints("Edit file", read_only=False, destructive=True),
         description=(
-            "Replace text in a file: each edit's oldText must match one place (exactly, else with whitespace "
-            "normalised, else fuzzily above 0.8 confidence); several places is CONFLICT unless replace_all. All "
-            "edits apply or none. Keeps CRLF, encoding and final newline. Returns a unified diff; dry_run previews. "
-            "To edit by line number use edit_file_at_line."
+            "Replace text: each oldText must match one place (exactly, else whitespace-normalised, else fuzzily), "
+            "or all with replace_all; else CONFLICT. All edits or none; keeps line endings. Returns a diff; dry_run "
+            "previews."
         ),
     )
     @catching
     def edit_file(
         path: PathArg,
-        edits: Annotated[list[edit.TextEdit], Field(min_length=1, description="Applied in order")],
+        edits: Annotated[list[edit.TextEdit], Field(min_length=1)],
         encoding: EncodingArg = "utf-8",
-        dry_run: Annotated[bool, Field(description="Return the diff without writing")] = False,
-        options: Annotated[edit.EditOptions | None, Field(description="Matching fallbacks")] = None,
-        expected_hash: Annotated[str | None, Field(description="sha256 the current content must have")] = None,
-    ) -> Annotated[CallToolResult, edit.EditResult]:
+        dry_run: bool = False,
+        options: Annotated[edit.EditOptions | None, Field(description="fallbacks, all on")] = None,
+        expected_hash: str | None = None,
+    ) -> CallToolResult:
         result = edit.edit_file(
             vfs, path, edits, encoding, dry_run, options, expected_hash, max_bytes=settings.max_edit_bytes
         )
-        return ok(result, result.diff or "No changes")
+        return answer(edit_text(result), data=result)
 
     @server.tool(
         title="Edit lines",
         annotations=hints("Edit lines", read_only=False, destructive=True),
         description=(
-            "Edit by 1-based line number: replace, insert_before, insert_after or delete. expected_content "
-            "verifies a line before changing it (abort_on_verification_failure makes any mismatch change "
-            "nothing). Numbers refer to the file before the call. Returns each edit's outcome and the diff."
+            "Edit by 1-based line number (as numbered before the call). expected_content verifies a line first: a "
+            "mismatch skips that edit, or every edit with abort_on_verification_failure."
         ),
     )
     @catching
     def edit_file_at_line(
         path: PathArg,
         line_edits: Annotated[list[edit.LineEdit], Field(min_length=1)],
-        offset: Annotated[int, Field(ge=0, description="First line (0-based) edits may touch")] = 0,
-        limit: Annotated[int | None, Field(ge=1, description="How many lines from offset edits may touch")] = None,
-        relative_line_numbers: Annotated[bool, Field(description="line_number is 0-based from offset")] = False,
-        abort_on_verification_failure: Annotated[bool, Field(description="Any mismatch: change nothing")] = False,
+        abort_on_verification_failure: bool = False,
         encoding: EncodingArg = "utf-8",
-        dry_run: Annotated[bool, Field(description="Return the outcome and diff without writing")] = False,
-    ) -> Annotated[CallToolResult, edit.LineEditResult]:
+        dry_run: bool = False,
+        # Seed 000's window: absolute line numbers say the same, so these are accepted, not listed.
+        offset: Annotated[int, Field(ge=0), Hidden] = 0,
+        limit: Annotated[int | None, Field(ge=1), Hidden] = None,
+        relative_line_numbers: Annotated[bool, Hidden] = False,
+    ) -> CallToolResult:
         result = edit.edit_file_at_line(
             vfs,
             path,
@@ -143,8 +182,5 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
             dry_run,
             max_bytes=settings.max_edit_bytes,
         )
-        summary = f"{result.applied} applied, {result.failed} not applied"
-        failures = [
-            f"line {o.line_number}: {o.message} (actual: {o.actual_content!r})" for o in result.edits if not o.applied
-        ]
-        return ok(result, "\n".join([summary, *failures, result.diff]))
+        status, text = line_edit_text(result)
+        return answer(text, data={**result.model_dump(mode="json"), "status": status})

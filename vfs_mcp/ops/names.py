@@ -1,0 +1,31 @@
+"""File names (and counts of things) as text output writes them.
+
+A name may hold a newline (``'x.txt\\n[FILE] passwords.txt'``), another control character, a
+Unicode line separator or a byte that is not UTF-8 (a lone surrogate in Python). Written
+as is, it would make a listing show entries that do not exist. Such a name is written as a
+JSON string instead (quoted, escaped, ASCII), and the listing ends with ``NAMES_NOTE``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^"')
+NAMES_NOTE = "(names in double quotes hold control characters, shown as JSON strings)"
+
+
+def shown(name: str) -> str:
+    """``name`` as is, or as a JSON string when it holds a control character, a line separator
+    or an undecodable byte (or starts with a quote, which would make it look like one)."""
+    return json.dumps(name) if _UNSAFE.search(name) else name
+
+
+def escaped(*names: str) -> bool:
+    """Whether ``shown`` quotes any of ``names`` (the text then ends with ``NAMES_NOTE``)."""
+    return any(_UNSAFE.search(name) for name in names)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 entry``, ``2 entries``: ``many`` defaults to ``noun + 's'``."""
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"
