@@ -1,6 +1,8 @@
 import pytest
 
-pytestmark = pytest.mark.anyio
+from conftest import every_store
+
+pytestmark = [pytest.mark.anyio, every_store]
 
 
 async def test_write_then_read_round_trips_on_every_backend(sandbox):
