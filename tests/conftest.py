@@ -12,6 +12,7 @@ real server started once per session (tests/emulators.py). Their parameters carr
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -65,6 +66,29 @@ def s3_endpoint() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+_DROPPED_PREFIX = (
+    "s3rver's delimiter listing leaves out a common prefix whose objects all lie two or more levels"
+    " down (its directory walk prunes them before it sees a key): node_modules/ is missing"
+)
+EMULATOR_BUGS: dict[str, dict[str, str]] = {
+    "s3rver": {
+        "test_search_files_not_recursive": _DROPPED_PREFIX,
+        "test_directory_tree_max_depth": _DROPPED_PREFIX,
+    },
+}
+"""Tests an emulator fails through a bug of its own (not a difference of the service it
+emulates): expected to fail, strictly, so a fixed emulator shows up."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        for kind, bugs in EMULATOR_BUGS.items():
+            reason = bugs.get(getattr(item, "originalname", ""))
+            if reason and kind in params.values():
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -132,6 +156,22 @@ def store_options(kind: str, request: pytest.FixtureRequest) -> dict[str, Any]:
     if kind == "azure":
         return {"connection_string": request.getfixturevalue("azure_connection_string")}
     raise ValueError(f"{kind} is not an object store")
+
+
+_live_stores: list[Any] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_stores() -> Iterator[None]:
+    """Let a module's object-store filesystems go only after its last test, outside any event loop.
+
+    A mount sits in reference cycles, so only the cycle collector frees its filesystem; run
+    inside an async test, s3fs's finalizer schedules the session close on the test's loop
+    ("attached to a different loop"). Collected here, it closes on fsspec's own loop.
+    """
+    yield
+    _live_stores.clear()
+    gc.collect()
 
 
 @dataclass
@@ -230,6 +270,7 @@ def make_sandbox(kind: str, tmp_path: Path, request: pytest.FixtureRequest, read
         fs.mkdir(f"{bucket}-other")
         fs.pipe_file(f"{bucket}-other/secret.txt", CANARY)
         fs.pipe_file(mount.backend.root + "/", b"")  # the prefix exists as a marker
+        _live_stores.append(fs)
     return Sandbox(kind="s3" if kind == "s3rver" else kind, mount=mount, outside=outside, server_name=SERVERS.get(kind, kind))
 
 

@@ -121,7 +121,9 @@ class Emulator:
         return int(self.url.rsplit(":", 1)[1].split("/")[0])
 
 
-def start(name: str, command: list[str], ready: str, port: int | None = None, probe: str = "") -> Emulator:
+def start(
+    name: str, command: list[str], ready: str, port: int | None = None, probe: str = "", env: dict[str, str] | None = None
+) -> Emulator:
     """Start ``command`` and wait until a line of its output matches ``ready``.
 
     The emulator serves ``http://127.0.0.1:PORT`` with the match's ``port`` group, or ``port``;
@@ -129,7 +131,12 @@ def start(name: str, command: list[str], ready: str, port: int | None = None, pr
     """
     try:
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, **(env or {})},
         )
     except OSError as exc:
         raise Unavailable(f"{name} cannot be started: {exc}") from exc
@@ -202,8 +209,10 @@ def azurite_connection_string(emulator: Emulator) -> str:
 def start_s3rver(workdir: Path) -> Emulator:
     binary = npm_bin(S3RVER, "s3rver")
     command = [str(binary), "--directory", str(workdir), "--address", "127.0.0.1", "--port", "0", "--silent"]
-    # --silent drops the request log, not the start-up line.
-    return start("s3rver", command, r"listening on 127\.0\.0\.1:(?P<port>\d+)", probe="/")
+    # --silent drops the request log, not the start-up line. s3rver encrypts its list
+    # continuation tokens with DES, which OpenSSL 3 (node 17+) has only in its legacy provider.
+    legacy = {"NODE_OPTIONS": "--openssl-legacy-provider"}
+    return start("s3rver", command, r"listening on 127\.0\.0\.1:(?P<port>\d+)", probe="/", env=legacy)
 
 
 def _fake_gcs_binary() -> Path:

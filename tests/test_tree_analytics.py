@@ -14,12 +14,12 @@ import os
 from typing import Any
 
 import pytest
-from conftest import BACKENDS, CANARY, Sandbox, make_sandbox
+from conftest import ALL_STORES, BACKENDS, CANARY, Sandbox, every_store, make_sandbox
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, every_store]
 
 MiB = 1024 * 1024
 KiB = 1024
@@ -94,7 +94,7 @@ def rel(sandbox: Sandbox, path: str, base: str = "") -> str:
     return path[len(root) :]
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=ALL_STORES)
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     sandbox = make_sandbox(request.param, tmp_path_factory.mktemp(f"tree-{request.param}"), request)
     for path, data in CORPUS.items():

@@ -9,6 +9,7 @@ with a ``connection_string`` naming their ``BlobEndpoint``. Needs ``vfs-mcp-back
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,8 @@ from vfs_mcp_backends.base import (
 CAPABILITIES = Capabilities(
     empty_dirs=False, timestamps=frozenset({"created", "modified"}), etags=True, conditional_writes=True
 )
+
+_CONCURRENT_DELETES = 32  # one request per blob: Azurite refuses batch deletes (InvalidInput)
 
 
 @dataclass
@@ -52,6 +55,7 @@ def _quoted(etag: str) -> str:
 
 def _filesystem_class() -> type[Any]:
     from adlfs import AzureBlobFileSystem
+    from fsspec.asyn import sync_wrapper
 
     class BlobFileSystem(AzureBlobFileSystem):  # type: ignore[misc]
         """adlfs, with the timestamps under the names fsspec users read and S3-style markers.
@@ -77,6 +81,24 @@ def _filesystem_class() -> type[Any]:
                 out = await blob.upload_blob(b"", overwrite=True, metadata={"is_directory": "true"})
             self.invalidate_cache(self._parent(path))
             return out
+
+        pipe_file = sync_wrapper(_pipe_file)  # adlfs binds its own _pipe_file the same way
+
+        async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+            # adlfs deletes what its listing names, which leaves markers ("key/") behind.
+            container, key, _ = self.split_path(path) if isinstance(path, str) else ("", "", None)
+            if not (recursive and key):
+                return await super()._rm(path, recursive=recursive, **kwargs)
+            key = key.rstrip("/")
+            async with self.service_client.get_container_client(container=container) as client:
+                names = [blob.name async for blob in client.list_blobs(name_starts_with=key + "/")]
+                if await self._isfile(f"{container}/{key}"):
+                    names.append(key)
+                for start in range(0, len(names), _CONCURRENT_DELETES):
+                    await asyncio.gather(*(client.delete_blob(n) for n in names[start : start + _CONCURRENT_DELETES]))
+            self.invalidate_cache(f"{container}/{key}")
+
+        rm = sync_wrapper(_rm)
 
     return BlobFileSystem
 
