@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import emulators
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -32,12 +33,19 @@ from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import Mount, MountSpec, open_mount, open_mounts
 from vfs_mcp.settings import Settings
 
-import emulators
-
 BACKENDS = ["memory", "local", "s3"]
 EMULATED = ["s3rver", "gcs", "azure"]
-ALL_STORES: list[Any] = [*BACKENDS, *(pytest.param(k, marks=[pytest.mark.emulator, getattr(pytest.mark, k)]) for k in EMULATED)]
-"""Parameters for a fixture that runs on every store (the emulated ones marked)."""
+
+
+def store_params(*kinds: str) -> list[Any]:
+    """Parameters for a sandbox fixture over ``kinds``: the emulated ones carry their marks."""
+    return [
+        pytest.param(k, marks=[pytest.mark.emulator, getattr(pytest.mark, k)]) if k in EMULATED else k for k in kinds
+    ]
+
+
+ALL_STORES = store_params(*BACKENDS, *EMULATED)
+"""Parameters for a fixture that runs on every store."""
 every_store = pytest.mark.every_store
 OBJECT_STORES = {"s3": "s3", "s3rver": "s3", "gcs": "gs", "azure": "az"}
 """Sandbox kinds on an object store -> the URL scheme of their mounts."""
@@ -260,7 +268,9 @@ def make_sandbox(kind: str, tmp_path: Path, request: pytest.FixtureRequest, read
         spec = MountSpec(f"memory://m{next(_bucket_ids)}", read_only=read_only)
     else:
         bucket = f"bucket-{next(_bucket_ids)}"
-        spec = MountSpec(f"{OBJECT_STORES[kind]}://{bucket}/pre", read_only=read_only, options=store_options(kind, request))
+        spec = MountSpec(
+            f"{OBJECT_STORES[kind]}://{bucket}/pre", read_only=read_only, options=store_options(kind, request)
+        )
     mount = open_mount(spec)
     if kind in OBJECT_STORES:
         # The mount's filesystem reaches the whole account: make its bucket and a sibling with canaries.
@@ -271,7 +281,9 @@ def make_sandbox(kind: str, tmp_path: Path, request: pytest.FixtureRequest, read
         fs.pipe_file(f"{bucket}-other/secret.txt", CANARY)
         fs.pipe_file(mount.backend.root + "/", b"")  # the prefix exists as a marker
         _live_stores.append(fs)
-    return Sandbox(kind="s3" if kind == "s3rver" else kind, mount=mount, outside=outside, server_name=SERVERS.get(kind, kind))
+    return Sandbox(
+        kind="s3" if kind == "s3rver" else kind, mount=mount, outside=outside, server_name=SERVERS.get(kind, kind)
+    )
 
 
 @pytest.fixture(params=BACKENDS)

@@ -122,7 +122,12 @@ class Emulator:
 
 
 def start(
-    name: str, command: list[str], ready: str, port: int | None = None, probe: str = "", env: dict[str, str] | None = None
+    name: str,
+    command: list[str],
+    ready: str,
+    port: int | None = None,
+    probe: str = "",
+    env: dict[str, str] | None = None,
 ) -> Emulator:
     """Start ``command`` and wait until a line of its output matches ``ready``.
 

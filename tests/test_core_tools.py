@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import every_store
 from mcp_types import CallToolResult
 
 import vfs_mcp
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
-
-from conftest import every_store
 
 pytestmark = [pytest.mark.anyio, every_store]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ALL_STORES, BACKENDS, CANARY, Sandbox, every_store, make_sandbox
+from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
 from mcp_types import CallToolResult
 
 from vfs_mcp.errors import InvalidArgument, VfsError

@@ -35,10 +35,9 @@ from typing import Any
 
 import fsspec
 import pytest
+from conftest import EMULATED, OBJECT_STORES, every_store, store_params
 
 from vfs_mcp.jail import Jail
-
-from conftest import ALL_STORES, OBJECT_STORES, every_store
 
 pytestmark = [pytest.mark.anyio, every_store]
 
@@ -700,7 +699,7 @@ OBJECT_ABSOLUTE = (
 PATH_KEYS = ("path", "source", "destination", "current_dir", "previous_dir")
 
 
-@pytest.mark.parametrize("sandbox", [p for p in ALL_STORES if p != "local"], indirect=True)
+@pytest.mark.parametrize("sandbox", store_params("memory", "s3", *EMULATED), indirect=True)
 async def test_absolute_host_paths_on_an_object_store_mount_never_reach_the_host(arena: Arena) -> None:
     # On a memory/S3 working mount "/x" names that mount's root (jail.py): such a path may be
     # refused or resolve inside the mount, but it must never touch or reveal the host.

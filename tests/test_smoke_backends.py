@@ -1,5 +1,4 @@
 import pytest
-
 from conftest import every_store
 
 pytestmark = [pytest.mark.anyio, every_store]

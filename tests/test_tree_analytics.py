@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 import pytest
-from conftest import ALL_STORES, BACKENDS, CANARY, Sandbox, every_store, make_sandbox
+from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult

@@ -84,7 +84,7 @@ def _filesystem_class() -> type[Any]:
 
         pipe_file = sync_wrapper(_pipe_file)  # adlfs binds its own _pipe_file the same way
 
-        async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> None:
+        async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
             # adlfs deletes what its listing names, which leaves markers ("key/") behind.
             container, key, _ = self.split_path(path) if isinstance(path, str) else ("", "", None)
             if not (recursive and key):

@@ -23,9 +23,7 @@ from vfs_mcp_backends.base import (
     check_conditions,
 )
 
-CAPABILITIES = Capabilities(
-    empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True
-)
+CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True)
 _BOUNDARY = "vfs-mcp-boundary"
 
 
@@ -42,7 +40,7 @@ class GCSMount(BackendMount):
         condition = {"ifGenerationMatch": "0" if create_only else if_match} if create_only or if_match else {}
         bucket, key, _ = self.fs.split_path(path)
         # A multipart upload: one request that carries the condition (emulators honour it there).
-        head = f'--{_BOUNDARY}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{json.dumps({"name": key})}\r\n'
+        head = f"--{_BOUNDARY}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{json.dumps({'name': key})}\r\n"
         head += f"--{_BOUNDARY}\r\nContent-Type: application/octet-stream\r\n\r\n"
         body = head.encode() + data + f"\r\n--{_BOUNDARY}--".encode()
         try:

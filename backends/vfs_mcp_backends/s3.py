@@ -20,9 +20,7 @@ from vfs_mcp_backends.base import (
     check_conditions,
 )
 
-CAPABILITIES = Capabilities(
-    empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True
-)
+CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True)
 MAX_POOL = 64
 # What S3 answers when a condition fails: 412, or 409 when a concurrent conditional write won.
 _CONDITION_CODES = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
@@ -38,7 +36,9 @@ class S3Mount(BackendMount):
         try:
             out = self.fs.pipe_file(path, data, **condition)
         except OSError as exc:
-            if isinstance(exc, FileExistsError) or _error_code(exc) in _CONDITION_CODES:
+            # With If-Match, S3 answers 404 NoSuchKey when the object is gone: the token no longer holds.
+            gone = isinstance(exc, FileNotFoundError) and if_match is not None
+            if gone or isinstance(exc, FileExistsError) or _error_code(exc) in _CONDITION_CODES:
                 raise PreconditionFailed(path) from exc
             raise
         finally:
