@@ -147,7 +147,7 @@ def gcs_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def azure_connection_string(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Azurite (npm), Microsoft's Azure Blob emulator, on a free loopback port."""
     with _emulator(emulators.start_azurite, tmp_path_factory) as emulator:
-        yield emulators.azurite_connection_string(emulator)
+        yield emulators.azurite_connection_string(emulator.url)
 
 
 def store_options(kind: str, request: pytest.FixtureRequest) -> dict[str, Any]:

@@ -204,10 +204,11 @@ def start_azurite(workdir: Path) -> Emulator:
     return emulator
 
 
-def azurite_connection_string(emulator: Emulator) -> str:
+def azurite_connection_string(blob_endpoint: str) -> str:
+    """A connection string for Azurite's account at ``blob_endpoint`` (``http://host:port/devstoreaccount1``)."""
     return (
         f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
-        f"BlobEndpoint={emulator.url};"
+        f"BlobEndpoint={blob_endpoint};"
     )
 
 
