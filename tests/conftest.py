@@ -49,7 +49,6 @@ ALL_STORES = store_params(*BACKENDS, *EMULATED)
 every_store = pytest.mark.every_store
 OBJECT_STORES = {"s3": "s3", "s3rver": "s3", "gcs": "gs", "azure": "az"}
 """Sandbox kinds on an object store -> the URL scheme of their mounts."""
-SERVERS = {"s3": "moto", "s3rver": "s3rver", "gcs": "fake-gcs-server", "azure": "azurite"}
 CANARY = b"canary: outside the jail\n"
 _bucket_ids = itertools.count()
 
@@ -187,14 +186,13 @@ class Sandbox:
     """A mount on one backend, with a way around the jail for setting up and checking.
 
     ``kind`` is the backend (memory, local, s3, gcs, azure): an s3rver sandbox is of kind s3,
-    since tests mean the store's kind; ``server`` says which implementation serves it.
+    since tests mean the store's kind, not which implementation serves it.
     """
 
     kind: str
     mount: Mount
     outside: Path
     extra_mounts: list[Mount] = field(default_factory=list)
-    server_name: str = ""
 
     @property
     def root(self) -> str:
@@ -281,9 +279,7 @@ def make_sandbox(kind: str, tmp_path: Path, request: pytest.FixtureRequest, read
         fs.pipe_file(f"{bucket}-other/secret.txt", CANARY)
         fs.pipe_file(mount.backend.root + "/", b"")  # the prefix exists as a marker
         _live_stores.append(fs)
-    return Sandbox(
-        kind="s3" if kind == "s3rver" else kind, mount=mount, outside=outside, server_name=SERVERS.get(kind, kind)
-    )
+    return Sandbox(kind="s3" if kind == "s3rver" else kind, mount=mount, outside=outside)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -337,9 +333,7 @@ def shared_backend(
 def scoped_sandbox(shared_backend: tuple[Sandbox, MCPServer]) -> ScopedSandbox:
     """A fresh folder on each backend in turn, inside a mount shared by the module."""
     box, server = shared_backend
-    return ScopedSandbox(
-        box.kind, box.mount, box.outside, server_name=box.server_name, prefix=f"t{next(_test_ids)}", shared=server
-    )
+    return ScopedSandbox(box.kind, box.mount, box.outside, prefix=f"t{next(_test_ids)}", shared=server)
 
 
 @contextmanager
