@@ -10,7 +10,6 @@ with a ``connection_string`` naming their ``BlobEndpoint``. Needs ``vfs-mcp-back
 from __future__ import annotations
 
 import asyncio
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +53,6 @@ def _quoted(etag: str) -> str:
     return etag if etag.startswith('"') else f'"{etag}"'
 
 
-@functools.cache
 def _filesystem_class() -> type[Any]:
     from adlfs import AzureBlobFileSystem
     from fsspec.asyn import sync_wrapper
