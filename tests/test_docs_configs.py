@@ -1,8 +1,8 @@
 """The configuration examples in README and docs/ work as written.
 
-Every TOML config block loads and its mounts open (S3 ones against moto's server); every
-Claude Desktop JSON block and every `claude mcp add` / `vfs-mcp` command line parses with
-the real command-line parser.
+Every TOML config block loads and its mounts open (S3 ones against moto's server, GCS and Azure
+ones against their emulators); every Claude Desktop JSON block and every `claude mcp add` / `vfs-mcp`
+command line parses with the real command-line parser.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from vfs_mcp.cli import parser
 from vfs_mcp.mounts import Config, merge_specs, open_mounts
+from vfs_mcp_backends import create_mount
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -40,24 +42,35 @@ def vfs_args(argv: list[str]) -> list[str]:
     raise AssertionError(f"no vfs-mcp in {argv}")
 
 
-@pytest.mark.parametrize(("where", "text"), blocks("toml"), ids=[w for w, _ in blocks("toml")])
-def test_toml_configs_load_and_their_mounts_open(where: str, text: str, tmp_path: Path, s3_endpoint: str) -> None:
-    import s3fs
+def server_options(scheme: str, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Options that point a documented mount at this session's server for its scheme."""
+    if scheme in ("s3", "s3a"):
+        return {"endpoint_url": request.getfixturevalue("s3_endpoint")}
+    if scheme in ("gs", "gcs"):
+        return {"endpoint_url": request.getfixturevalue("gcs_endpoint")}
+    if scheme in ("az", "abfs", "abfss"):
+        return {"connection_string": request.getfixturevalue("azure_connection_string")}
+    return {}
 
+
+@pytest.mark.parametrize(("where", "text"), blocks("toml"), ids=[w for w, _ in blocks("toml")])
+def test_toml_configs_load_and_their_mounts_open(
+    where: str, text: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     config_file = tmp_path / "config.toml"
-    # Point every endpoint at the test S3 server and make the buckets the examples name.
-    config_file.write_text(re.sub(r'endpoint_url = "[^"]*"', f'endpoint_url = "{s3_endpoint}"', text))
+    config_file.write_text(text)
     config = Config.load(config_file)
-    admin = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
-    for spec in config.mounts:
-        if spec.root.startswith("s3://"):
-            bucket = spec.root[5:].split("/")[0]
-            if not admin.exists(bucket):
-                admin.mkdir(bucket)
-    specs = [
-        s.__class__(root=s.root, read_only=s.read_only, options={"endpoint_url": s3_endpoint, **s.options})
-        for s in merge_specs([], config)
-    ]
+    # Point every object-store mount at the test server for its scheme and make its bucket.
+    specs = []
+    for spec in merge_specs([], config):
+        scheme = spec.root.split("://")[0] if "://" in spec.root else "file"
+        options = {**spec.options, **server_options(scheme, request)}
+        if options:
+            fs = create_mount(spec.root, options).fs
+            bucket = spec.root.split("://")[1].split("/")[0]
+            if not fs.exists(bucket):
+                fs.mkdir(bucket)
+        specs.append(spec.__class__(root=spec.root, read_only=spec.read_only, options=options))
     mounts = open_mounts(specs, read_only=config.read_only)
     assert [m.read_only for m in mounts] == [s.read_only or config.read_only for s in config.mounts], where
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BACKENDS, CANARY, Sandbox, make_sandbox
+from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
 from mcp_types import CallToolResult
 
 from vfs_mcp.errors import InvalidArgument, VfsError
@@ -30,7 +30,7 @@ from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
 from vfs_mcp.ops.ripgrep import rg_binary
 from vfs_mcp.tooling import data_of, error_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, every_store]
 
 MiB = 1024 * 1024
 PWN_MARKER = "PWNED_MARKER"
@@ -203,7 +203,7 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return sandbox
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=ALL_STORES)
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     """The corpus (no links) on each backend, shared by the read-only MCP tests."""
     sandbox = make_sandbox(request.param, tmp_path_factory.mktemp(f"grep-{request.param}"), request)

@@ -35,11 +35,12 @@ from typing import Any
 
 import fsspec
 import pytest
+from conftest import EMULATED, OBJECT_STORES, every_store, store_params
 
 from vfs_mcp.jail import Jail
 from vfs_mcp.tooling import data_of, error_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, every_store]
 
 PWNED = "pwned through the jail\n"
 INSIDE_FILES = {"inside.txt": b"inside\n", "victim.txt": b"victim\n", "sub/file.txt": b"sub\n"}
@@ -162,17 +163,17 @@ class Arena:
             for key, value in items:
                 in_mount = key == root or key.startswith(root + "/")
                 (inside if in_mount else outside)[f"memory:{key}"] = value
-        if self.kind == "s3":
-            fs, root = self.sb.mount.fs, self.sb.mount.backend.root
+        if self.kind in OBJECT_STORES:
+            fs, root, backend = self.sb.mount.fs, self.sb.mount.backend.root, self.sb.mount.backend
             fs.invalidate_cache()
             for bucket in (self.bucket, f"{self.bucket}-other") if full else (self.bucket,):
                 for key, info in fs.find(bucket, detail=True).items():
-                    value = ("object", info.get("size"), info.get("ETag"))
+                    value = ("object", info.get("size"), backend.version_token(info))
                     (inside if key.startswith(root + "/") else outside)[f"s3:{key}"] = value
         return inside, outside
 
     def buckets(self) -> list[str]:
-        if self.kind != "s3":
+        if self.kind not in OBJECT_STORES:
             return []
         self.sb.mount.fs.invalidate_cache()
         return sorted(self.sb.mount.fs.ls(""))
@@ -240,16 +241,16 @@ def _build_arena(sb: Any, monkeypatch: pytest.MonkeyPatch, links: bool) -> Itera
     else:
         bucket = root.split("/")[2]
         leaf, sib = "pre", "pre-evil"
-        sib_abs = f"s3://{bucket}/pre-evil"
+        sib_abs = f"{sb.mount.scheme}://{bucket}/pre-evil"
         deep_sib = "../" * 40 + f"{bucket}/pre-evil"
         fs = sb.mount.fs
         for key in (f"{bucket}/pre-evil/secret.txt", f"{bucket}-other/secret.txt"):
-            extra[f"s3://{key}"] = lambda key=key: (fs.invalidate_cache(), fs.cat_file(key))[1]
+            extra[f"{sb.mount.scheme}://{key}"] = lambda key=key: (fs.invalidate_cache(), fs.cat_file(key))[1]
         forbidden += [f"{bucket}/pre-evil", f"{bucket}-other"]
     endpoint = "127.0.0.1:9"
-    if sb.kind == "s3":
-        endpoint = str(getattr(sb.mount.fs, "endpoint_url", None) or sb.mount.fs.client_kwargs["endpoint_url"])
-        endpoint = endpoint.split("://")[-1]
+    if sb.kind in OBJECT_STORES:
+        endpoint = store_endpoint(sb.mount.fs).split("://")[-1]
+    scheme = sb.mount.scheme if sb.kind in OBJECT_STORES else "s3"
     subs = {
         "root": root,
         "leaf": leaf,
@@ -262,6 +263,9 @@ def _build_arena(sb: Any, monkeypatch: pytest.MonkeyPatch, links: bool) -> Itera
         "bucket": bucket,
         "mname": mname,
         "endpoint": endpoint,
+        "scheme": scheme,
+        "SCHEME": scheme.upper(),
+        "alias": ALIASES[scheme],
     }
     arena = Arena(
         sb=sb,
@@ -281,6 +285,23 @@ def _build_arena(sb: Any, monkeypatch: pytest.MonkeyPatch, links: bool) -> Itera
     finally:
         if shared.exists(GLOBAL_MEMORY_CANARY):
             shared.rm(GLOBAL_MEMORY_CANARY)
+
+
+ALIASES = {"s3": "s3a", "gs": "gcs", "az": "abfs"}
+"""Another scheme of the same backend: a mount of one must not answer for the other."""
+
+
+def store_endpoint(fs: Any) -> str:
+    """The URL of the server behind an object-store filesystem (s3fs, gcsfs, adlfs)."""
+    for found in (
+        getattr(fs, "endpoint_url", None),
+        getattr(fs, "client_kwargs", {}).get("endpoint_url"),
+        getattr(fs, "_location", None),
+        getattr(getattr(fs, "service_client", None), "primary_endpoint", None),
+    ):
+        if found:
+            return str(found).rstrip("/")
+    raise AssertionError(f"no endpoint known for {type(fs).__name__}")
 
 
 @pytest.fixture
@@ -501,7 +522,8 @@ async def run_tables(
 
 # -- attack tables ------------------------------------------------------------------------------
 
-ALL = ("memory", "local", "s3")
+OBJECT = ("s3", "gcs", "azure")
+ALL = ("memory", "local", *OBJECT)
 
 
 @dataclass(frozen=True)
@@ -564,17 +586,18 @@ SIBLING = (
     Attack("sibling-prefix-new-file", "{sib_abs}/new.txt"),
     Attack("sibling-prefix-by-file-url", "file://{tmp}/app_evil/secret.txt", kinds=("local",)),
     Attack("sibling-prefix-without-separator", "memory://{mname}evil/secret.txt", kinds=("memory",)),
-    Attack("another-bucket", "s3://{bucket}-other/secret.txt"),
-    Attack("bucket-root-above-the-prefix", "s3://{bucket}", kinds=("s3",)),
-    Attack("bucket-root-with-slash", "s3://{bucket}/", kinds=("s3",)),
-    Attack("key-beside-the-prefix", "s3://{bucket}/secret.txt", kinds=("s3",)),
-    Attack("uppercase-scheme-sibling-prefix", "S3://{bucket}/pre-evil/secret.txt", kinds=("s3",)),
+    Attack("another-bucket", "{scheme}://{bucket}-other/secret.txt"),
+    Attack("bucket-root-above-the-prefix", "{scheme}://{bucket}", kinds=OBJECT),
+    Attack("bucket-root-with-slash", "{scheme}://{bucket}/", kinds=OBJECT),
+    Attack("key-beside-the-prefix", "{scheme}://{bucket}/secret.txt", kinds=OBJECT),
+    Attack("uppercase-scheme-sibling-prefix", "{SCHEME}://{bucket}/pre-evil/secret.txt", kinds=OBJECT),
+    Attack("alias-scheme-to-the-mounted-prefix", "{alias}://{bucket}/pre/inside.txt", kinds=OBJECT),
 )
 
 SMUGGLING = (
     Attack("simplecache-chain", "simplecache::file://{outside}/secret.txt"),
     Attack("filecache-chain", "filecache::file://{outside}/secret.txt"),
-    Attack("blockcache-chain-to-another-bucket", "blockcache::s3://{bucket}-other/secret.txt"),
+    Attack("blockcache-chain-to-another-bucket", "blockcache::{scheme}://{bucket}-other/secret.txt"),
     Attack("zip-chain", "zip::file://{outside}/evil.zip"),
     Attack("zip-member-chain", "zip://secret.txt::file://{outside}/evil.zip"),
     Attack("file-url-outside", "file://{outside}/secret.txt"),
@@ -586,8 +609,8 @@ SMUGGLING = (
     Attack("local-scheme-outside", "local://{outside}/secret.txt"),
     Attack("unmounted-memory-store", "memory://other/secret.txt"),
     Attack("unmounted-memory-store-triple-slash", "memory:///other/secret.txt"),
-    Attack("s3a-scheme-to-another-bucket", "s3a://{bucket}-other/secret.txt"),
-    Attack("http-url-to-the-s3-endpoint", "http://{endpoint}/{bucket}-other/secret.txt"),
+    Attack("alias-scheme-to-another-bucket", "{alias}://{bucket}-other/secret.txt"),
+    Attack("http-url-to-the-store-endpoint", "http://{endpoint}/{bucket}-other/secret.txt"),
     Attack("https-url", "https://example.invalid/secret.txt"),
 )
 
@@ -600,7 +623,7 @@ NUL = (
     Attack("nul-in-an-outside-host-path", "{outside}/secret.txt\x00"),
     Attack("nul-in-a-file-url", "file://{outside}/secret.txt\x00"),
     Attack("nul-after-tilde", "~/\x00"),
-    Attack("nul-in-another-bucket-url", "s3://{bucket}-other/\x00"),
+    Attack("nul-in-another-bucket-url", "{scheme}://{bucket}-other/\x00"),
     Attack("percent-encoded-nul-in-a-file-url-inside-the-mount", "file://{root}/inside.txt%00", kinds=("local",)),
     Attack("percent-encoded-nul-mid-path-in-a-file-url", "file://{root}/%00/x", kinds=("local",)),
 )
@@ -682,7 +705,7 @@ OBJECT_ABSOLUTE = (
 PATH_KEYS = ("path", "source", "destination", "current_dir", "previous_dir")
 
 
-@pytest.mark.parametrize("sandbox", ["memory", "s3"], indirect=True)
+@pytest.mark.parametrize("sandbox", store_params("memory", "s3", *EMULATED), indirect=True)
 async def test_absolute_host_paths_on_an_object_store_mount_never_reach_the_host(arena: Arena) -> None:
     # On a memory/S3 working mount "/x" names that mount's root (jail.py): such a path may be
     # refused or resolve inside the mount, but it must never touch or reveal the host.
@@ -724,7 +747,7 @@ LITERAL = (
     ("::file://{outside}/secret.txt", "::file:{outside}/secret.txt"),
     ("file:{outside}/secret.txt", "file:{outside}/secret.txt"),
     ("~nobody/secret.txt", "~nobody/secret.txt"),
-    ("s3:/{bucket}-other/secret.txt", "s3:/{bucket}-other/secret.txt"),
+    ("{scheme}:/{bucket}-other/secret.txt", "{scheme}:/{bucket}-other/secret.txt"),
 )
 
 
@@ -788,7 +811,7 @@ async def test_read_multiple_files_reports_each_escape_on_its_own_and_still_read
         "~/secret.txt": "ACCESS_DENIED",
         "simplecache::file://{outside}/secret.txt": "ACCESS_DENIED",
         "memory://other/secret.txt": "ACCESS_DENIED",
-        "s3://{bucket}-other/secret.txt": "ACCESS_DENIED",
+        "{scheme}://{bucket}-other/secret.txt": "ACCESS_DENIED",
         "{sib_abs}/secret.txt": "ACCESS_DENIED",
         "a\x00b": "INVALID_ARGUMENT",
         "inside.txt": None,

@@ -1,6 +1,7 @@
 import pytest
+from conftest import every_store
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, every_store]
 
 
 async def test_write_then_read_round_trips_on_every_backend(sandbox):

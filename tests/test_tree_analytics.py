@@ -14,14 +14,14 @@ import os
 from typing import Any
 
 import pytest
-from conftest import BACKENDS, CANARY, Sandbox, make_sandbox
+from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from vfs_mcp.tooling import data_of, error_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, every_store]
 
 MiB = 1024 * 1024
 KiB = 1024
@@ -96,7 +96,7 @@ def rel(sandbox: Sandbox, path: str, base: str = "") -> str:
     return path[len(root) :]
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=ALL_STORES)
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     sandbox = make_sandbox(request.param, tmp_path_factory.mktemp(f"tree-{request.param}"), request)
     for path, data in CORPUS.items():

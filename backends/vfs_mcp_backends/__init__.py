@@ -12,7 +12,7 @@ This package never imports ``vfs_mcp``: it knows nothing about jails, tools or M
 
 from __future__ import annotations
 
-from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Capabilities, Options
+from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Capabilities, Options, PreconditionFailed
 from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "BackendUnavailable",
     "Capabilities",
     "Options",
+    "PreconditionFailed",
     "create_mount",
     "known_schemes",
     "scheme_of",

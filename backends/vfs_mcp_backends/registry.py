@@ -19,6 +19,11 @@ _BUILTIN: dict[str, str] = {
     "memory": "vfs_mcp_backends.memory:create",
     "s3": "vfs_mcp_backends.s3:create",
     "s3a": "vfs_mcp_backends.s3:create",
+    "gs": "vfs_mcp_backends.gcs:create",
+    "gcs": "vfs_mcp_backends.gcs:create",
+    "az": "vfs_mcp_backends.azure:create",
+    "abfs": "vfs_mcp_backends.azure:create",
+    "abfss": "vfs_mcp_backends.azure:create",
 }
 _FALLBACK = "vfs_mcp_backends.generic:create"
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")

@@ -1,18 +1,64 @@
 """S3 and S3-compatible stores: ``s3://bucket`` or ``s3://bucket/prefix``.
 
 Credentials come from the usual AWS chain; the endpoint from the ``endpoint_url``
-option or ``AWS_ENDPOINT_URL`` (MinIO, R2, moto). Other options go to ``S3FileSystem``.
+option or ``AWS_ENDPOINT_URL`` (MinIO, R2, moto). ``conditional_writes = false`` declares
+an endpoint that ignores ``If-Match`` (s3rver does). Other options go to ``S3FileSystem``.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 from typing import Any
 
-from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Capabilities, Options
+from vfs_mcp_backends.base import (
+    BackendMount,
+    BackendUnavailable,
+    Capabilities,
+    Options,
+    PreconditionFailed,
+    check_conditions,
+)
 
-CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}))
+CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True)
 MAX_POOL = 64
+# What S3 answers when a condition fails: 412, or 409 when a concurrent conditional write won.
+_CONDITION_CODES = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
+
+
+@dataclass
+class S3Mount(BackendMount):
+    def put_if(self, path: str, data: bytes, *, if_match: str | None = None, create_only: bool = False) -> str | None:
+        check_conditions(if_match, create_only)
+        if not self.capabilities.conditional_writes:
+            raise NotImplementedError("this S3 endpoint is declared without conditional writes")
+        condition = {"IfNoneMatch": "*"} if create_only else {"IfMatch": _quoted(if_match)} if if_match else {}
+        try:
+            out = self.fs.pipe_file(path, data, **condition)
+        except OSError as exc:
+            # With If-Match, S3 answers 404 NoSuchKey when the object is gone: the token no longer holds.
+            gone = isinstance(exc, FileNotFoundError) and if_match is not None
+            if gone or isinstance(exc, FileExistsError) or _error_code(exc) in _CONDITION_CODES:
+                raise PreconditionFailed(path) from exc
+            raise
+        finally:
+            self.invalidate(path)
+        etag = out.get("ETag") if isinstance(out, dict) else None
+        return str(etag) if etag else None
+
+
+def _quoted(etag: str | None) -> str | None:
+    # An ETag is a quoted string on the wire; vfs-mcp shows it without the quotes.
+    return etag if etag is None or etag.startswith(('"', "W/")) else f'"{etag}"'
+
+
+def _error_code(exc: BaseException) -> str | None:
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        response = getattr(candidate, "response", None)
+        if isinstance(response, dict):
+            error = response.get("Error", {})
+            return str(error.get("Code") or response.get("ResponseMetadata", {}).get("HTTPStatusCode"))
+    return None
 
 
 def create(url: str, options: Options) -> BackendMount:
@@ -21,6 +67,7 @@ def create(url: str, options: Options) -> BackendMount:
     except ImportError as exc:  # pragma: no cover - s3fs is a declared dependency
         raise BackendUnavailable("the s3 backend needs s3fs: pip install s3fs") from exc
     kwargs: dict[str, Any] = dict(options)
+    conditional = bool(kwargs.pop("conditional_writes", True))
     endpoint = kwargs.pop("endpoint_url", None) or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         kwargs.setdefault("endpoint_url", endpoint)
@@ -33,4 +80,5 @@ def create(url: str, options: Options) -> BackendMount:
     root = url.split("://", 1)[1].strip("/")
     if not root:
         raise ValueError("an s3 mount needs a bucket: s3://bucket[/prefix]")
-    return BackendMount(fs=fs, root=root, capabilities=CAPABILITIES)
+    capabilities = CAPABILITIES if conditional else replace(CAPABILITIES, conditional_writes=False)
+    return S3Mount(fs=fs, root=root, capabilities=capabilities)

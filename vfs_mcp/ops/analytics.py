@@ -136,7 +136,10 @@ def find_duplicate_files(
         whole = same[0].size <= SAMPLE_BYTES
         for entry in same:
             start = 0 if whole else (entry.size - SAMPLE_BYTES) // 2
-            sample = vfs.cat(entry.target, start=start, end=start + min(entry.size, SAMPLE_BYTES))
+            # An empty range is never sent: s3rver and Azurite answer it with a broken response.
+            sample = (
+                vfs.cat(entry.target, start=start, end=start + min(entry.size, SAMPLE_BYTES)) if entry.size else b""
+            )
             read += len(sample)
             by_sample[hashlib.sha256(sample).digest()].append(entry)
         for digest, alike in by_sample.items():
