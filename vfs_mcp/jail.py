@@ -26,9 +26,8 @@ from urllib.parse import unquote, urlsplit
 
 from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
 from vfs_mcp.mounts import Mount
-
-TEMP_PREFIX = ".vfs-mcp-tmp-"
-"""Names of our in-flight atomic-write files: hidden from every tool."""
+from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
+from vfs_mcp_backends.tempfiles import is_temp_name
 
 MAX_PATH_CHARS = 4096
 
@@ -180,7 +179,7 @@ class Jail:
     def is_hidden(self, rel: str) -> bool:
         """Whether a mount-relative path is invisible to every tool (deny list, temp files)."""
         for part in rel.split("/"):
-            if part.startswith(TEMP_PREFIX):
+            if is_temp_name(part):
                 return True
             if any(fnmatch.fnmatchcase(part, pattern) for pattern in self.deny):
                 return True

@@ -10,6 +10,7 @@ the same counts, and skip a file as binary when its first 8 KiB hold a NUL byte.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -28,9 +29,10 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.jail import TEMP_PREFIX, Target
+from vfs_mcp.jail import Target
 from vfs_mcp.ops.text import SNIFF_BYTES
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED, globs, select
+from vfs_mcp_backends.tempfiles import TEMP_GLOB
 
 FETCH_CONCURRENCY = 16
 REMOTE_FETCH_CONCURRENCY = 48  # object stores: each fetch is mostly waiting on the network
@@ -262,7 +264,7 @@ class RipgrepFailed(Exception):
 def grep_ripgrep(
     vfs: JailedFS, root: Target, query: GrepQuery, rg: str, is_file: bool, progress: Progress | None = None
 ) -> GrepResult:
-    real = os.path.realpath(root.fs_path)
+    real = vfs.host_path(root) or root.fs_path
     # --encoding utf-8: invalid bytes become U+FFFD as in the Python engine (and no BOM sniffing).
     cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--no-messages", "--encoding", "utf-8"]
     for name in ALWAYS_SKIPPED:
@@ -274,7 +276,7 @@ def grep_ripgrep(
         cmd += ["-g", pattern]
     for pattern in query.exclude or []:
         cmd += ["-g", f"!{pattern}"]
-    for pattern in (*vfs.jail.deny, f"{TEMP_PREFIX}*"):
+    for pattern in (*vfs.jail.deny, TEMP_GLOB):
         cmd += ["-g", f"!{pattern}"]
     if query.respect_gitignore:
         cmd += ["--no-ignore-parent", "--no-require-git", "--no-ignore-global", "--no-ignore-exclude"]
@@ -288,11 +290,19 @@ def grep_ripgrep(
     cmd += ["--word-regexp"] if query.whole_word else []
     if not query.count_only:
         cmd += ["-B", str(query.before), "-A", str(query.after)]
-    # The pattern after -e and the path after --: neither can ever be read as a flag.
-    cmd += ["-e", query.pattern, "--", os.path.basename(real) if is_file else "."]
-    cwd = os.path.dirname(real) if is_file else real
+    # The pattern after -e and the path after --: neither can ever be read as a flag. One file
+    # goes in on stdin, opened by us: ripgrep would wait forever on a FIFO swapped in for it.
+    cmd += ["-e", query.pattern, "--", "-" if is_file else "."]
     out = _Collector(query)
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with contextlib.ExitStack() as stack:
+        source = stack.enter_context(vfs.open_read(root)) if is_file else subprocess.DEVNULL
+        proc = subprocess.Popen(
+            cmd,
+            cwd=os.path.dirname(real) if is_file else real,
+            stdin=source,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
     try:
         _read_rg_stream(vfs, root, query, proc, out, is_file, progress, post_include)
     finally:
