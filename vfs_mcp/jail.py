@@ -178,12 +178,12 @@ class Jail:
 
     def is_hidden(self, rel: str) -> bool:
         """Whether a mount-relative path is invisible to every tool (deny list, temp files)."""
-        for part in rel.split("/"):
-            if is_temp_name(part):
-                return True
-            if any(fnmatch.fnmatchcase(part, pattern) for pattern in self.deny):
-                return True
-        return False
+        # The substring test first: a walk asks this of every entry, however deep.
+        if TEMP_PREFIX in rel and any(is_temp_name(part) for part in rel.split("/")):
+            return True
+        return bool(self.deny) and any(
+            fnmatch.fnmatchcase(part, pattern) for part in rel.split("/") for pattern in self.deny
+        )
 
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import analytics, grep, tree
+from vfs_mcp.ops.walk import skipped_note
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import catching, human_size, ok, read_hints, reporter
@@ -131,6 +132,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         result = analytics.calculate_directory_size(vfs, path)
         size = human_size(result.total_bytes) if format == "human" else f"{result.total_bytes} bytes"
         text = f"{result.path}: {size} in {result.files} files, {result.directories} directories"
+        text += skipped_note(result.skipped)
         return ok(result, text, "json" if format == "json" else "text")
 
     @server.tool(
