@@ -114,7 +114,7 @@ async def test_no_space_left_leaves_the_original_intact_and_says_so(
                 raise OSError(errno.ENOSPC, "No space left on device")
             return real_write(fd, data)
 
-        monkeypatch.setattr("vfs_mcp.localfs.os.write", full_disk)
+        monkeypatch.setattr("vfs_mcp_backends.writes.os.write", full_disk)
     else:
 
         def full_store(*args: Any, **kwargs: Any) -> None:
@@ -215,5 +215,5 @@ def test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file(t
         assert after in (before, new), f"round {round_no}: a torn file of {len(after)} bytes"
     # Whatever temp files the kills left are invisible, and swept at the next start.
     mount = open_mount(MountSpec(str(tmp_path)))
-    mount.tree.sweep(TEMP_PREFIX, older_than=0)
+    mount.sweep_temp_files(older_than=0)
     assert not [p for p in os.listdir(tmp_path) if p.startswith(TEMP_PREFIX)]

@@ -295,6 +295,7 @@ async def test_calculate_directory_size_formats_and_counts(loaded: Sandbox) -> N
         "total_bytes": total,
         "files": len(PROJ),
         "directories": len(PROJ_DIRS),
+        "skipped": [],
     }
     assert f"{total} bytes" in text(as_bytes)
     human = await call(loaded, "calculate_directory_size", path=loaded.path("proj"))

@@ -25,7 +25,6 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.http import load_token
-from vfs_mcp.jail import TEMP_PREFIX
 from vfs_mcp.mounts import Config, Mount, MountSpec, merge_specs, open_mount, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
@@ -170,9 +169,9 @@ def sweep_in_background(mounts: Sequence[Mount]) -> None:
 
     def sweep() -> None:
         for mount in mounts:
-            if mount.is_local and not mount.read_only:
+            if not mount.read_only:
                 try:
-                    mount.tree.sweep(TEMP_PREFIX, older_than=60)
+                    mount.sweep_temp_files(older_than=60)
                 except OSError:
                     logging.getLogger("vfs_mcp").warning("could not sweep temp files in %s", mount.url)
 

@@ -1,21 +1,24 @@
 """The jailed filesystem the operations see: fsspec's verbs over user paths.
 
 Every method takes user paths (or Targets from ``resolve``), goes through the jail, runs
-the backend call under ``guard`` (the one place foreign errors are translated), and names
-results the way the user addresses the mount. Operations never touch a backend directly.
+the store call under ``guard`` (the one place foreign errors are translated), and names
+results the way the user addresses the mount. Operations never touch a store directly.
+
+Every mount's store is an fsspec filesystem, local folders included
+(``vfs_mcp_backends.localfs``). This class holds policy only: what differs between stores is
+a declared capability (``Mount.capabilities``), and ``host_path`` is the one way to ask for a
+host path. Writes are staged and committed in one step, after a last check that the call
+is still wanted (``commit_scope``: a call that timed out never changes anything afterwards).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import mimetypes
-import os
 import posixpath
-import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Literal
@@ -24,16 +27,20 @@ from vfs_mcp.errors import (
     AccessDenied,
     AlreadyExists,
     Conflict,
+    Internal,
     InvalidArgument,
     IsADirectory,
     NotADirectory,
     NotFound,
     translate,
 )
-from vfs_mcp.jail import TEMP_PREFIX, Jail, Target
+from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount
+from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, ensure_wanted
+from vfs_mcp_backends import commit_scope as commit_scope  # re-exported: the tooling layer runs calls in it
 
 Kind = Literal["file", "directory", "symlink", "other"]
+_KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
 
 
 @dataclass
@@ -67,6 +74,16 @@ class Entry:
         return mimetypes.guess_type(self.target.rel)[0] or "application/octet-stream"
 
 
+class Found(list[Entry]):
+    """The entries of a walk, and the folders it could not read: skipped (their contents are
+    missing from the walk), to be reported, never fatal.
+    """
+
+    def __init__(self, entries: Iterable[Entry] = (), skipped: Iterable[Entry] = ()) -> None:
+        super().__init__(entries)
+        self.skipped = list(skipped)
+
+
 def _timestamp(value: Any) -> float | None:
     if value is None:
         return None
@@ -77,6 +94,11 @@ def _timestamp(value: Any) -> float | None:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def tree_order(entry: Entry) -> str:
+    """Sort key for depth-first name order ("/" sorts before every character a name holds)."""
+    return entry.target.rel.replace("/", "\x00")
 
 
 class JailedFS:
@@ -102,36 +124,66 @@ class JailedFS:
         shown = target.display if isinstance(target, Target) else target
         try:
             yield
+        except NotRegularFile as exc:
+            raise InvalidArgument(
+                f"{shown} is not a regular file (a FIFO, socket or device); its content is never read"
+            ) from exc
+        except Abandoned as exc:
+            raise Internal(f"{shown} was not changed: the call was cancelled or timed out first") from exc
+        except OutsideRoot as exc:
+            raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused") from exc
         except Exception as exc:  # this is the one translation boundary
             raise translate(exc, shown) from exc
+
+    def before_commit(self, target: Target) -> None:
+        """Refuse a change when the call making it was abandoned (see ``commit_scope``)."""
+        with self.guard(target):
+            ensure_wanted()
+
+    def host_path(self, target: Target) -> str | None:
+        """The real host path of ``target`` on stores that have host paths (ripgrep, watchers),
+        links inside the mount resolved and checked; None on the others.
+        """
+        with self.guard(target):
+            return target.mount.backend.host_path(target.fs_path)
 
     # -- metadata ---------------------------------------------------------------------
 
     def info(self, target: Target, *, follow: bool = True) -> Entry:
-        """Metadata of a path; NOT_FOUND if it does not exist."""
+        """Metadata of a path; NOT_FOUND if it does not exist. A mount root is a directory
+        whatever the store says of its name (an object ``pre`` beside ``s3://b/pre/``).
+        """
+        mount = target.mount
         with self.guard(target):
-            if target.mount.capabilities.host_paths:
-                return self._local_info(target, follow)
             if not target.is_root:
-                target.mount.backend.invalidate(target.fs_path)
-            raw = target.mount.fs.info(target.fs_path)
+                mount.backend.invalidate(target.fs_path)
+            try:
+                if mount.capabilities.symlinks:
+                    raw = mount.fs.info(target.fs_path, follow=follow)
+                else:
+                    raw = mount.fs.info(target.fs_path)
+            except FileNotFoundError:
+                if not target.is_root:
+                    raise
+                raw = {"type": "directory"}
+            if target.is_root and raw.get("type") != "directory":
+                raw = {"type": "directory"}
             return self._entry(target, raw)
 
-    def _local_info(self, target: Target, follow: bool) -> Entry:
-        tree = target.mount.tree
-        lst = tree.stat(target.rel, follow=False)
-        is_link = stat.S_ISLNK(lst.st_mode)
-        return _stat_entry(target, tree.stat(target.rel) if (follow and is_link) else lst, is_link)
-
     def _entry(self, target: Target, raw: dict[str, Any]) -> Entry:
-        kind: Kind = "directory" if raw.get("type") == "directory" else "file"
+        kind: Kind = _KINDS.get(str(raw.get("type")), "file")
         etag = raw.get("ETag") or raw.get("etag")
+        mode = raw.get("mode")
         return Entry(
             target=target,
             type=kind,
             size=int(raw.get("size") or 0) if kind == "file" else 0,
             modified=_timestamp(raw.get("LastModified") or raw.get("mtime")),
             created=_timestamp(raw.get("created")),
+            accessed=_timestamp(raw.get("atime")),
+            mode=stat.S_IMODE(mode) if isinstance(mode, int) else None,
+            is_symlink=bool(raw.get("islink", kind == "symlink")),
+            links=raw.get("nlink"),
             etag=str(etag).strip('"') if etag else None,
             storage_class=raw.get("StorageClass"),
         )
@@ -168,11 +220,8 @@ class JailedFS:
     def cat(self, target: Target, start: int | None = None, end: int | None = None) -> bytes:
         """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
         with self.guard(target):
-            if target.mount.capabilities.host_paths:
-                data: bytes = target.mount.tree.read(target.rel, start, end)
-            else:
-                # s3fs: the 2nd positional argument is version_id, so always by keyword.
-                data = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
+            # s3fs: the 2nd positional argument is version_id, so always by keyword.
+            data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
             self.bytes_read += len(data)
             return data
 
@@ -180,15 +229,26 @@ class JailedFS:
     def open_read(self, target: Target) -> Iterator[BinaryIO]:
         """A seekable binary reader that fetches only what is read (range requests on S3)."""
         with self.guard(target):
-            if target.mount.capabilities.host_paths:
-                handle = target.mount.tree.open_read(target.rel)
-            else:
-                handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
+            handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
         try:
             with self.guard(target):
                 yield handle
         finally:
             handle.close()
+
+    def chunks(self, target: Target) -> Iterator[bytes]:
+        """A file's content in bounded pieces (``COPY_CHUNK``), however large it is."""
+        with self.open_read(target) as handle:
+            while chunk := handle.read(COPY_CHUNK):
+                self.bytes_read += len(chunk)
+                yield chunk
+
+    def digest(self, target: Target) -> str:
+        """sha256 hex of a file's content, read in bounded pieces."""
+        digest = hashlib.sha256()
+        for chunk in self.chunks(target):
+            digest.update(chunk)
+        return digest.hexdigest()
 
     def version(self, target: Target, entry: Entry | None = None) -> tuple[Any, ...]:
         """What identifies one version of a file: its path, size and mtime or etag.
@@ -203,16 +263,14 @@ class JailedFS:
     def ls(self, target: Target) -> list[Entry]:
         """The visible entries of a directory, sorted by name."""
         self.require_dir(target)
+        entries = []
         with self.guard(target):
-            if target.mount.capabilities.host_paths:
-                entries = [_stat_entry(target.child(n), st) for n, st in target.mount.tree.scan(target.rel)]
-            else:
-                target.mount.backend.invalidate(target.fs_path)
-                entries = []
-                for raw in target.mount.fs.ls(target.fs_path, detail=True):
-                    name = posixpath.basename(str(raw["name"]).rstrip("/"))
-                    if name and str(raw["name"]).rstrip("/") != target.fs_path.rstrip("/"):
-                        entries.append(self._entry(target.child(name), raw))
+            target.mount.backend.invalidate(target.fs_path)
+            base = target.fs_path.rstrip("/")
+            for raw in target.mount.fs.ls(target.fs_path, detail=True):
+                name = str(raw["name"]).rstrip("/")
+                if name and name != base:
+                    entries.append(self._entry(target.child(posixpath.basename(name)), raw))
         visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
         return sorted(visible, key=lambda e: e.name)
 
@@ -220,46 +278,34 @@ class JailedFS:
         """Every visible path below a directory, depth first in name order; never follows a link."""
         yield from self.find(target, max_depth)
 
-    def find(self, target: Target, max_depth: int | None = None) -> list[Entry]:
-        """Every visible path below a directory in one listing where the backend can (one paged
+    def find(self, target: Target, max_depth: int | None = None) -> Found:
+        """Every visible path below a directory in one listing where the store can (one paged
         listing on S3, not one per "directory"), in depth-first name order. Links are reported,
-        never descended. ``max_depth=1`` lists direct children only.
+        never descended. ``max_depth=1`` lists direct children only. Folders that cannot be
+        read are in ``skipped`` (their contents are missing).
         """
         self.require_dir(target)
-        with self.guard(target):
-            if target.mount.capabilities.host_paths:
-                entries = self._local_find(target, max_depth)
-            else:
-                entries = self._remote_find(target, max_depth)
-        visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
-        return sorted(visible, key=lambda e: e.target.rel.split("/"))
-
-    def _local_find(self, target: Target, max_depth: int | None) -> list[Entry]:
-        walk = target.mount.tree.walk(target.rel, max_depth)
-        return [_stat_entry(Target(target.mount, f"{target.rel}/{rel}" if target.rel else rel), st) for rel, st in walk]
-
-    def _remote_find(self, target: Target, max_depth: int | None) -> list[Entry]:
         mount = target.mount
-        mount.backend.invalidate_tree(target.fs_path)
-        base = target.fs_path.rstrip("/")
-        if max_depth == 1:
-            found = {str(raw["name"]): raw for raw in mount.fs.ls(base, detail=True)}
-        else:
-            # One paged listing of every key below (N/1000 requests on S3), cut to depth here:
-            # s3fs's own maxdepth walks with one request per "directory".
-            found = mount.fs.find(base, withdirs=True, detail=True)
-        out: list[Entry] = []
-        for key, raw in found.items():
-            if str(key).endswith("/"):
-                continue  # an S3 directory marker: the listing also reports it as a directory
-            name = str(key)
-            if name == base or not name.startswith(base + "/"):
-                continue
-            rel = name[len(base) + 1 :]
-            if max_depth is not None and rel.count("/") >= max_depth:
-                continue
-            out.append(self._entry(Target(mount, f"{target.rel}/{rel}" if target.rel else rel), raw))
-        return out
+        entries: list[Entry] = []
+        skipped: list[Entry] = []
+        with self.guard(target):
+            mount.backend.invalidate_tree(target.fs_path)
+            base = target.fs_path.rstrip("/")
+            found = mount.fs.find(base, maxdepth=max_depth, withdirs=True, detail=True)
+            for key, raw in found.items():
+                name = str(key)
+                if name.endswith("/") or name == base or not name.startswith(base + "/"):
+                    continue  # an S3 directory marker (also reported as a directory), or the root
+                rel = name[len(base) + 1 :]
+                if max_depth is not None and rel.count("/") >= max_depth:
+                    continue  # a store that honours maxdepth loosely (adlfs lists deeper)
+                entry = self._entry(Target(mount, f"{target.rel}/{rel}" if target.rel else rel), raw)
+                entries.append(entry)
+                if raw.get("unreadable"):
+                    skipped.append(entry)
+        hidden = self.jail.is_hidden
+        visible = sorted((e for e in entries if not hidden(e.target.rel)), key=tree_order)
+        return Found(visible, (e for e in skipped if not hidden(e.target.rel)))
 
     # -- writing ----------------------------------------------------------------------
 
@@ -273,7 +319,7 @@ class JailedFS:
         expected_hash: str | None = None,
         expected_version: tuple[Any, ...] | None = None,
     ) -> bool:
-        """Write a whole file (atomically on local disks) or append; returns whether it existed.
+        """Write a whole file (staged, then committed in one step) or append; returns whether it existed.
 
         Raises CONFLICT when ``expected_hash`` (sha256 hex of the current content) or
         ``expected_version`` (from ``version``: size and mtime/etag) no longer holds.
@@ -282,21 +328,60 @@ class JailedFS:
         if expected_version is not None and (existing is None or self.version(target, existing) != expected_version):
             raise Conflict(f"{target.display} changed since it was read; read it again")
         if expected_hash is not None:
-            current = sha256(self.cat(target)) if existing else ""
+            current = self.digest(target) if existing else ""
             if current != expected_hash.lower():
                 raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
         if existing is None:
             self._ensure_parent(target, create_dirs)
         self.bytes_written += len(data)
-        with self.guard(target):
-            if target.mount.capabilities.host_paths:
-                self._local_write(target, data, append, existing)
-            else:
-                if append and existing is not None:
-                    data = self.cat(target) + data
-                target.mount.fs.pipe_file(target.fs_path, data)
-                target.mount.backend.invalidate(target.fs_path)
+        if not (append and existing is not None):
+            self.put(target, data)
+        elif target.mount.capabilities.append:
+            with self.guard(target):
+                self._commit(target, target.mount.fs._open(target.fs_path, "ab", autocommit=False), [data])
+        else:
+            self.put(target, self._then(self.chunks(target), data))
         return existing is not None
+
+    @staticmethod
+    def _then(first: Iterator[bytes], last: bytes) -> Iterator[bytes]:
+        yield from first
+        yield last
+
+    def put(
+        self, target: Target, content: bytes | Iterable[bytes], *, follow: bool = True, permissions: int | None = None
+    ) -> None:
+        """Write ``content`` (bytes, or chunks of them) as the whole new content of ``target``,
+        visible at once when all is written: the old content stays until then, and a failure
+        leaves it. ``follow=False``: a link at ``target`` is replaced, never written through.
+        ``permissions``: the mode, where the store has modes (default: the old file's).
+        """
+        mount = target.mount
+        options: dict[str, Any] = {}
+        if mount.capabilities.symlinks:
+            options["follow"] = follow
+        if mount.capabilities.modes and permissions is not None:
+            options["permissions"] = permissions
+        with self.guard(target):
+            if isinstance(content, bytes):
+                ensure_wanted()
+                mount.fs.pipe_file(target.fs_path, content, **options)  # one put; local disks stage it
+            else:
+                # _open, not open: fsspec's open files a staged file in a transaction list it never empties.
+                self._commit(target, mount.fs._open(target.fs_path, "wb", autocommit=False, **options), content)
+            mount.backend.invalidate(target.fs_path)
+
+    def _commit(self, target: Target, handle: Any, chunks: Iterable[bytes]) -> None:
+        try:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.close()
+            self.before_commit(target)
+            handle.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                handle.discard()
+            raise
 
     def _existing_file(self, target: Target) -> Entry | None:
         try:
@@ -304,7 +389,8 @@ class JailedFS:
         except NotFound:
             return None
 
-    def _ensure_parent(self, target: Target, create_dirs: bool) -> None:
+    def _ensure_parent(self, target: Target, create_dirs: bool) -> list[Target]:
+        """Make sure ``target``'s parent is a directory; returns the directories created."""
         if target.is_root:
             raise IsADirectory(f"{target.display} is a mount root")
         parent = target.parent()
@@ -315,18 +401,8 @@ class JailedFS:
                 raise NotFound(
                     f"parent directory {parent.display} does not exist; pass create_dirs=true or create it first"
                 ) from None
-            self.mkdir(parent, parents=True, exist_ok=True)
-
-    def _local_write(self, target: Target, data: bytes, append: bool, existing: Entry | None) -> None:
-        tree = target.mount.tree
-        if append and existing is not None:
-            if (existing.links or 1) == 1:
-                tree.append(target.rel, data)
-                return
-            # Shared through a hard link: never write into it, replace this name only.
-            data = tree.read(target.rel) + data
-        mode = existing.mode if existing and existing.mode is not None else 0o666 & ~_UMASK
-        tree.write_atomic(target.rel, data, mode, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+            return self.make_dirs(parent)
+        return []
 
     def mkdir(self, target: Target, *, parents: bool = True, exist_ok: bool = True) -> bool:
         """Create a directory; returns False when it already existed."""
@@ -342,169 +418,93 @@ class JailedFS:
             return False
         if not parents:
             self.require_dir(target.parent())
-        elif not target.parent().is_root:
-            self.mkdir(target.parent(), parents=True, exist_ok=True)
+        self.make_dirs(target)
+        return True
+
+    def make_dirs(self, target: Target) -> list[Target]:
+        """Create ``target`` and its missing ancestors (top down); returns the ones created."""
+        missing: list[Target] = []
+        at = target
+        while not at.is_root:
+            try:
+                entry = self.info(at)
+            except NotFound:
+                missing.append(at)
+                at = at.parent()
+                continue
+            if entry.type != "directory":
+                raise AlreadyExists(f"{at.display} exists and is not a directory")
+            break
+        created: list[Target] = []
+        for one in reversed(missing):
+            self.make_dir(one)
+            created.append(one)
+        return created
+
+    def make_dir(self, target: Target) -> None:
+        """Create one directory whose parent exists."""
+        mount = target.mount
         with self.guard(target):
-            fs = target.mount.fs
-            if target.mount.capabilities.host_paths:
-                target.mount.tree.mkdir(target.rel)
-            elif target.mount.capabilities.empty_dirs:
-                fs.mkdir(target.fs_path, create_parents=False)
+            self.before_commit(target)
+            if mount.capabilities.empty_dirs:
+                mount.fs.mkdir(target.fs_path, create_parents=False)
             else:
                 # Object stores have no directories: a "key/" marker object stands for one.
-                fs.pipe_file(target.fs_path.rstrip("/") + "/", b"")
-            target.mount.backend.invalidate(target.fs_path)
-        return True
+                mount.fs.pipe_file(target.fs_path.rstrip("/") + "/", b"")
+            mount.backend.invalidate(target.fs_path)
 
     def rm(self, target: Target, *, recursive: bool = False) -> Entry:
         """Delete a file, a link (never its target) or a directory tree; never a mount root."""
         if target.is_root:
             raise AccessDenied(f"{target.display} is a mount root and cannot be deleted")
         entry = self.info(target, follow=False)
+        mount = target.mount
         with self.guard(target):
-            fs = target.mount.fs
-            if target.mount.capabilities.host_paths:
-                if entry.type == "directory" and not recursive and self._raw_children(target):
-                    raise AlreadyExists(f"{target.display} is a directory that is not empty; pass recursive=true")
-                target.mount.tree.remove(target.rel, recursive)
-            elif entry.type != "directory":
-                fs.rm_file(target.fs_path)
-            elif recursive:
-                self._rm_tree(target)
-            elif any(True for _ in self._raw_children(target)):
+            if entry.type == "directory" and not recursive and self._raw_children(target):
                 raise AlreadyExists(f"{target.display} is a directory that is not empty; pass recursive=true")
+            self.before_commit(target)
+            if entry.type != "directory":
+                mount.fs.rm_file(target.fs_path)
+            elif recursive:
+                mount.fs.rm(target.fs_path, recursive=True)
+            elif mount.capabilities.empty_dirs:
+                mount.fs.rmdir(target.fs_path)
             else:
-                self._rm_empty_dir(target)
-            target.mount.backend.invalidate(target.fs_path)
+                with contextlib.suppress(FileNotFoundError):
+                    mount.fs.rm_file(target.fs_path.rstrip("/") + "/")
+            mount.backend.invalidate(target.fs_path)
         return entry
 
     def _raw_children(self, target: Target) -> list[str]:
-        if target.mount.capabilities.host_paths:
-            return [name for name, _ in target.mount.tree.scan(target.rel)]
         target.mount.backend.invalidate(target.fs_path)
         base = target.fs_path.rstrip("/")
         return [n for n in target.mount.fs.ls(target.fs_path, detail=False) if str(n).rstrip("/") != base]
 
-    def _rm_empty_dir(self, target: Target) -> None:
-        fs = target.mount.fs
-        if target.mount.capabilities.empty_dirs:
-            fs.rmdir(target.fs_path)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                fs.rm_file(target.fs_path.rstrip("/") + "/")
-
-    def _rm_tree(self, target: Target) -> None:
-        target.mount.fs.rm(target.fs_path, recursive=True)
-
-    # -- moving and copying -----------------------------------------------------------
+    # -- moving and copying (vfs_mcp.transfers) ----------------------------------------
 
     def prepare_destination(self, source: Target, dest: Target, overwrite: bool, create_dirs: bool) -> Entry | None:
         """Check a move/copy destination; returns the entry it would replace, if any."""
-        if dest.is_root:
-            raise AlreadyExists(f"{dest.display} is a mount root")
-        if source.mount is dest.mount and (dest.rel + "/").startswith(source.rel + "/"):
-            raise InvalidArgument(f"{dest.display} is inside {source.display}; choose a destination outside it")
-        try:
-            existing = self.info(dest)
-        except NotFound:
-            existing = None
-        if existing is not None:
-            if not overwrite:
-                raise AlreadyExists(f"{dest.display} already exists; pass overwrite=true to replace it")
-            if existing.type == "directory" and self._raw_children(dest):
-                raise AlreadyExists(f"{dest.display} is a directory that is not empty; delete it first")
-        else:
-            self._ensure_parent(dest, create_dirs)
-        return existing
+        from vfs_mcp.transfers import prepare
+
+        return prepare(self, source, dest, overwrite, create_dirs)[0]
 
     def move(self, source: Target, dest: Target, *, overwrite: bool = False) -> Entry:
-        """Move or rename a file, link or directory; atomic within one local mount."""
-        if source.is_root:
-            raise AccessDenied(f"{source.display} is a mount root and cannot be moved")
-        entry = self.info(source, follow=False)
-        existing = self.prepare_destination(source, dest, overwrite, create_dirs=False)
-        if existing is not None and (existing.type == "directory") != (entry.type == "directory"):
-            raise Conflict(f"{dest.display} is a {existing.type}; cannot replace it with a {entry.type}")
-        if source.mount is dest.mount and source.mount.capabilities.host_paths:
-            try:
-                with self.guard(source):
-                    source.mount.tree.rename(source.rel, dest.rel)
-                return entry
-            except InvalidArgument as err:
-                if not isinstance(err.__cause__, OSError) or err.__cause__.errno != errno.EXDEV:
-                    raise
-                # Another file system inside the mount: copy, then delete the source.
-        if existing is not None:
-            self.rm(dest, recursive=True)
-        self.copy(source, dest, overwrite=False, recursive=True)
-        self.rm(source, recursive=True)
-        return entry
+        """Move or rename a file, link or directory: one rename where the store can, else a copy
+        and a delete that refuses up front what the destination cannot hold (links, special
+        files, modes) and leaves the source whole when the copy fails.
+        """
+        from vfs_mcp.transfers import move
 
-    def copy(self, source: Target, dest: Target, *, overwrite: bool = False, recursive: bool = False) -> int:
+        return move(self, source, dest, overwrite=overwrite)
+
+    def copy(
+        self, source: Target, dest: Target, *, overwrite: bool = False, recursive: bool = False, follow: bool = True
+    ) -> int:
         """Copy a file or (recursive) directory, across mounts too; returns bytes copied.
 
-        Links inside a copied tree are skipped, never followed.
+        Links inside a copied tree are skipped, never followed. A copy that fails removes what
+        it created. ``follow=False``: a link at ``dest`` is replaced, never written through.
         """
-        entry = self.info(source)
-        if entry.type == "directory":
-            if not recursive:
-                raise IsADirectory(f"{source.display} is a directory; pass recursive=true to copy it")
-            self.prepare_destination(source, dest, overwrite, create_dirs=True)
-            self.mkdir(dest, parents=True, exist_ok=True)
-            copied = 0
-            for item in list(self.walk(source)):
-                to = Target(dest.mount, posixpath.join(dest.rel, item.target.rel[len(source.rel) :].lstrip("/")))
-                if item.type == "directory":
-                    self.mkdir(to, parents=True, exist_ok=True)
-                elif item.type == "file":
-                    copied += self._copy_file(item.target, to)
-            return copied
-        self.prepare_destination(source, dest, overwrite, create_dirs=True)
-        return self._copy_file(source, dest)
+        from vfs_mcp.transfers import copy
 
-    def _copy_file(self, source: Target, dest: Target) -> int:
-        mount = source.mount
-        if mount is dest.mount and not mount.capabilities.host_paths:
-            # Same store: let the backend copy (server-side on S3), no bytes through us.
-            size = self.require_file(source).size
-            self._existing_file(dest)
-            with self.guard(source):
-                mount.fs.cp_file(source.fs_path, dest.fs_path)
-                mount.backend.invalidate(dest.fs_path)
-            return size
-        data = self.cat(source)
-        self.write(dest, data, create_dirs=True)
-        return len(data)
-
-
-def _stat_entry(target: Target, st: os.stat_result, is_link: bool | None = None) -> Entry:
-    """An Entry from a stat result (lstat: a link is reported as a symlink)."""
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        kind: Kind = "directory"
-    elif stat.S_ISREG(mode):
-        kind = "file"
-    elif stat.S_ISLNK(mode):
-        kind = "symlink"
-    else:
-        kind = "other"
-    return Entry(
-        target=target,
-        type=kind,
-        size=st.st_size if kind == "file" else 0,
-        modified=st.st_mtime,
-        created=getattr(st, "st_birthtime", st.st_ctime),
-        accessed=st.st_atime,
-        mode=stat.S_IMODE(mode),
-        is_symlink=kind == "symlink" if is_link is None else is_link,
-        links=st.st_nlink,
-    )
-
-
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()  # read once at import: os.umask is process-wide and not thread-safe
+        return copy(self, source, dest, overwrite=overwrite, recursive=recursive, follow=follow)

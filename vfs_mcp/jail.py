@@ -30,9 +30,8 @@ from urllib.parse import unquote, urlsplit
 from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
 from vfs_mcp.mounts import Mount
 from vfs_mcp.ops.globs import gitignore
-
-TEMP_PREFIX = ".vfs-mcp-tmp-"
-"""Names of our in-flight atomic-write files: hidden from every tool."""
+from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
+from vfs_mcp_backends.tempfiles import is_temp_name
 
 MAX_PATH_CHARS = 4096
 
@@ -234,7 +233,8 @@ class Jail:
     def is_hidden(self, rel: str) -> bool:
         """Whether a mount-relative path is invisible to every tool (deny list, temp files)."""
         parts = rel.split("/")
-        if any(part.startswith(TEMP_PREFIX) for part in parts):
+        # The substring test first: a walk asks this of every entry, however deep.
+        if TEMP_PREFIX in rel and any(is_temp_name(part) for part in parts):
             return True
         if self._deny_spec is None or not rel:
             return False

@@ -7,11 +7,9 @@ import posixpath
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from vfs_mcp.localfs import LocalTree
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
 from vfs_mcp_backends.local import host_path
 
@@ -39,10 +37,9 @@ class Mount:
     def is_local(self) -> bool:
         return self.capabilities.host_paths
 
-    @cached_property
-    def tree(self) -> LocalTree:
-        """Race-free, descriptor-relative access for a local mount."""
-        return LocalTree(self.real_root, self.url)
+    def sweep_temp_files(self, older_than: float) -> int:
+        """Delete temp files of writes that were killed, older than ``older_than`` seconds."""
+        return self.backend.sweep(older_than)
 
     def root_parts(self) -> list[str]:
         """The root as path components: host path parts for local, ``bucket/prefix`` parts otherwise."""
@@ -85,7 +82,7 @@ def open_mount(spec: MountSpec, read_only: bool = False) -> Mount:
     except (OSError, ValueError, RuntimeError) as exc:
         raise ValueError(f"cannot mount {spec.root}: {exc}") from exc
     url = _display_root(spec.root)
-    real = os.path.realpath(backend.root) if backend.capabilities.host_paths else backend.root
+    real = backend.host_path(backend.root) or backend.root
     return Mount(
         url=url,
         backend=backend,

@@ -18,9 +18,7 @@ Nothing here speaks MCP: the server fetches the roots and hands the URIs to ``Cl
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -61,8 +59,8 @@ def narrowed(mount: Mount, target: Target) -> Mount:
     """The mount ``mount`` cut down to the folder ``target`` inside it, with the same policy."""
     if target.is_root:
         return mount
-    backend = dataclasses.replace(mount.backend, root=target.fs_path)
-    real = os.path.realpath(target.fs_path) if mount.is_local else target.fs_path
+    backend = mount.backend.narrowed(target.fs_path)
+    real = backend.host_path(backend.root) or backend.root
     return Mount(
         url=target.display,
         backend=backend,

@@ -45,6 +45,7 @@ from mcp_types import AudioContent, CallToolResult, ContentBlock, ImageContent, 
 from pydantic import BaseModel
 
 from vfs_mcp.errors import VfsError
+from vfs_mcp.filesystem import commit_scope
 
 log = logging.getLogger("vfs_mcp")
 
@@ -158,7 +159,8 @@ def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
 
     The SDK would prefix and flatten a raised error; and it waits for a sync tool's thread
     even after the call was cancelled or timed out. Here the thread is abandoned on
-    cancellation (it finishes in the background), so a slow mount cannot hang the caller.
+    cancellation (it finishes in the background), so a slow mount cannot hang the caller;
+    ``commit_scope`` makes sure the abandoned thread commits no change after that.
     """
 
     @functools.wraps(fn)
@@ -167,7 +169,9 @@ def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
             if inspect.iscoroutinefunction(fn):
                 result: CallToolResult = await fn(*args, **kwargs)
             else:
-                result = await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+                with commit_scope():
+                    call = functools.partial(fn, *args, **kwargs)
+                    result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             return result
         except VfsError as err:
             log.info("%s failed: %s", fn.__name__, err.code)

@@ -1,6 +1,7 @@
 """Backends for vfs-mcp: a mount URL plus options becomes a configured fsspec filesystem.
 
-Each backend is a function ``create(url, options) -> BackendMount``. The registry maps
+Each backend is a function ``create(url, options) -> BackendMount``; every store is an fsspec
+filesystem (local folders too: ``localfs.DescriptorFileSystem``). The registry maps
 URL schemes to such functions by dotted name, imported only when a mount needs one.
 Third parties add schemes through the ``vfs_mcp.backends`` entry-point group::
 
@@ -12,16 +13,34 @@ This package never imports ``vfs_mcp``: it knows nothing about jails, tools or M
 
 from __future__ import annotations
 
-from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Capabilities, Options, PreconditionFailed
+from vfs_mcp_backends.base import (
+    Abandoned,
+    BackendMount,
+    BackendUnavailable,
+    Capabilities,
+    NotRegularFile,
+    Options,
+    PreconditionFailed,
+    commit_scope,
+    ensure_wanted,
+)
+from vfs_mcp_backends.descriptors import OutsideRoot
 from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
+from vfs_mcp_backends.writes import COPY_CHUNK
 
 __all__ = [
+    "COPY_CHUNK",
+    "Abandoned",
     "BackendMount",
     "BackendUnavailable",
     "Capabilities",
+    "NotRegularFile",
     "Options",
+    "OutsideRoot",
     "PreconditionFailed",
+    "commit_scope",
     "create_mount",
+    "ensure_wanted",
     "known_schemes",
     "scheme_of",
 ]

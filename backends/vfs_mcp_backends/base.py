@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import dataclasses
+import errno
+import threading
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,23 +19,31 @@ Options = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Capabilities:
-    """Real differences between backends, declared once instead of tested for everywhere.
+    """Real differences between stores, declared once instead of tested for everywhere.
 
-    symlinks:    the store has symbolic links (and so real paths to check).
-    host_paths:  fsspec paths are host paths, usable with ``os`` calls (atomic rename, ripgrep).
-    empty_dirs:  a directory can exist with nothing in it.
-    native_grep: ripgrep can search the files in place.
-    timestamps:  which of created/modified/accessed ``info()`` reports.
-    etags:       every entry carries a version token that changes with each write
-                 (``BackendMount.version_token``: the ETag; on GCS the generation).
+    symlinks:      the store has symbolic links: ``info`` and write ``_open`` take ``follow``.
+    host_paths:    paths have a real host path (``BackendMount.host_path``): ripgrep, watchers.
+    empty_dirs:    a directory can exist with nothing in it.
+    native_grep:   ripgrep can search the files in place.
+    atomic_rename: ``mv`` renames in one step (never a copy and a delete).
+    append:        ``_open(path, "ab")`` appends without rewriting the file.
+    modes:         files have permission bits; write ``_open`` takes ``permissions``.
+    native_copy:   ``cp_file`` copies inside the store without the bytes passing through us.
+    timestamps:    which of created/modified/accessed ``info()`` reports.
+    etags:         every entry carries a version token that changes with each write
+                   (``BackendMount.version_token``: the ETag; on GCS the generation).
     conditional_writes: ``BackendMount.put_if`` works: a write that lands only if the
-                 object still has the token that was read, or only if it does not exist.
+                   object still has the token that was read, or only if it does not exist.
     """
 
     symlinks: bool = False
     host_paths: bool = False
     empty_dirs: bool = True
     native_grep: bool = False
+    atomic_rename: bool = False
+    append: bool = False
+    modes: bool = False
+    native_copy: bool = False
     timestamps: frozenset[str] = frozenset({"modified"})
     etags: bool = False
     conditional_writes: bool = False
@@ -38,7 +51,11 @@ class Capabilities:
 
 @dataclass
 class BackendMount:
-    """A configured filesystem and the fsspec path of the mount root inside it."""
+    """A configured filesystem and the fsspec path of the mount root inside it.
+
+    Writes go through fsspec's staged-file protocol: ``fs._open(path, "wb", autocommit=False)``,
+    ``write``, ``close``, then ``commit`` (visible) or ``discard`` (never visible).
+    """
 
     fs: AbstractFileSystem
     root: str
@@ -60,6 +77,22 @@ class BackendMount:
             for key in [k for k in list(cache) if k == base or str(k).startswith(base + "/")]:
                 cache.pop(key, None)
         self.fs.invalidate_cache(path)
+
+    def host_path(self, path: str) -> str | None:
+        """The real host path of ``path`` (links inside the store resolved); None where the
+        store has no host paths.
+        """
+        return None
+
+    def narrowed(self, root: str) -> BackendMount:
+        """This mount cut down to ``root``, a directory inside it."""
+        return dataclasses.replace(self, root=root)
+
+    def sweep(self, older_than: float) -> int:
+        """Delete temp files that writes killed mid-way left, older than ``older_than`` seconds;
+        returns how many went (stores that stage no temp files have none).
+        """
+        return 0
 
     def version_token(self, info: Mapping[str, Any]) -> str | None:
         """The token ``put_if`` compares, from one ``info``/``ls``/``find`` entry of a file."""
@@ -91,3 +124,44 @@ def check_conditions(if_match: str | None, create_only: bool) -> None:
 
 class BackendUnavailable(RuntimeError):
     """A backend's optional dependency is missing; the message says what to install."""
+
+
+class NotRegularFile(OSError):
+    """Content was asked of a FIFO, socket or device: refused, never opened in a blocking way."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", path)
+
+
+class Abandoned(Exception):
+    """A write was about to become visible for a call whose caller has stopped waiting."""
+
+
+_stopped: ContextVar[threading.Event | None] = ContextVar("vfs_mcp_stopped", default=None)
+
+
+@contextlib.contextmanager
+def commit_scope() -> Iterator[threading.Event]:
+    """Run calls whose changes must not land once their caller stopped waiting.
+
+    Calls made inside the block, or in worker threads started from it (they copy the
+    context), commit nothing after the block is left: a call that was cancelled or timed
+    out and whose thread runs on gets ``Abandoned`` at its next commit, so it never changes
+    the filesystem after it was reported failed.
+    """
+    stop = threading.Event()
+    token = _stopped.set(stop)
+    try:
+        yield stop
+    finally:
+        stop.set()
+        _stopped.reset(token)
+
+
+def ensure_wanted() -> None:
+    """Raise ``Abandoned`` when the current call's scope has ended: called right before a
+    write becomes visible (a rename, a put), by the caller and by stores that stage writes.
+    """
+    stop = _stopped.get()
+    if stop is not None and stop.is_set():
+        raise Abandoned

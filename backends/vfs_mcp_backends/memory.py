@@ -6,14 +6,76 @@ Options: ``files`` (a mapping of relative path -> str | bytes) and/or ``seed_dir
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
+from typing import Any
 
-from fsspec.implementations.memory import MemoryFileSystem
+from fsspec.implementations.memory import MemoryFile, MemoryFileSystem
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Options
 
-CAPABILITIES = Capabilities(empty_dirs=True, timestamps=frozenset({"created"}))
+CAPABILITIES = Capabilities(empty_dirs=True, native_copy=True, timestamps=frozenset({"created"}))
+
+
+class MemoryStore(MemoryFileSystem):  # type: ignore[misc]  # fsspec is untyped
+    """fsspec's memory filesystem, with staged writes and private readers.
+
+    ``_open(path, "wb", autocommit=False)`` returns a file that only enters the store at
+    ``commit`` (fsspec's own memory files enter it when opened). ``_open(path, "rb")``
+    returns a reader of its own rather than the stored file object, whose one position
+    every concurrent reader would share.
+    """
+
+    def _open(
+        self,
+        path: str,
+        mode: str = "rb",
+        block_size: int | None = None,
+        autocommit: bool = True,
+        cache_options: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        if mode in ("wb", "xb") and not autocommit:
+            path = self._strip_protocol(path)
+            if path in self.pseudo_dirs:
+                raise IsADirectoryError(path)
+            if "x" in mode and self.exists(path):
+                raise FileExistsError(path)
+            return MemoryFile(self, path)
+        found = super()._open(path, mode, block_size, autocommit, cache_options, **kwargs)
+        return _Reader(found) if mode == "rb" else found
+
+
+class _Reader(io.RawIOBase):
+    """A read-only view of one stored file, with its own position."""
+
+    def __init__(self, stored: MemoryFile) -> None:
+        super().__init__()
+        self._stored = stored
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        with self._stored.getbuffer() as view:
+            chunk = view[self._pos : self._pos + len(buffer)]
+            count = len(chunk)
+            buffer[:count] = chunk
+        self._pos += count
+        return count
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        size = self._stored.size
+        self._pos = max(0, {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: size}[whence] + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
 
 
 def _name(url: str) -> str:
@@ -43,7 +105,7 @@ def seed_from_dir(fs: MemoryFileSystem, root: str, folder: str) -> None:
 
 
 def create(url: str, options: Options) -> BackendMount:
-    fs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
+    fs = MemoryStore(global_store=False, skip_instance_cache=True)
     root = "/" + _name(url)
     fs.makedirs(root, exist_ok=True)
     if options.get("seed_dir"):

@@ -22,6 +22,7 @@ class SizeResult(BaseModel):
     total_bytes: int
     files: int
     directories: int
+    skipped: list[str] = Field(default_factory=list, description="Folders that could not be read (not counted)")
 
 
 def calculate_directory_size(vfs: JailedFS, path: str = ".") -> SizeResult:
@@ -33,6 +34,7 @@ def calculate_directory_size(vfs: JailedFS, path: str = ".") -> SizeResult:
         total_bytes=sum(e.size for e in files),
         files=len(files),
         directories=sum(1 for e in entries if e.type == "directory"),
+        skipped=[e.path for e in entries.skipped],
     )
 
 

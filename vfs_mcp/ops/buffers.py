@@ -23,11 +23,12 @@ from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, Field
 
-from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, NotFound, TooLarge, VfsError
-from vfs_mcp.filesystem import _UMASK, Entry, JailedFS
+from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge, VfsError
+from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import BASE64, check_encoding, looks_binary, split_lines
+from vfs_mcp_backends.writes import DEFAULT_MODE
 
 DEFAULT_MAX_BUFFERS = 64
 DEFAULT_MAX_SAVE_BYTES = 16 * 1024 * 1024
@@ -459,17 +460,24 @@ class Buffers:
         )
 
     def _backup(self, target: Target, entry: Entry) -> Target | None:
-        """Copy the current version to ``name~``; None when there is to be no backup."""
+        """Copy the current version to ``name~``, as a new file renamed into place (a link of
+        that name is replaced, never written through); None when there is to be no backup.
+        """
         try:
-            backup = self.vfs.resolve(target.display + "~", write=True)
+            backup = self.vfs.resolve(target.display + "~", follow=False, write=True)
         except NotFound:
             return None  # the deny list hides backup names: keep none
-        old = self._existing(backup)  # IS_A_DIRECTORY when a folder has the backup's name
+        try:
+            old = self.vfs.info(backup, follow=False)
+        except NotFound:
+            old = None
+        if old is not None and old.type == "directory":
+            raise IsADirectory(f"{backup.display} is a directory; the backup of {target.display} cannot be written")
         if entry.mode is not None:
-            # Defense in depth: the copy keeps an existing backup's mode or gets the default one;
-            # a file private to its owner is not copied where group or others could read it.
-            mode = old.mode if old is not None and old.mode is not None else 0o666 & ~_UMASK
+            # Defense in depth: the backup keeps an existing backup file's mode or gets the default
+            # one; a file private to its owner is not copied where group or others could read it.
+            mode = old.mode if old is not None and old.type == "file" and old.mode is not None else DEFAULT_MODE
             if mode & ~stat.S_IMODE(entry.mode) & 0o077:
                 return None
-        self.vfs.copy(target, backup, overwrite=True)
+        self.vfs.copy(target, backup, overwrite=True, follow=False)
         return backup

@@ -9,6 +9,7 @@ engine; anything else is an error.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -23,11 +24,12 @@ from pathspec import GitIgnoreSpec
 
 from vfs_mcp.errors import Internal, VfsError
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import TEMP_PREFIX, Target
+from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress, is_binary_head
 from vfs_mcp.ops.text import SNIFF_BYTES
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED
+from vfs_mcp_backends.tempfiles import TEMP_GLOB
 
 STDERR_KEEP = 64 * 1024
 _FILE_ERROR = re.compile(r"^rg: (\./.+?|[^/:]+): (.+)$")
@@ -63,7 +65,7 @@ def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
     # Deny patterns are anchored to the mount root, ripgrep's globs to the search root: only
     # those that match at any depth mean the same to both (every result is checked too).
     deny = vfs.jail.deny if not any(p.startswith("!") for p in vfs.jail.deny) else ()
-    for pattern in (*[p for p in deny if "/" not in p.rstrip("/")], f"{TEMP_PREFIX}*"):
+    for pattern in (*[p for p in deny if "/" not in p.rstrip("/")], TEMP_GLOB):
         cmd += ["-g", f"!{pattern}"]
     if query.respect_gitignore:
         cmd += ["--no-ignore-parent", "--no-require-git", "--no-ignore-global", "--no-ignore-exclude"]
@@ -84,12 +86,15 @@ def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
 def grep_ripgrep(
     vfs: JailedFS, root: Target, query: GrepQuery, rg: str, is_file: bool, progress: Progress | None = None
 ) -> GrepResult:
-    real = os.path.realpath(root.fs_path)
-    cmd = command(vfs, query, rg, os.path.basename(real) if is_file else ".")
+    real = vfs.host_path(root) or root.fs_path
+    # One file goes in on stdin, opened by us: ripgrep would wait forever on a FIFO swapped in for it.
+    cmd = command(vfs, query, rg, "-" if is_file else ".")
     cwd = os.path.dirname(real) if is_file else real
     out = Collector(query)
     post_include = caller_globs(query.include, "include") if query.respect_gitignore else None
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with contextlib.ExitStack() as stack:
+        source = stack.enter_context(vfs.open_read(root)) if is_file else subprocess.DEVNULL
+        proc = subprocess.Popen(cmd, cwd=cwd, stdin=source, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stderr: list[bytes] = []
     drain = threading.Thread(target=_drain, args=(proc.stderr, stderr), daemon=True)
     drain.start()

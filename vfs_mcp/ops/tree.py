@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.ops.globs import caller_globs, name_glob
-from vfs_mcp.ops.walk import select
+from vfs_mcp.ops.walk import select, skipped_note
 
 DEFAULT_TREE_ENTRIES = 1000
 GLOB_CHARS = set("*?[")
@@ -101,6 +101,7 @@ class TreeResult(BaseModel):
     files: int
     truncated: bool = Field(description="True when max_entries cut the tree; see omitted")
     omitted: int = Field(description="Entries left out by max_entries")
+    skipped: list[str] = Field(default_factory=list, description="Folders that could not be read (contents left out)")
 
 
 def directory_tree(
@@ -155,6 +156,7 @@ def directory_tree(
         files=counts["file"],
         truncated=omitted > 0,
         omitted=omitted,
+        skipped=[e.path for e in selection.skipped],
     )
 
 
@@ -175,5 +177,6 @@ def render_tree(result: TreeResult) -> str:
     summary = f"{result.directories} directories, {result.files} files"
     if result.truncated:
         summary += f"; {result.omitted} more entries not shown (raise max_entries or narrow the path)"
+    summary += skipped_note(result.skipped)
     lines.append(summary)
     return "\n".join(lines)

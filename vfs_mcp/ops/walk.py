@@ -8,7 +8,7 @@ Exclude globs prune directories too; include globs choose files only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.filesystem import Entry, JailedFS
@@ -25,6 +25,8 @@ class Selection:
 
     root: Target
     entries: list[Entry]
+    skipped: list[Entry] = field(default_factory=list)
+    """Folders the walk could not read: their contents are missing (see ``skipped_note``)."""
 
     def relative(self, entry: Entry) -> str:
         rel = entry.target.rel
@@ -49,7 +51,7 @@ def select(
         raise InvalidArgument("max_depth must be 1 or more")
     include_spec, exclude_spec = caller_globs(include, "include"), caller_globs(exclude, "exclude")
     everything = vfs.find(target, max_depth)
-    selection = Selection(target, [])
+    selection = Selection(target, [], everything.skipped)
     rules = IgnoreRules.load(vfs, target, everything) if respect_gitignore else None
     pruned = None  # the directory being skipped: depth-first order keeps its insides together
     for entry in everything:
@@ -70,3 +72,12 @@ def select(
             continue
         selection.entries.append(entry)
     return selection
+
+
+def skipped_note(paths: Sequence[str]) -> str:
+    """The words a result adds when a walk skipped unreadable folders ("" when none was)."""
+    if not paths:
+        return ""
+    shown = ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else "")
+    plural = "s" if len(paths) > 1 else ""
+    return f"; skipped {len(paths)} unreadable folder{plural} (contents not included): {shown}"

@@ -11,6 +11,7 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import analytics, grep, tree
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
+from vfs_mcp.ops.walk import skipped_note
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import catching, human_size, read_hints, report, reporter
@@ -132,6 +133,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         result = analytics.calculate_directory_size(vfs, path)
         size = human_size(result.total_bytes) if format == "human" else f"{result.total_bytes} bytes"
         text = f"{result.path}: {size} in {plural(result.files, 'file')}, {plural(result.directories, 'directory', 'directories')}"
+        text += skipped_note(result.skipped)
         return report(result, text, format)
 
     @server.tool(

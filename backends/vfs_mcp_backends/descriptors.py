@@ -1,0 +1,262 @@
+"""Race-free walks under one open directory: every path is opened from the root's descriptor,
+one component at a time, with ``O_NOFOLLOW``.
+
+Between a check of a path and its use, a process that can write inside the root could swap a
+directory for a symlink pointing out. Here the use itself never follows a link it has not
+checked: a symlink met on the way is read with ``readlink``, resolved lexically against the
+root (leaving it is ``OutsideRoot``) and the walk starts again, at most ``MAX_HOPS`` times.
+Every change is then made relative to the directory descriptor that was walked, so the
+directory checked is the directory changed.
+
+Whole-tree walks are iterative (no limit on depth) and hold at most ``WINDOW`` directory
+descriptors: a directory whose descriptor was let go is opened again through ``..`` of its
+child and must be the very directory (device and inode) it was, or the walk stops.
+
+Residual window (docs/security.md): a directory already opened by a walk and then moved
+outside the root by someone with write access on both sides is followed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+MAX_HOPS = 40
+WINDOW = 32
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class OutsideRoot(PermissionError):
+    """A symbolic link on the way leads outside the root."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.EACCES, "resolves outside its root through a symbolic link")
+
+
+class RootDescriptor:
+    """Descriptor-relative walks under an open directory (owned: ``close`` releases it).
+
+    ``parts``: the components of the directory's real host path, against which absolute
+    link targets are resolved.
+    """
+
+    def __init__(self, fd: int, parts: list[str]) -> None:
+        self.fd = fd
+        self.parts = parts
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+    def reopen(self) -> int:
+        """A new descriptor of the root directory itself."""
+        return os.open(".", DIR_FLAGS, dir_fd=self.fd)
+
+    @contextlib.contextmanager
+    def parent(self, parts: list[str], follow: bool = True) -> Iterator[tuple[int, str, list[str]]]:
+        """The open directory holding the last component, that component, and the canonical
+        components of that directory below the root.
+
+        ``name`` is "" for the root itself (then the descriptor is the root). With ``follow``,
+        a final symlink is resolved too, so ``name`` is never a link.
+        """
+        for _ in range(MAX_HOPS):
+            fd = self.reopen()
+            try:
+                walked: list[str] = []
+                redirect: list[str] | None = None
+                for index, part in enumerate(parts[:-1]):
+                    try:
+                        child = os.open(part, DIR_FLAGS, dir_fd=fd)
+                    except OSError as exc:
+                        if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or not is_link(part, fd):
+                            raise
+                        redirect = self._through_link(fd, part, walked, parts[index + 1 :])
+                        break
+                    os.close(fd)
+                    fd = child
+                    walked.append(part)
+                if redirect is None:
+                    name = parts[-1] if parts else ""
+                    if not (follow and name and is_link(name, fd)):
+                        yield fd, name, walked
+                        return
+                    redirect = self._through_link(fd, name, walked, [])
+            finally:
+                os.close(fd)
+            parts = redirect
+        raise OSError(errno.ELOOP, "too many levels of symbolic links")
+
+    def _through_link(self, fd: int, name: str, walked: list[str], rest: list[str]) -> list[str]:
+        """The root-relative components a link leads to, plus ``rest``; refuses leaving the root."""
+        target = os.readlink(name, dir_fd=fd)
+        if target.startswith("/"):
+            parts = canonical(target.split("/"))
+            if parts[: len(self.parts)] != self.parts:
+                raise OutsideRoot
+            inside = parts[len(self.parts) :]
+        else:
+            inside = canonical([*walked, *target.split("/")])
+        return inside + rest
+
+    def open_directory(self, parts: list[str], follow: bool = True) -> int:
+        """A new descriptor of the directory ``parts`` (links inside the root followed)."""
+        with self.parent(parts, follow) as (fd, name, _):
+            return os.open(name, DIR_FLAGS, dir_fd=fd) if name else os.open(".", DIR_FLAGS, dir_fd=fd)
+
+
+def is_link(name: str, fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def canonical(parts: list[str]) -> list[str]:
+    out: list[str] = []
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                raise OutsideRoot
+            out.pop()
+        else:
+            out.append(part)
+    return out
+
+
+def scan(fd: int) -> list[tuple[str, os.stat_result]]:
+    """Names and lstat results of a directory's entries (ones that vanish meanwhile are left out)."""
+    out = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                out.append((entry.name, entry.stat(follow_symlinks=False)))
+            except FileNotFoundError:
+                continue
+    return out
+
+
+# -- whole trees ------------------------------------------------------------------------
+
+Event = Literal["entry", "unreadable", "leave"]
+
+
+@dataclass
+class Visit:
+    """One step of a tree walk.
+
+    ``entry``: ``rel`` (below the walk's start) exists with lstat ``st``; ``unreadable``: the
+    directory just entered could not be opened or listed (skipped); ``leave``: everything
+    below the directory ``rel`` was visited. ``dir_fd`` holds ``name`` and is valid only until
+    the next step.
+    """
+
+    event: Event
+    rel: str
+    st: os.stat_result
+    dir_fd: int
+    name: str
+    error: OSError | None = None
+
+
+@dataclass
+class _Level:
+    fd: int | None
+    ident: tuple[int, int]
+    prefix: str
+    todo: list[tuple[str, os.stat_result]]
+    depth: int
+    name: str = ""
+    st: os.stat_result | None = None
+
+
+def _ident(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def walk_tree(fd: int, max_depth: int | None = None) -> Iterator[Visit]:
+    """Every entry below the open directory ``fd`` (owned: closed at the end), depth first;
+    never crosses a link. ``max_depth=1`` visits direct children only.
+    """
+    stack = [_Level(fd, _ident(os.fstat(fd)), "", _reversed(scan(fd)), 1)]
+    try:
+        while stack:
+            level = stack[-1]
+            assert level.fd is not None
+            if not level.todo:
+                stack.pop()
+                _close(level, stack)
+                if stack and level.st is not None:
+                    assert stack[-1].fd is not None
+                    yield Visit("leave", level.prefix.rstrip("/"), level.st, stack[-1].fd, level.name)
+                continue
+            name, st = level.todo.pop()
+            rel = level.prefix + name
+            yield Visit("entry", rel, st, level.fd, name)
+            if not stat.S_ISDIR(st.st_mode) or (max_depth is not None and level.depth >= max_depth):
+                continue
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=level.fd)
+            except FileNotFoundError:
+                continue  # removed since the listing
+            except OSError as exc:
+                if exc.errno == errno.ENOTDIR or exc.errno == errno.ELOOP:
+                    continue  # replaced by a file or a link since the listing: nothing to descend into
+                yield Visit("unreadable", rel, st, level.fd, name, exc)
+                continue
+            try:
+                todo = scan(child)
+            except OSError as exc:
+                os.close(child)
+                yield Visit("unreadable", rel, st, level.fd, name, exc)
+                continue
+            stack.append(_Level(child, _ident(os.fstat(child)), rel + "/", _reversed(todo), level.depth + 1, name, st))
+            if len(stack) > WINDOW and stack[-WINDOW - 1].fd is not None:
+                os.close(stack[-WINDOW - 1].fd)  # type: ignore[arg-type]
+                stack[-WINDOW - 1].fd = None
+    finally:
+        for level in stack:
+            if level.fd is not None:
+                os.close(level.fd)
+
+
+def _reversed(entries: list[tuple[str, os.stat_result]]) -> list[tuple[str, os.stat_result]]:
+    return sorted(entries, key=lambda item: item[0], reverse=True)  # popped from the end: name order
+
+
+def _close(level: _Level, stack: list[_Level]) -> None:
+    """Close a finished level, first opening its parent again through ``..`` if it was let go."""
+    assert level.fd is not None
+    try:
+        if stack and stack[-1].fd is None:
+            parent = os.open("..", DIR_FLAGS, dir_fd=level.fd)
+            if _ident(os.fstat(parent)) != stack[-1].ident:
+                os.close(parent)
+                raise OSError(errno.ESTALE, "a folder was moved during the walk")
+            stack[-1].fd = parent
+    finally:
+        os.close(level.fd)
+        level.fd = None
+
+
+def remove_tree(fd: int, name: str) -> None:
+    """Remove the directory ``name`` in the open directory ``fd`` and everything below it;
+    never follows a link (a link is removed, not its target).
+    """
+    top = os.open(name, DIR_FLAGS, dir_fd=fd)
+    for visit in walk_tree(top):
+        if visit.event == "unreadable":
+            assert visit.error is not None
+            raise visit.error
+        if visit.event == "entry" and not stat.S_ISDIR(visit.st.st_mode):
+            os.unlink(visit.name, dir_fd=visit.dir_fd)
+        elif visit.event == "leave":
+            os.rmdir(visit.name, dir_fd=visit.dir_fd)
+    os.rmdir(name, dir_fd=fd)

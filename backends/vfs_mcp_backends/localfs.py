@@ -1,0 +1,352 @@
+"""A local folder as an fsspec filesystem, rooted at an open descriptor of the folder.
+
+Paths are host paths under the root (as ``LocalFileSystem`` takes them); every one is
+opened by a descriptor walk from the root (``descriptors.RootDescriptor``), so a symlink
+swapped in between a check and a use never leads out. On top of fsspec's verbs:
+
+- reads open with ``O_NONBLOCK`` and check the open descriptor with ``fstat``: a FIFO,
+  socket or device is ``NotRegularFile``, never waited on;
+- writes are staged (``StagedFile``): a temp file beside the target, ``fsync``, then a
+  rename onto the name, mode kept; a file with other hard links is replaced, never written
+  into;
+- ``info(path, follow=False)`` reports a link itself; ``find`` walks iteratively and marks
+  folders it could not read (``"unreadable"``) instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import time
+import weakref
+from datetime import UTC, datetime
+from typing import Any
+
+from fsspec import AbstractFileSystem
+from fsspec.utils import stringify_path
+
+from vfs_mcp_backends.base import NotRegularFile
+from vfs_mcp_backends.descriptors import DIR_FLAGS, RootDescriptor, canonical, remove_tree, scan, walk_tree
+from vfs_mcp_backends.tempfiles import is_temp_name
+from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
+
+NO_WAIT = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+READ_FLAGS = os.O_RDONLY | NO_WAIT
+APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | NO_WAIT
+
+
+class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
+    """Descriptor-relative I/O under one local folder (see the module docstring)."""
+
+    protocol = ("vfs-local",)
+    root_marker = "/"
+    cachable = False  # each instance owns a descriptor of its own root
+
+    def __init__(self, root: str, *, _root: RootDescriptor | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root = os.path.abspath(root)
+        if _root is None:
+            real = os.path.realpath(self.root)
+            _root = RootDescriptor(os.open(real, DIR_FLAGS), [p for p in real.split("/") if p])
+        self.real_root = "/" + "/".join(_root.parts)
+        self._dir = _root
+        weakref.finalize(self, _root.close)
+
+    # -- paths ------------------------------------------------------------------------
+
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> str:
+        text = str(stringify_path(path))
+        for prefix in ("file://", "vfs-local://"):
+            text = text.removeprefix(prefix)
+        return text.rstrip("/") or "/"
+
+    def _parts(self, path: str) -> list[str]:
+        """The root-relative components of a host path under the root."""
+        path = self._strip_protocol(path)
+        for base in (self.root, self.real_root):
+            if path == base:
+                return []
+            stem = base.rstrip("/") + "/"
+            if path.startswith(stem):
+                return canonical(path[len(stem) :].split("/"))
+        raise PermissionError(errno.EACCES, "not under the root of this filesystem", path)
+
+    def real_path(self, path: str) -> str:
+        """The host path ``path`` really names: links inside the root resolved, checked inside it."""
+        with self._dir.parent(self._parts(path)) as (_, name, walked):
+            return "/" + "/".join([*self._dir.parts, *walked, *([name] if name else [])])
+
+    def subtree(self, path: str) -> DescriptorFileSystem:
+        """A filesystem rooted at the directory ``path`` inside this one, opened by a descriptor walk."""
+        parts = self._parts(path)
+        fd = self._dir.open_directory(parts)
+        real = [p for p in self.real_path(path).split("/") if p]
+        return DescriptorFileSystem(path, _root=RootDescriptor(fd, real))
+
+    # -- metadata ---------------------------------------------------------------------
+
+    def _lstat(self, parts: list[str], follow: bool) -> os.stat_result:
+        with self._dir.parent(parts, follow) as (fd, name, _):
+            return os.stat(name, dir_fd=fd, follow_symlinks=False) if name else os.fstat(fd)
+
+    def info(self, path: str, follow: bool = True, **kwargs: Any) -> dict[str, Any]:
+        """Metadata; with ``follow`` a link reports its target (``islink`` still says it is one)."""
+        parts = self._parts(path)
+        st = self._lstat(parts, follow=False)
+        is_link = stat.S_ISLNK(st.st_mode)
+        if follow and is_link:
+            st = self._lstat(parts, follow=True)
+        return _info(self._strip_protocol(path), st, is_link)
+
+    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+        base = self._strip_protocol(path)
+        fd = self._dir.open_directory(self._parts(path))
+        try:
+            entries = scan(fd)
+        finally:
+            os.close(fd)
+        found = [_info(_join(base, name), st) for name, st in sorted(entries, key=lambda item: item[0])]
+        return found if detail else [item["name"] for item in found]
+
+    def find(
+        self, path: str, maxdepth: int | None = None, withdirs: bool = False, detail: bool = False, **kwargs: Any
+    ) -> Any:
+        """Everything below ``path``, never through a link. A folder that cannot be read is
+        reported with ``"unreadable"`` set (its contents are missing), not raised.
+        """
+        base = self._strip_protocol(path)
+        out: dict[str, dict[str, Any]] = {}
+        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth):
+            name = _join(base, visit.rel)
+            if visit.event == "entry" and (withdirs or not stat.S_ISDIR(visit.st.st_mode)):
+                out[name] = _info(name, visit.st)
+            elif visit.event == "unreadable" and name in out:
+                out[name]["unreadable"] = (
+                    os.strerror(visit.error.errno or errno.EACCES) if visit.error else "unreadable"
+                )
+        return out if detail else sorted(out)
+
+    def modified(self, path: str) -> datetime:
+        return datetime.fromtimestamp(self.info(path)["mtime"], tz=UTC)
+
+    def created(self, path: str) -> datetime:
+        return datetime.fromtimestamp(self.info(path)["created"], tz=UTC)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def open_regular(self, path: str) -> int:
+        """A read descriptor of the regular file ``path``; never blocks on a FIFO or device."""
+        with self._dir.parent(self._parts(path)) as (fd, name, _):
+            if not name:
+                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+            return open_regular(fd, name, READ_FLAGS)
+
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
+        with os.fdopen(self.open_regular(path), "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            first = 0 if start is None else (start if start >= 0 else max(0, size + start))
+            last = size if end is None else (end if end >= 0 else max(0, size + end))
+            if last <= first:
+                return b""
+            handle.seek(first)
+            return handle.read(last - first)
+
+    # -- writing ----------------------------------------------------------------------
+
+    def _open(
+        self,
+        path: str,
+        mode: str = "rb",
+        block_size: int | None = None,
+        autocommit: bool = True,
+        cache_options: Any = None,
+        *,
+        follow: bool = True,
+        permissions: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``rb``: a reader; ``wb``/``xb``: a ``StagedFile``; ``ab``: an ``AppendFile``, or a staged
+        copy when the file has other hard links. ``follow=False``: a link at ``path`` is replaced,
+        never written through. ``permissions``: the new file's mode (default: the old file's).
+        """
+        if mode == "rb":
+            return os.fdopen(self.open_regular(path), "rb")
+        if mode not in ("wb", "xb", "ab"):
+            raise ValueError(f"unsupported file mode: {mode!r}")
+        with self._dir.parent(self._parts(path), follow) as (fd, name, _):
+            if not name:
+                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+            if mode == "ab":
+                appended = self._append_to(fd, name, autocommit)
+                if appended is not None:
+                    return appended
+            staged = StagedFile(fd, name, autocommit=autocommit, exclusive=mode == "xb", permissions=permissions)
+            if mode == "ab":
+                self._copy_into(fd, name, staged)  # shared through a hard link: replace this name only
+            return staged
+
+    def _append_to(self, fd: int, name: str, autocommit: bool) -> AppendFile | None:
+        """An appender for ``name``, or None when a new file must be staged (none yet, or hard-linked)."""
+        try:
+            handle = open_regular(fd, name, APPEND_FLAGS)
+        except FileNotFoundError:
+            return None
+        if os.fstat(handle).st_nlink > 1:
+            os.close(handle)
+            return None
+        return AppendFile(handle, autocommit=autocommit)
+
+    def _copy_into(self, fd: int, name: str, staged: StagedFile) -> None:
+        try:
+            with os.fdopen(open_regular(fd, name, READ_FLAGS), "rb") as old:
+                while chunk := old.read(COPY_CHUNK):
+                    staged.write(chunk)
+        except BaseException:
+            staged.discard()
+            raise
+
+    def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
+        with os.fdopen(self.open_regular(path1), "rb") as source, self._open(path2, "wb", **kwargs) as dest:
+            while chunk := source.read(COPY_CHUNK):
+                dest.write(chunk)
+
+    def mv(self, path1: str, path2: str, **kwargs: Any) -> None:
+        """Rename ``path1`` (a link itself, not its target) onto ``path2`` in one step."""
+        with (
+            self._dir.parent(self._parts(path1), follow=False) as (src_fd, src_name, _),
+            self._dir.parent(self._parts(path2)) as (dst_fd, dst_name, _),
+        ):
+            if not src_name or not dst_name:
+                raise PermissionError(errno.EPERM, "the root cannot be moved", path1)
+            os.replace(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        if create_parents:
+            self.makedirs(path, exist_ok=False)
+            return
+        with self._dir.parent(self._parts(path)) as (fd, name, _):
+            if not name:
+                raise FileExistsError(errno.EEXIST, "exists", path)
+            os.mkdir(name, dir_fd=fd)
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        parts = self._parts(path)
+        for depth in range(1, len(parts) + 1):
+            try:
+                with self._dir.parent(parts[:depth]) as (fd, name, _):
+                    os.mkdir(name, dir_fd=fd)
+            except FileExistsError:
+                if depth == len(parts) and not exist_ok:
+                    raise
+        if not parts and not exist_ok:
+            raise FileExistsError(errno.EEXIST, "exists", path)
+
+    def chmod(self, path: str, mode: int) -> None:
+        """Set the mode of a directory or regular file (opened without following a link)."""
+        with self._dir.parent(self._parts(path)) as (fd, name, _):
+            handle = os.open(name, READ_FLAGS, dir_fd=fd) if name else os.open(".", DIR_FLAGS, dir_fd=fd)
+        try:
+            st = os.fstat(handle)
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                _refuse(st, name)
+            os.fchmod(handle, mode)
+        finally:
+            os.close(handle)
+
+    def rmdir(self, path: str) -> None:
+        with self._dir.parent(self._parts(path), follow=False) as (fd, name, _):
+            os.rmdir(name, dir_fd=fd)
+
+    def _rm(self, path: str) -> None:
+        """Unlink a file or a link (never its target)."""
+        with self._dir.parent(self._parts(path), follow=False) as (fd, name, _):
+            os.unlink(name, dir_fd=fd)
+
+    def rm_file(self, path: str) -> None:
+        self._rm(path)
+
+    def rm(self, path: str | list[str], recursive: bool = False, maxdepth: int | None = None) -> None:
+        for one in [path] if isinstance(path, str) else path:
+            with self._dir.parent(self._parts(one), follow=False) as (fd, name, _):
+                if not name:
+                    raise PermissionError(errno.EPERM, "the root cannot be removed", one)
+                if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=fd)
+                elif recursive:
+                    remove_tree(fd, name)
+                else:
+                    os.rmdir(name, dir_fd=fd)
+
+    def sweep_temp_files(self, older_than: float) -> int:
+        """Delete our temp files (``tempfiles.is_temp_name``, regular, ours, one link) older
+        than ``older_than`` seconds: younger ones may belong to a write in flight.
+        """
+        cutoff = time.time() - older_than
+        removed = 0
+        for visit in walk_tree(self._dir.reopen()):
+            st = visit.st
+            if (
+                visit.event == "entry"
+                and is_temp_name(visit.name)
+                and stat.S_ISREG(st.st_mode)
+                and st.st_uid == os.geteuid()
+                and st.st_nlink == 1
+                and st.st_mtime <= cutoff
+            ):
+                with contextlib.suppress(OSError):
+                    os.unlink(visit.name, dir_fd=visit.dir_fd)
+                    removed += 1
+        return removed
+
+
+def _join(base: str, rel: str) -> str:
+    return f"{base.rstrip('/')}/{rel}"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "symlink" if stat.S_ISLNK(mode) else "other"
+
+
+def _info(name: str, st: os.stat_result, is_link: bool | None = None) -> dict[str, Any]:
+    kind = _kind(st.st_mode)
+    return {
+        "name": name,
+        "size": st.st_size if kind == "file" else 0,
+        "type": kind,
+        "mode": st.st_mode,
+        "nlink": st.st_nlink,
+        "uid": st.st_uid,
+        "ino": st.st_ino,
+        "mtime": st.st_mtime,
+        "atime": st.st_atime,
+        "created": getattr(st, "st_birthtime", st.st_ctime),
+        "islink": kind == "symlink" if is_link is None else is_link,
+    }
+
+
+def _refuse(st: os.stat_result, name: str) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", name)
+    raise NotRegularFile(name)
+
+
+def open_regular(fd: int, name: str, flags: int) -> int:
+    """Open the regular file ``name`` in ``fd`` without blocking: anything else is refused,
+    before the open (lstat) and after it (fstat of the descriptor, whatever was swapped in).
+    """
+    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        _refuse(st, name)
+    handle = os.open(name, flags, dir_fd=fd)
+    st = os.fstat(handle)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(handle)
+        _refuse(st, name)
+    return handle
