@@ -1,0 +1,70 @@
+"""docs/architecture.md stays true: every module it names exists, and its import rules hold."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTE = ROOT / "docs" / "architecture.md"
+
+
+def named_modules() -> set[str]:
+    """Every ``path/to/module.py`` the note names in backticks (globs such as ``*.py`` aside)."""
+    return {m for m in re.findall(r"`([\w/.]+\.py)`", NOTE.read_text()) if "*" not in m}
+
+
+def resolve(name: str) -> Path:
+    """A name as the note writes it: a path from the repository root, or a bare module name
+    inside the package the same sentence is about (found anywhere under the two packages)."""
+    if "/" in name:
+        return ROOT / name
+    found = sorted((ROOT / "vfs_mcp").rglob(name)) + sorted((ROOT / "backends").rglob(name))
+    return found[0] if found else ROOT / name
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+def test_the_note_names_modules() -> None:
+    assert len(named_modules()) > 20
+
+
+@pytest.mark.parametrize("name", sorted(named_modules()))
+def test_every_module_the_architecture_note_names_exists(name: str) -> None:
+    assert resolve(name).is_file(), f"docs/architecture.md names {name}, which does not exist"
+
+
+def test_stores_import_nothing_from_the_server() -> None:
+    for path in (ROOT / "backends" / "vfs_mcp_backends").glob("*.py"):
+        wrong = {m for m in imports_of(path) if m == "vfs_mcp" or m.startswith("vfs_mcp.")}
+        assert not wrong, f"{path.name} imports {wrong}"
+
+
+def test_operations_import_neither_mcp_nor_the_layers_above_them() -> None:
+    above = ("vfs_mcp.profiles", "vfs_mcp.server", "vfs_mcp.cli", "vfs_mcp.tooling")
+    for path in (ROOT / "vfs_mcp" / "ops").glob("*.py"):
+        wrong = {m for m in imports_of(path) if m == "mcp" or m.startswith(("mcp.", *above))}
+        assert not wrong, f"ops/{path.name} imports {wrong}"
+
+
+def test_the_policy_layer_imports_no_profile_and_only_the_glob_matcher_from_operations() -> None:
+    for name in ("filesystem.py", "jail.py"):
+        found = imports_of(ROOT / "vfs_mcp" / name)
+        wrong = {
+            m
+            for m in found
+            if m.startswith("vfs_mcp.profiles") or (m.startswith("vfs_mcp.ops") and m != "vfs_mcp.ops.globs")
+        }
+        assert not wrong, f"{name} imports {wrong}"
