@@ -102,8 +102,23 @@ EMULATOR_BUGS: dict[str, dict[str, str]] = {
 emulates): expected to fail, strictly, so a fixed emulator shows up."""
 
 
+SLOW_MODULES = {
+    "test_jail_race",
+    "test_jail_properties",
+    "test_pattern_fuzz",
+    "test_hostile_patterns",
+    "test_stdio",
+    "test_http",
+    "test_client",
+    "test_inspector",
+}
+"""Modules that start server processes or run property searches: left out of the quick tier."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if item.module.__name__ in SLOW_MODULES or item.get_closest_marker("emulator") is not None:
+            item.add_marker(pytest.mark.slow)
         params = getattr(getattr(item, "callspec", None), "params", {})
         for kind, bugs in EMULATOR_BUGS.items():
             reason = bugs.get(getattr(item, "originalname", ""))
