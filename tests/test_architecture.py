@@ -13,8 +13,8 @@ NOTE = ROOT / "docs" / "architecture.md"
 
 
 def named_modules() -> set[str]:
-    """Every ``path/to/module.py`` the note names in backticks (globs such as ``*.py`` aside)."""
-    return {m for m in re.findall(r"`([\w/.]+\.py)`", NOTE.read_text()) if "*" not in m}
+    """Every ``path/to/module.py`` or ``package/`` the note names in backticks (globs aside)."""
+    return set(re.findall(r"`([\w/.]+(?:\.py|/))`", NOTE.read_text()))
 
 
 def resolve(name: str) -> Path:
@@ -43,7 +43,10 @@ def test_the_note_names_modules() -> None:
 
 @pytest.mark.parametrize("name", sorted(named_modules()))
 def test_every_module_the_architecture_note_names_exists(name: str) -> None:
-    assert resolve(name).is_file(), f"docs/architecture.md names {name}, which does not exist"
+    path = resolve(name)
+    assert path.is_dir() if name.endswith("/") else path.is_file(), (
+        f"docs/architecture.md names {name}, which does not exist"
+    )
 
 
 def test_stores_import_nothing_from_the_server() -> None:

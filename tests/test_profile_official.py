@@ -28,7 +28,8 @@ from mcp_types import CallToolResult
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops import official_compat as compat
+from vfs_mcp.profiles.official import edit as official_edit
+from vfs_mcp.profiles.official import render as compat
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import error_of
 
@@ -439,7 +440,9 @@ def test_edit_matches_as_the_reference_does(
 ) -> None:
     box, vfs = memory_vfs(tmp_path, request)
     box.put("f.txt", content)
-    diff = compat.edit_text(vfs, "f.txt", [compat.Edit(oldText=o, newText=n) for o, n in edits], False, 1 << 20)
+    diff = official_edit.edit_text(
+        vfs, "f.txt", [official_edit.Edit(oldText=o, newText=n) for o, n in edits], False, 1 << 20
+    )
     if expected is None:  # replacement text is literal: no $-patterns
         expected = content.replace(edits[0][0], edits[0][1])
     assert box.get("f.txt").decode() == expected
@@ -450,7 +453,9 @@ def test_edit_of_a_crlf_file_matches_lf_text_and_keeps_crlf(tmp_path: Path, requ
     # The reference rewrites the whole file with LF; we keep the file's line endings (SPEC §4).
     box, vfs = memory_vfs(tmp_path, request)
     box.put("win.txt", b"line1\r\nline2\r\nline3\r\n")
-    diff = compat.edit_text(vfs, "win.txt", [compat.Edit(oldText="line1\nline2", newText="one\r\ntwo")], False, 1 << 20)
+    diff = official_edit.edit_text(
+        vfs, "win.txt", [official_edit.Edit(oldText="line1\nline2", newText="one\r\ntwo")], False, 1 << 20
+    )
     assert box.get("win.txt") == b"one\r\ntwo\r\nline3\r\n"
     assert "-line1\n-line2\n+one\n+two\n line3\n" in diff
     assert "\r" not in diff
@@ -462,36 +467,42 @@ def test_edit_refuses_missing_or_ambiguous_text_and_changes_nothing(
     box, vfs = memory_vfs(tmp_path, request)
     box.put("f.txt", "a = 1\nb = 2\na = 1\n  c\nc  \n")
     cases = {
-        "missing": [compat.Edit(oldText="nonexistent line", newText="x")],
-        "twice": [compat.Edit(oldText="a = 1", newText="x")],
-        "twice trimmed": [compat.Edit(oldText="c", newText="x"), compat.Edit(oldText="b = 2\n c", newText="x")],
-        "second fails": [compat.Edit(oldText="b = 2", newText="B"), compat.Edit(oldText="nope", newText="x")],
+        "missing": [official_edit.Edit(oldText="nonexistent line", newText="x")],
+        "twice": [official_edit.Edit(oldText="a = 1", newText="x")],
+        "twice trimmed": [
+            official_edit.Edit(oldText="c", newText="x"),
+            official_edit.Edit(oldText="b = 2\n c", newText="x"),
+        ],
+        "second fails": [
+            official_edit.Edit(oldText="b = 2", newText="B"),
+            official_edit.Edit(oldText="nope", newText="x"),
+        ],
     }
     messages = {}
     for name, edits in cases.items():
         with pytest.raises(Conflict) as caught:
-            compat.edit_text(vfs, "f.txt", edits, False, 1 << 20)
+            official_edit.edit_text(vfs, "f.txt", edits, False, 1 << 20)
         messages[name] = caught.value.message
     assert "Could not find exact match for edit" in messages["missing"]
     assert "more than once (lines 1 and 3)" in messages["twice"]
     assert box.get("f.txt") == b"a = 1\nb = 2\na = 1\n  c\nc  \n", "a failed edit list changes nothing"
     with pytest.raises(InvalidArgument):
-        compat.edit_text(vfs, "f.txt", [compat.Edit(oldText="", newText="x")], False, 1 << 20)
+        official_edit.edit_text(vfs, "f.txt", [official_edit.Edit(oldText="", newText="x")], False, 1 << 20)
 
 
 def test_diffs_are_jsdiff_two_file_patches_in_a_fence() -> None:
-    simple = compat.patch("line1\nline2\nline3", "line1\nmodified line2\nline3", "test.txt")
+    simple = official_edit.patch("line1\nline2\nline3", "line1\nmodified line2\nline3", "test.txt")
     assert simple == (
         f"Index: test.txt\n{RULE}\n--- test.txt\toriginal\n+++ test.txt\tmodified\n"
         "@@ -1,3 +1,3 @@\n line1\n-line2\n+modified line2\n line3\n\\ No newline at end of file\n"
     )
-    assert compat.patch("same\n", "same\n", "f") == f"Index: f\n{RULE}\n--- f\toriginal\n+++ f\tmodified\n"
-    assert compat.patch("", "new\n", "f").endswith("@@ -0,0 +1,1 @@\n+new\n")
+    assert official_edit.patch("same\n", "same\n", "f") == f"Index: f\n{RULE}\n--- f\toriginal\n+++ f\tmodified\n"
+    assert official_edit.patch("", "new\n", "f").endswith("@@ -0,0 +1,1 @@\n+new\n")
     long_old = "".join(f"{i}\n" for i in range(20))
-    context = compat.patch(long_old, long_old.replace("10\n", "ten\n"), "f")
+    context = official_edit.patch(long_old, long_old.replace("10\n", "ten\n"), "f")
     assert "@@ -7,9 +7,9 @@\n 6\n 7\n 8\n 9\n-10\n+ten\n 11\n" in context, "4 lines of context, as jsdiff"
-    assert compat.fenced_diff("a ``` b\n").startswith("````diff\n")
-    assert compat.fenced_diff("x\n") == "```diff\nx\n```\n\n"
+    assert official_edit.fenced_diff("a ``` b\n").startswith("````diff\n")
+    assert official_edit.fenced_diff("x\n") == "```diff\nx\n```\n\n"
 
 
 # -- head and tail (the reference's headFile/tailFile cases) -------------------------------

@@ -1,10 +1,9 @@
-"""Seed 001's ``fs`` tools as plain operations: its arguments, defaults and result JSON.
+"""Seed 001's ``fs`` reads, listings, searches and metadata, with its arguments and defaults.
 
 Relative paths start at the server root (the working directory, at first the first
 mount's root) and results name paths under it relative to it, as the seed shows them;
-a path given absolute (a host path, ``~``, a URL) is named in full. Writes to a path
-given absolute must land inside a git repository (a folder holding ``.git``, looked for
-from the path up to its mount's root, never above it) as well as inside a mount.
+a path given absolute (a host path, ``~``, a URL) is named in full. Writes are in
+``writes``, the result JSON in ``results``.
 """
 
 from __future__ import annotations
@@ -13,13 +12,8 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from vfs_mcp.errors import (
-    AccessDenied,
-    AlreadyExists,
     BinaryContent,
     InvalidArgument,
     IsADirectory,
@@ -33,8 +27,20 @@ from vfs_mcp.ops import grep
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
-from vfs_mcp.ops.text import decode, encode
+from vfs_mcp.ops.text import decode
 from vfs_mcp.ops.walk import select
+from vfs_mcp.profiles.fs.results import (
+    FileEntry,
+    ListFilesResult,
+    PathInfoResult,
+    RangeType,
+    ReadFileResult,
+    ReadRange,
+    SearchHit,
+    SearchMode,
+    SearchTextResult,
+    StatResult,
+)
 
 DEFAULT_LIST_RESULTS = 500
 DEFAULT_MAX_BYTES = 64 * 1024
@@ -43,122 +49,7 @@ DEFAULT_SEARCH_RESULTS = 200
 DEFAULT_CONTEXT_LINES = 2
 MAX_CHAR_BYTES = 4
 
-RangeType = Literal["bytes", "lines"]
-SearchMode = Literal["literal", "regex"]
-
 _ABSOLUTE = re.compile(r"^(?:/|~(?:/|$)|[a-zA-Z][a-zA-Z0-9+.-]*://)")
-
-
-class _Sparse(BaseModel):
-    """A result whose ``SPARSE`` fields are left out of the JSON when None, as the seed omits them."""
-
-    SPARSE: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        for name in self.SPARSE:
-            if data.get(name) is None:
-                data.pop(name, None)
-        return data
-
-
-class FileEntry(_Sparse):
-    SPARSE = ("size", "modified")
-    path: str
-    is_dir: bool
-    size: int | None = Field(None, description="Bytes (only with include_metadata)")
-    modified: int | None = Field(None, description="UNIX seconds (only with include_metadata, when known)")
-
-
-class ListFilesResult(BaseModel):
-    entries: list[FileEntry]
-    has_more: bool = Field(description="More entries match: call again with skip += max_results")
-
-
-class ReadRange(BaseModel):
-    range_type: RangeType
-    offset_bytes: int | None
-    max_bytes: int | None
-    start_line: int | None
-    max_lines: int | None
-
-
-class ReadFileResult(BaseModel):
-    path: str
-    content: str
-    is_truncated: bool = Field(description="The file goes on after this content")
-    range: ReadRange
-
-
-class SearchHit(BaseModel):
-    path: str
-    line: int = Field(description="1-based line number")
-    column: int = Field(description="1-based column of the first match on the line")
-    line_text: str
-    context_before: list[str]
-    context_after: list[str]
-
-
-class SearchTextResult(BaseModel):
-    hits: list[SearchHit]
-    has_more: bool = Field(description="More hits match: call again with skip += max_results")
-
-
-class StatResult(_Sparse):
-    SPARSE = ("size", "modified")
-    path: str
-    exists: bool
-    is_file: bool
-    is_dir: bool
-    size: int | None = None
-    modified: int | None = Field(None, description="UNIX seconds")
-
-
-class PathInfoResult(BaseModel):
-    input_path: str
-    resolved_path: str
-    exists: bool
-    is_file: bool
-    is_dir: bool
-    is_absolute: bool
-    canonical_path: str | None = Field(description="With symbolic links resolved (None when it does not exist)")
-    repo_root: str | None = Field(description="The git repository holding the path, if any")
-
-
-class PathResult(BaseModel):
-    path: str
-
-
-class CreateFileResult(BaseModel):
-    path: str
-    created: bool
-    overwritten: bool
-
-
-class DeleteResult(BaseModel):
-    path: str
-    existed: bool
-    is_dir: bool
-    removed: bool
-    recursive: bool
-
-
-class _FromTo(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-    from_: str = Field(alias="from")
-    to: str
-
-
-class CopyResult(_FromTo):
-    bytes_copied: int
-    overwritten: bool
-
-
-class MoveResult(_FromTo):
-    existed: bool = Field(description="The destination existed before the move")
-    overwritten: bool
-    recursive: bool
 
 
 # -- naming -------------------------------------------------------------------------------
@@ -188,7 +79,7 @@ def _seconds(entry: Entry) -> int | None:
     return int(when) if when is not None else None
 
 
-# -- git repositories -------------------------------------------------------------------------
+# -- git repositories ---------------------------------------------------------------------------
 
 
 def repo_root(vfs: JailedFS, target: Target) -> Target | None:
@@ -207,17 +98,6 @@ def repo_root(vfs: JailedFS, target: Target) -> Target | None:
         here = here.parent()
 
 
-def _writable(vfs: JailedFS, raw: str, *, follow: bool = True) -> Target:
-    """Resolve a path to write; one given absolute must lie inside a git repository."""
-    target = vfs.resolve(raw, follow=follow, write=True)
-    if is_absolute(raw) and repo_root(vfs, target) is None:
-        raise AccessDenied(
-            f"{raw} is an absolute path outside every git repository; write inside a repository "
-            "or use a path relative to the server root"
-        )
-    return target
-
-
 # -- reading ----------------------------------------------------------------------------------
 
 
@@ -229,7 +109,7 @@ def _utf8_only(shown: str) -> Iterator[None]:
         raise BinaryContent(f"{shown} is binary or not UTF-8 text; this tool reads UTF-8 text only") from None
 
 
-def _text_file(vfs: JailedFS, target: Target) -> Entry:
+def text_file(vfs: JailedFS, target: Target) -> Entry:
     entry = vfs.info(target)
     if entry.type == "directory":
         raise IsADirectory(f"{target.display} is a directory; list it with list_files")
@@ -267,7 +147,7 @@ def read_file(
             "offset_bytes/max_bytes go with range_type='bytes' only; drop them or start_line/max_lines"
         )
     target = vfs.resolve(path)
-    entry = _text_file(vfs, target)
+    entry = text_file(vfs, target)
     shown = name_as_given(vfs, path, target)
     if kind == "lines":
         first = 1 if start_line is None else start_line
@@ -464,127 +344,4 @@ def path_info(vfs: JailedFS, path: str = ".") -> PathInfoResult:
         is_absolute=is_absolute(raw),
         canonical_path=_canonical(target) if entry is not None else None,
         repo_root=repo.display if repo is not None else None,
-    )
-
-
-# -- writing ---------------------------------------------------------------------------------------
-
-
-def _encode(content: str, max_bytes: int | None) -> bytes:
-    data = encode(content, "utf-8")
-    if max_bytes is not None and len(data) > max_bytes:
-        raise TooLarge(f"content is {len(data)} bytes, over the {max_bytes}-byte limit for one write")
-    return data
-
-
-def create_file(
-    vfs: JailedFS,
-    path: str,
-    content: str = "",
-    overwrite: bool = False,
-    create_parents: bool = False,
-    max_bytes: int | None = None,
-) -> CreateFileResult:
-    """Create a file (replace one only with ``overwrite``); ALREADY_EXISTS otherwise."""
-    data = _encode(content, max_bytes)
-    target = _writable(vfs, path)
-    shown = name_as_given(vfs, path, target)
-    try:
-        existing: Entry | None = vfs.info(target, follow=False)
-    except NotFound:
-        existing = None
-    if existing is not None and existing.type == "directory":
-        raise IsADirectory(f"{shown} is a directory; choose a file path")
-    if existing is not None and not overwrite:
-        raise AlreadyExists(f"{shown} already exists; pass overwrite=true to replace it")
-    try:
-        existed = vfs.write(target, data, create_dirs=create_parents)
-    except NotFound:
-        raise NotFound(f"the parent folder of {shown} does not exist; pass create_parents=true") from None
-    return CreateFileResult(path=shown, created=not existed, overwritten=existed)
-
-
-def overwrite_file(vfs: JailedFS, path: str, content: str, max_bytes: int | None = None) -> PathResult:
-    """Replace the whole content of an existing regular file."""
-    data = _encode(content, max_bytes)
-    target = _writable(vfs, path)
-    shown = name_as_given(vfs, path, target)
-    try:
-        _text_file(vfs, target)
-    except NotFound:
-        raise NotFound(f"{shown} does not exist; create it with create_file") from None
-    vfs.write(target, data)
-    return PathResult(path=shown)
-
-
-def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool = False) -> DeleteResult:
-    """Delete a file, link or (``recursive``) directory tree; ``force`` makes a missing path a success."""
-    target = _writable(vfs, path, follow=False)
-    shown = name_as_given(vfs, path, target)
-    try:
-        entry = vfs.rm(target, recursive=recursive)
-    except NotFound:
-        if not force:
-            raise
-        return DeleteResult(path=shown, existed=False, is_dir=False, removed=False, recursive=recursive)
-    return DeleteResult(path=shown, existed=True, is_dir=entry.type == "directory", removed=True, recursive=recursive)
-
-
-def _source_and_destination(
-    vfs: JailedFS, source: Target, dest: Target, recursive: bool, overwrite: bool, create_parents: bool
-) -> bool:
-    """Check a copy or move before anything changes; returns whether the destination exists."""
-    entry = vfs.info(source, follow=False)
-    if entry.type == "directory" and not recursive:
-        raise IsADirectory(f"{source.display} is a directory; pass recursive=true to take everything in it")
-    existed = vfs.exists(dest)
-    try:
-        vfs.prepare_destination(source, dest, overwrite, create_parents)
-    except NotFound:
-        raise NotFound(f"the parent folder of {dest.display} does not exist; pass create_parents=true") from None
-    return existed
-
-
-def copy_path(
-    vfs: JailedFS,
-    from_: str,
-    to: str,
-    overwrite: bool = False,
-    recursive: bool = False,
-    create_parents: bool = True,
-) -> CopyResult:
-    """Copy a file (a directory tree with ``recursive``, beyond the seed), across mounts too."""
-    source = vfs.resolve(from_)
-    dest = _writable(vfs, to)
-    existed = _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    copied = vfs.copy(source, dest, overwrite=overwrite, recursive=recursive)
-    return CopyResult(
-        from_=name_as_given(vfs, from_, source),
-        to=name_as_given(vfs, to, dest),
-        bytes_copied=copied,
-        overwritten=existed,
-    )
-
-
-def move_path(
-    vfs: JailedFS,
-    from_: str,
-    to: str,
-    overwrite: bool = False,
-    recursive: bool = False,
-    create_parents: bool = True,
-) -> MoveResult:
-    """Move or rename a file (a directory with ``recursive``, beyond the seed), across mounts too."""
-    source = _writable(vfs, from_, follow=False)
-    dest = _writable(vfs, to)
-    if source.is_root:
-        raise AccessDenied(f"{source.display} is a mount root and cannot be moved")
-    existed = _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    vfs.move(source, dest, overwrite=overwrite)
-    return MoveResult(
-        from_=name_as_given(vfs, from_, source),
-        to=name_as_given(vfs, to, dest),
-        existed=existed,
-        overwritten=existed,
-        recursive=recursive,
     )

@@ -2,7 +2,7 @@
 
 Its 13 tools and the deprecated ``read_file`` alias, with the reference's argument names,
 defaults and result text, over our jail, limits, atomic writes and backends. Registration
-only: the text comes from ``ops.official_compat``.
+only: the text comes from ``render``.
 
 Each reply carries its content once, as text (or an image/audio/resource block): no output
 schema and no structured copy of the same text, which the reference sends with every reply.
@@ -20,7 +20,8 @@ from mcp_types import AudioContent, BlobResourceContents, CallToolResult, Embedd
 from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops import official_compat as compat
+from vfs_mcp.profiles.official import edit as official_edit
+from vfs_mcp.profiles.official import render as compat
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import catching, hints, read_hints
 
@@ -216,10 +217,10 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     @catching
     def edit_file(
         path: Path,
-        edits: Annotated[list[compat.Edit], Field(description="Applied in order")],
+        edits: Annotated[list[official_edit.Edit], Field(description="Applied in order")],
         dryRun: Annotated[bool, Field(description="Preview changes using git-style diff format")] = False,
     ) -> CallToolResult:
-        return reply(compat.edit_text(vfs, path, edits, dryRun, settings.max_edit_bytes))
+        return reply(official_edit.edit_text(vfs, path, edits, dryRun, settings.max_edit_bytes))
 
     @server.tool(
         name="create_directory",

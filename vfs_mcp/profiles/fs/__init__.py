@@ -1,6 +1,6 @@
 """The ``fs`` profile (SPEC §5, seed 001): ten tools with the seed's arguments and result JSON.
 
-Registration only: each tool calls one operation in ``vfs_mcp.ops.fs_compat``. Names are
+Registration only: each tool calls one operation in ``ops`` (the seed's result models are in ``results``). Names are
 ``fs_list_files`` by default and ``fs.list_files`` with ``--tool-names seed``. The text
 block is the result JSON, as the seed's clients read it. A server whose mounts are all
 read-only does not list the write tools (SPEC §6).
@@ -17,7 +17,8 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops import fs_compat as fs
+from vfs_mcp.profiles.fs import ops as fs
+from vfs_mcp.profiles.fs import results, writes
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import catching, hints, read_hints, record, reporter
 
@@ -79,7 +80,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         include_dirs: Annotated[bool, Field(description="List directories too")] = False,
         include_metadata: Annotated[bool, Field(description="Add size and modified to each entry")] = False,
         skip: Annotated[int, Field(ge=0, description="Matching entries to skip (paging)")] = 0,
-    ) -> Annotated[CallToolResult, fs.ListFilesResult]:
+    ) -> Annotated[CallToolResult, results.ListFilesResult]:
         return record(
             fs.list_files(
                 vfs, root, recursive, include_globs, exclude_globs, max_results, include_dirs, include_metadata, skip
@@ -100,13 +101,13 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def read_file(
         path: Path,
         range_type: Annotated[
-            fs.RangeType | None, Field(description="'bytes' or 'lines'; default 'lines' when line fields are set")
+            results.RangeType | None, Field(description="'bytes' or 'lines'; default 'lines' when line fields are set")
         ] = None,
         offset_bytes: Annotated[int | None, Field(ge=0, description="0-based byte offset. Default: 0")] = None,
         max_bytes: Annotated[int | None, Field(ge=1, description="Bytes to read. Default: 65536")] = None,
         start_line: Annotated[int | None, Field(ge=1, description="1-based first line. Default: 1")] = None,
         max_lines: Annotated[int | None, Field(ge=1, description="Lines to read. Default: 200")] = None,
-    ) -> Annotated[CallToolResult, fs.ReadFileResult]:
+    ) -> Annotated[CallToolResult, results.ReadFileResult]:
         return record(
             fs.read_file(vfs, path, range_type, offset_bytes, max_bytes, start_line, max_lines, settings.max_read_bytes)
         )
@@ -125,7 +126,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def search_text(
         query: Annotated[str, Field(description="Text to find (a regex with mode='regex'); matched line by line")],
         ctx: Context,
-        mode: Annotated[fs.SearchMode, Field(description="'literal' or 'regex'")] = "literal",
+        mode: Annotated[results.SearchMode, Field(description="'literal' or 'regex'")] = "literal",
         case_sensitive: Annotated[bool, Field(description="Match case exactly")] = False,
         root: Root = ".",
         include_globs: Include = None,
@@ -135,7 +136,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             int, Field(ge=0, le=100, description="Lines before and after each hit")
         ] = fs.DEFAULT_CONTEXT_LINES,
         skip: Annotated[int, Field(ge=0, description="Hits to skip (paging)")] = 0,
-    ) -> Annotated[CallToolResult, fs.SearchTextResult]:
+    ) -> Annotated[CallToolResult, results.SearchTextResult]:
         result = fs.search_text(
             vfs,
             query,
@@ -158,7 +159,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         description="Whether a file or directory exists, its kind, size and modified time (UNIX seconds).",
     )
     @catching
-    def stat(path: Path) -> Annotated[CallToolResult, fs.StatResult]:
+    def stat(path: Path) -> Annotated[CallToolResult, results.StatResult]:
         return record(fs.stat(vfs, path))
 
     @server.tool(
@@ -173,7 +174,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     @catching
     def path_info(
         path: Annotated[str, Field(description="Path to inspect; '.' (the server root) when omitted or empty")] = ".",
-    ) -> Annotated[CallToolResult, fs.PathInfoResult]:
+    ) -> Annotated[CallToolResult, results.PathInfoResult]:
         return record(fs.path_info(vfs, path))
 
 
@@ -193,8 +194,8 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         content: Annotated[str, Field(description="Initial content")] = "",
         overwrite: Annotated[bool, Field(description="Replace an existing file")] = False,
         create_parents: Annotated[bool, Field(description="Create missing parent directories")] = False,
-    ) -> Annotated[CallToolResult, fs.CreateFileResult]:
-        return record(fs.create_file(vfs, path, content, overwrite, create_parents, settings.max_write_bytes))
+    ) -> Annotated[CallToolResult, results.CreateFileResult]:
+        return record(writes.create_file(vfs, path, content, overwrite, create_parents, settings.max_write_bytes))
 
     @server.tool(
         name=settings.name("fs_overwrite_file", "fs.overwrite_file"),
@@ -206,8 +207,8 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     def overwrite_file(
         path: WritePath,
         content: Annotated[str, Field(description="The new content; the old is fully replaced")],
-    ) -> Annotated[CallToolResult, fs.PathResult]:
-        return record(fs.overwrite_file(vfs, path, content, settings.max_write_bytes))
+    ) -> Annotated[CallToolResult, results.PathResult]:
+        return record(writes.overwrite_file(vfs, path, content, settings.max_write_bytes))
 
     @server.tool(
         name=settings.name("fs_delete_path", "fs.delete_path"),
@@ -223,8 +224,8 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         path: WritePath,
         recursive: Annotated[bool, Field(description="Allow deleting a non-empty directory")] = False,
         force: Annotated[bool, Field(description="Succeed when the path does not exist")] = False,
-    ) -> Annotated[CallToolResult, fs.DeleteResult]:
-        return record(fs.delete_path(vfs, path, recursive, force))
+    ) -> Annotated[CallToolResult, results.DeleteResult]:
+        return record(writes.delete_path(vfs, path, recursive, force))
 
     @server.tool(
         name=settings.name("fs_copy_path", "fs.copy_path"),
@@ -243,8 +244,8 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         overwrite: Overwrite = False,
         recursive: Recursive = False,
         create_parents: CreateParents = True,
-    ) -> Annotated[CallToolResult, fs.CopyResult]:
-        return record(fs.copy_path(vfs, from_, to, overwrite, recursive, create_parents))
+    ) -> Annotated[CallToolResult, results.CopyResult]:
+        return record(writes.copy_path(vfs, from_, to, overwrite, recursive, create_parents))
 
     @server.tool(
         name=settings.name("fs_move_path", "fs.move_path"),
@@ -263,5 +264,5 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         overwrite: Overwrite = False,
         recursive: Recursive = False,
         create_parents: CreateParents = True,
-    ) -> Annotated[CallToolResult, fs.MoveResult]:
-        return record(fs.move_path(vfs, from_, to, overwrite, recursive, create_parents))
+    ) -> Annotated[CallToolResult, results.MoveResult]:
+        return record(writes.move_path(vfs, from_, to, overwrite, recursive, create_parents))
