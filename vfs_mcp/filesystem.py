@@ -118,6 +118,15 @@ class JailedFS:
     def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
         return self.jail.resolve(path, follow=follow, write=write)
 
+    def is_hidden(self, target: Target) -> bool:
+        """Whether the deny list hides ``target`` (for results a store produced on its own)."""
+        return self.jail.is_hidden(target.rel)
+
+    @property
+    def deny(self) -> tuple[str, ...]:
+        """The deny patterns, as given (gitignore semantics, relative to each mount's root)."""
+        return tuple(self.jail.deny)
+
     @contextlib.contextmanager
     def guard(self, target: Target | str) -> Iterator[None]:
         """Translate any foreign exception raised inside into our error tree."""
@@ -146,6 +155,14 @@ class JailedFS:
         """
         with self.guard(target):
             return target.mount.backend.host_path(target.fs_path)
+
+    def canonical(self, target: Target) -> Target:
+        """``target`` with the links inside its mount resolved (itself on stores without links)."""
+        real = self.host_path(target) if target.mount.capabilities.symlinks else None
+        if real is None:
+            return target
+        # host_path has checked that the real path lies inside the mount's real root.
+        return Target(target.mount, real[len(target.mount.real_root) :].strip("/"))
 
     # -- metadata ---------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
         cmd += ["-g", f"!{pattern}"]
     # Deny patterns are anchored to the mount root, ripgrep's globs to the search root: only
     # those that match at any depth mean the same to both (every result is checked too).
-    deny = vfs.jail.deny if not any(p.startswith("!") for p in vfs.jail.deny) else ()
+    deny = vfs.deny if not any(p.startswith("!") for p in vfs.deny) else ()
     for pattern in (*[p for p in deny if "/" not in p.rstrip("/")], TEMP_GLOB):
         cmd += ["-g", f"!{pattern}"]
     if query.respect_gitignore:
@@ -151,7 +151,7 @@ def _unreadable(vfs: JailedFS, root: Target, stderr: str, is_file: bool) -> list
         name, reason = hit.groups()
         rel = name.removeprefix("./")
         target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
-        if (is_file or name.startswith("./")) and not vfs.jail.is_hidden(target.rel):
+        if (is_file or name.startswith("./")) and not vfs.is_hidden(target):
             found.append(f"{target.display} ({reason.split(' (os error')[0]})")
     return found
 
@@ -209,7 +209,7 @@ def _read_stream(
             target = root if is_file else Target(root.mount, f"{root.rel}/{rel}" if root.rel else rel)
             lines, hits, flushed = {}, [], 0
             skip = (
-                vfs.jail.is_hidden(target.rel)
+                vfs.is_hidden(target)
                 or (include is not None and not is_file and not include.match_file(rel))
                 or _binary_file(vfs, target)
             )

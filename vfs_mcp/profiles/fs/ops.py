@@ -8,7 +8,6 @@ a path given absolute (a host path, ``~``, a URL) is named in full. Writes are i
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,7 +86,7 @@ def repo_root(vfs: JailedFS, target: Target) -> Target | None:
     here = target
     while True:
         marker = here.child(".git")
-        if not vfs.jail.is_hidden(marker.rel):
+        if not vfs.is_hidden(marker):
             try:
                 vfs.info(marker, follow=False)
                 return here
@@ -318,14 +317,6 @@ def stat(vfs: JailedFS, path: str) -> StatResult:
     )
 
 
-def _canonical(target: Target) -> str:
-    if not target.mount.capabilities.symlinks:
-        return target.display
-    # The jail has checked that this real path lies inside the mount's real root.
-    real = os.path.realpath(target.fs_path)
-    return Target(target.mount, real[len(target.mount.real_root) :].strip("/")).display
-
-
 def path_info(vfs: JailedFS, path: str = ".") -> PathInfoResult:
     """How a path resolves: its full form, real path, kind, and the git repository holding it."""
     raw = path or "."
@@ -342,6 +333,6 @@ def path_info(vfs: JailedFS, path: str = ".") -> PathInfoResult:
         is_file=entry is not None and entry.type == "file",
         is_dir=entry is not None and entry.type == "directory",
         is_absolute=is_absolute(raw),
-        canonical_path=_canonical(target) if entry is not None else None,
+        canonical_path=vfs.canonical(target).display if entry is not None else None,
         repo_root=repo.display if repo is not None else None,
     )
