@@ -79,6 +79,11 @@ class Conflict(VfsError):
     code, status, jsonrpc_code = "CONFLICT", 409, -32602
 
 
+class Stale(Conflict):
+    """The file changed between a call's read and its write: nothing was written, and a call
+    whose change still applies to the new version may redo it."""
+
+
 class BinaryContent(VfsError):
     code, status, jsonrpc_code = "BINARY_CONTENT", 422, -32602
 

@@ -19,6 +19,7 @@ import mimetypes
 import posixpath
 import stat
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Literal
@@ -26,18 +27,23 @@ from typing import Any, BinaryIO, Literal
 from vfs_mcp.errors import (
     AccessDenied,
     AlreadyExists,
-    Conflict,
     Internal,
     InvalidArgument,
     IsADirectory,
     NotADirectory,
     NotFound,
+    Stale,
     translate,
 )
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount
-from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, ensure_wanted
+from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, PreconditionFailed, ensure_wanted
 from vfs_mcp_backends import commit_scope as commit_scope  # re-exported: the tooling layer runs calls in it
+
+APPEND_RETRIES = 8
+"""Tries of an append that meets concurrent writers on an object store (each reads again)."""
+_held: ContextVar[frozenset[tuple[int, str]]] = ContextVar("vfs_mcp_exclusive", default=frozenset())
+"""The paths whose ``exclusive`` lock the current call holds."""
 
 Kind = Literal["file", "directory", "symlink", "other"]
 _KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
@@ -58,6 +64,8 @@ class Entry:
     links: int | None = None
     etag: str | None = None
     storage_class: str | None = None
+    token: str | None = None
+    """What a conditional write compares (``BackendMount.version_token``), on stores with ETags."""
 
     @property
     def path(self) -> str:
@@ -203,6 +211,7 @@ class JailedFS:
             links=raw.get("nlink"),
             etag=str(etag).strip('"') if etag else None,
             storage_class=raw.get("StorageClass"),
+            token=target.mount.backend.version_token(raw) if target.mount.capabilities.etags else None,
         )
 
     def exists(self, target: Target) -> bool:
@@ -335,30 +344,97 @@ class JailedFS:
         create_dirs: bool = False,
         expected_hash: str | None = None,
         expected_version: tuple[Any, ...] | None = None,
+        create_only: bool = False,
     ) -> bool:
         """Write a whole file (staged, then committed in one step) or append; returns whether it existed.
 
-        Raises CONFLICT when ``expected_hash`` (sha256 hex of the current content) or
-        ``expected_version`` (from ``version``: size and mtime/etag) no longer holds.
+        The check and the write are one step for every other writer (see ``exclusive``):
+        CONFLICT (``Stale``) when ``expected_hash`` (sha256 hex of the current content) or
+        ``expected_version`` (from ``version``) no longer holds, ALREADY_EXISTS with
+        ``create_only`` when something is there. An append that meets a concurrent write
+        on an object store reads again and retries.
         """
+        for attempt in range(APPEND_RETRIES):
+            try:
+                with self.exclusive(target):
+                    return self._write_checked(
+                        target, data, append, create_dirs, expected_hash, expected_version, create_only
+                    )
+            except Stale:
+                if not append or expected_hash or expected_version or attempt == APPEND_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    @contextlib.contextmanager
+    def exclusive(self, target: Target) -> Iterator[None]:
+        """Hold off the other writers of ``target`` while a read-check-write runs (across
+        processes on stores with ``locked_writes``; object stores add conditional puts).
+        Taken again inside itself (an edit's read, then its write), it is already held.
+        """
+        key = (id(target.mount.fs), target.fs_path)
+        held = _held.get()
+        if key in held:
+            yield
+            return
+        with self.guard(target), target.mount.backend.exclusive(target.fs_path):
+            reset = _held.set(held | {key})
+            try:
+                yield
+            finally:
+                _held.reset(reset)
+
+    def _write_checked(
+        self,
+        target: Target,
+        data: bytes,
+        append: bool,
+        create_dirs: bool,
+        expected_hash: str | None,
+        expected_version: tuple[Any, ...] | None,
+        create_only: bool,
+    ) -> bool:
+        mount = target.mount
         existing = self._existing_file(target)
+        if create_only and existing is not None:
+            raise AlreadyExists(f"{target.display} already exists")
         if expected_version is not None and (existing is None or self.version(target, existing) != expected_version):
-            raise Conflict(f"{target.display} changed since it was read; read it again")
+            raise Stale(f"{target.display} changed since it was read; read it again")
         if expected_hash is not None:
             current = self.digest(target) if existing else ""
             if current != expected_hash.lower():
-                raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
+                raise Stale(f"{target.display} changed since it was read (sha256 differs); read it again")
         if existing is None:
             self._ensure_parent(target, create_dirs)
         self.bytes_written += len(data)
-        if not (append and existing is not None):
+        checked = create_only or append or expected_hash is not None or expected_version is not None
+        if mount.capabilities.conditional_writes and checked and (existing is None or existing.token):
+            content = self.cat(target) + data if append and existing is not None else data
+            self.put_if(target, content, existing)
+        elif not (append and existing is not None):
             self.put(target, data)
-        elif target.mount.capabilities.append:
+        elif mount.capabilities.append:
             with self.guard(target):
-                self._commit(target, target.mount.fs._open(target.fs_path, "ab", autocommit=False), [data])
+                self._commit(target, mount.fs._open(target.fs_path, "ab", autocommit=False), [data])
         else:
             self.put(target, self._then(self.chunks(target), data))
         return existing is not None
+
+    def put_if(self, target: Target, content: bytes, existing: Entry | None) -> None:
+        """One conditional put, on stores with ``conditional_writes``: lands only if the object
+        is still ``existing`` (by its token), or with ``existing=None`` if it is still absent;
+        else CONFLICT (``Stale``) or ALREADY_EXISTS."""
+        mount = target.mount
+        with self.guard(target):
+            ensure_wanted()
+            try:
+                token = existing.token if existing is not None else None
+                mount.backend.put_if(target.fs_path, content, if_match=token, create_only=existing is None)
+            except PreconditionFailed:
+                if existing is None:
+                    raise AlreadyExists(f"{target.display} was created by someone else meanwhile") from None
+                raise Stale(f"{target.display} changed since it was read; read it again") from None
+            finally:
+                mount.backend.invalidate(target.fs_path)
 
     @staticmethod
     def _then(first: Iterator[bytes], last: bytes) -> Iterator[bytes]:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+CREATE_ONLY_BYTES = 64 * 1024 * 1024
+"""Largest file a copy onto a new name on an object store sends as one create-only put."""
 KEPT_BITS = 0o7111
 """Permission bits a file loses on a store without modes that a move must not silently drop:
 execute, setuid, setgid, sticky."""
@@ -58,15 +60,22 @@ def copy(vfs: JailedFS, source: Target, dest: Target, *, overwrite: bool, recurs
         return _undoing(vfs, created, lambda: _copy_tree(vfs, source, dest, items, created))
     if entry.type != "file":
         raise InvalidArgument(f"{source.display} is not a regular file (a FIFO, socket or device); it cannot be copied")
-    existing, created = prepare(vfs, source, dest, overwrite, create_dirs=True, follow=follow)
-    mode = entry.mode if existing is None else None  # a new file gets the source's mode, as cp gives it
-    return _undoing(vfs, created, lambda: _copy_file(vfs, source, dest, permissions=mode, follow=follow))
+    with vfs.exclusive(dest):  # the check and the copy are one step: one of two copies onto a new name wins
+        existing, created = prepare(vfs, source, dest, overwrite, create_dirs=True, follow=follow)
+        mode = entry.mode if existing is None else None  # a new file gets the source's mode, as cp gives it
+        new = existing is None
+        return _undoing(vfs, created, lambda: _copy_file(vfs, source, dest, permissions=mode, follow=follow, new=new))
 
 
 def move(vfs: JailedFS, source: Target, dest: Target, *, overwrite: bool) -> Entry:
     if source.is_root:
         raise AccessDenied(f"{source.display} is a mount root and cannot be moved")
     entry = vfs.info(source, follow=False)
+    with vfs.exclusive(dest):  # the check and the move are one step for every other writer of dest
+        return _move_checked(vfs, source, dest, entry, overwrite)
+
+
+def _move_checked(vfs: JailedFS, source: Target, dest: Target, entry: Entry, overwrite: bool) -> Entry:
     existing, _ = prepare(vfs, source, dest, overwrite, create_dirs=False)
     if existing is not None and (existing.type == "directory") != (entry.type == "directory"):
         raise Conflict(f"{dest.display} is a {existing.type}; cannot replace it with a {entry.type}")
@@ -85,7 +94,8 @@ def move(vfs: JailedFS, source: Target, dest: Target, *, overwrite: bool) -> Ent
     _check_carried(source, dest, [entry] if items is None else items)
     created: list[Target] = []
     if items is None:
-        _undoing(vfs, created, lambda: _copy_file(vfs, source, dest, permissions=entry.mode, follow=False))
+        new = existing is None
+        _undoing(vfs, created, lambda: _copy_file(vfs, source, dest, permissions=entry.mode, follow=False, new=new))
     else:
         _undoing(vfs, created, lambda: _copy_tree(vfs, source, dest, items, created))
     vfs.rm(source, recursive=True)
@@ -144,9 +154,18 @@ def _undoing(vfs: JailedFS, created: list[Target], work: Callable[[], T]) -> T:
         raise
 
 
-def _copy_file(vfs: JailedFS, source: Target, dest: Target, *, permissions: int | None, follow: bool) -> int:
+def _copy_file(
+    vfs: JailedFS, source: Target, dest: Target, *, permissions: int | None, follow: bool, new: bool = False
+) -> int:
+    """Copy one file's bytes. ``new``: ``dest`` was absent when checked, and must still be
+    when the copy lands (on object stores a create-only put makes sure, for files up to
+    ``CREATE_ONLY_BYTES``; other writers of this server and of local disks wait for the lock).
+    """
     entry = vfs.require_file(source)
     mount = source.mount
+    if new and dest.mount.capabilities.conditional_writes and entry.size <= CREATE_ONLY_BYTES:
+        vfs.put_if(dest, b"".join(vfs.chunks(source)), None)
+        return entry.size
     if mount is dest.mount and mount.capabilities.native_copy:
         # Same store: it copies by itself (server-side on S3), no bytes through us.
         with vfs.guard(source):

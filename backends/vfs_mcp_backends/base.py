@@ -34,6 +34,10 @@ class Capabilities:
                    (``BackendMount.version_token``: the ETag; on GCS the generation).
     conditional_writes: ``BackendMount.put_if`` works: a write that lands only if the
                    object still has the token that was read, or only if it does not exist.
+    locked_writes: ``BackendMount.exclusive`` holds off every other writer of a path that
+                   takes it, in other processes too (an OS lock on local disks; a memory
+                   store lives in one process). Without it or ``conditional_writes``, a
+                   read-check-write is atomic only among the calls of one server.
     """
 
     symlinks: bool = False
@@ -47,6 +51,7 @@ class Capabilities:
     timestamps: frozenset[str] = frozenset({"modified"})
     etags: bool = False
     conditional_writes: bool = False
+    locked_writes: bool = False
 
 
 @dataclass
@@ -94,6 +99,12 @@ class BackendMount:
         """
         return 0
 
+    def exclusive(self, path: str) -> contextlib.AbstractContextManager[None]:
+        """Hold off the other writers of ``path`` in this process while a read-check-write of
+        it runs (stores with ``locked_writes`` hold off other processes too).
+        """
+        return path_lock(self.fs, path)
+
     def version_token(self, info: Mapping[str, Any]) -> str | None:
         """The token ``put_if`` compares, from one ``info``/``ls``/``find`` entry of a file."""
         etag = info.get("ETag") or info.get("etag")
@@ -109,6 +120,29 @@ class BackendMount:
         Backends without ``capabilities.conditional_writes`` raise NotImplementedError.
         """
         raise NotImplementedError(f"{type(self.fs).__name__} has no conditional writes")
+
+
+_path_locks: dict[tuple[int, str], tuple[threading.Lock, int]] = {}
+_path_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def path_lock(fs: AbstractFileSystem, path: str) -> Iterator[None]:
+    """One lock per (filesystem, path) in this process, kept only while someone holds or waits for it."""
+    key = (id(fs), path)
+    with _path_locks_guard:
+        lock, users = _path_locks.get(key, (threading.Lock(), 0))
+        _path_locks[key] = (lock, users + 1)
+    try:
+        with lock:
+            yield
+    finally:
+        with _path_locks_guard:
+            lock, users = _path_locks[key]
+            if users == 1:
+                del _path_locks[key]
+            else:
+                _path_locks[key] = (lock, users - 1)
 
 
 class PreconditionFailed(Exception):

@@ -4,12 +4,16 @@ rooted at an open descriptor of the folder (``localfs.DescriptorFileSystem``).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
 from urllib.parse import unquote, urlsplit
 
-from vfs_mcp_backends.base import BackendMount, Capabilities, Options
+from vfs_mcp_backends.base import BackendMount, Capabilities, Options, ensure_wanted, path_lock
 from vfs_mcp_backends.localfs import DescriptorFileSystem
 
 CAPABILITIES = Capabilities(
@@ -21,6 +25,7 @@ CAPABILITIES = Capabilities(
     append=True,
     modes=True,
     timestamps=frozenset({"created", "modified", "accessed"}),
+    locked_writes=True,
 )
 
 
@@ -29,6 +34,10 @@ def host_path(url: str) -> str:
     if url.startswith("file://"):
         url = unquote(urlsplit(url).path)
     return os.path.abspath(os.path.expanduser(url))
+
+
+LOCK_POLL = 0.002
+"""Seconds between tries of a folder lock another process holds (a write's commit is short)."""
 
 
 @dataclass
@@ -47,6 +56,26 @@ class LocalMount(BackendMount):
 
     def sweep(self, older_than: float) -> int:
         return self.store.sweep_temp_files(older_than)
+
+    @contextlib.contextmanager
+    def exclusive(self, path: str) -> Iterator[None]:
+        """The in-process lock, then an advisory ``flock`` on the folder holding ``path``
+        (its nearest existing folder): another server on the same folder waits too, and the
+        kernel drops the lock with the descriptor, so a crash leaves nothing behind.
+        """
+        with path_lock(self.fs, path):
+            fd = self.store.lock_folder(path)
+            try:
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        ensure_wanted()  # a call given up while waiting stops waiting
+                        time.sleep(LOCK_POLL)
+                yield
+            finally:
+                os.close(fd)
 
 
 def create(url: str, options: Options) -> BackendMount:

@@ -79,6 +79,18 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         with self._dir.parent(self._parts(path)) as (_, name, walked):
             return "/" + "/".join([*self._dir.parts, *walked, *([name] if name else [])])
 
+    def lock_folder(self, path: str) -> int:
+        """A new descriptor of the folder holding ``path``, or of its nearest existing ancestor
+        (for a write that creates folders), to take an advisory lock on."""
+        parts = self._parts(path)[:-1]
+        while True:
+            try:
+                return self._dir.open_directory(parts)
+            except (FileNotFoundError, NotADirectoryError):
+                if not parts:
+                    raise
+                parts = parts[:-1]
+
     def subtree(self, path: str) -> DescriptorFileSystem:
         """A filesystem rooted at the directory ``path`` inside this one, opened by a descriptor walk."""
         parts = self._parts(path)

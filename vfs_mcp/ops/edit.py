@@ -13,6 +13,7 @@ one call takes at most ``MAX_EDITS`` edits and ``EDIT_WORK_CHARS`` of text scann
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import time
@@ -22,8 +23,9 @@ import re2
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
-from vfs_mcp.errors import Conflict, InvalidArgument
+from vfs_mcp.errors import Conflict, InvalidArgument, Stale
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import re2_options
 from vfs_mcp.ops.regex import SPACE
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable, unified_diff
@@ -32,6 +34,8 @@ FUZZY_THRESHOLD = 0.8
 FUZZY_BUDGET_SECONDS = 2.0
 """Seconds one edit may spend scoring fuzzy candidates before it answers with the best so far."""
 MAX_EDITS = 1000
+EDIT_RETRIES = 8
+"""Tries of an edit whose file another writer changed between the read and the write."""
 EDIT_WORK_CHARS = 2_000_000_000
 """Edits times file size one call may scan (each edit scans the text as the edits before left it)."""
 SHOWN_PLACES = 5
@@ -323,6 +327,30 @@ def edit_file(
         raise InvalidArgument(f"{len(edits)} edits in one call; give at most {MAX_EDITS} (split them over calls)")
     options = options or EditOptions()
     target = vfs.resolve(path, write=not dry_run)
+    for attempt in range(EDIT_RETRIES):
+        try:
+            # Held from the read to the write: this server's other edits of the file wait
+            # instead of all reading the same version and all but one failing.
+            with vfs.exclusive(target) if not dry_run else contextlib.nullcontext():
+                return _edit_once(vfs, target, edits, encoding, dry_run, options, expected_hash, max_bytes)
+        except Stale:
+            # Another writer got in between this call's read and its write: redo the edits on
+            # the new version (they must still match there), unless the caller pinned a version.
+            if expected_hash is not None or attempt == EDIT_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _edit_once(
+    vfs: JailedFS,
+    target: Target,
+    edits: list[TextEdit],
+    encoding: str,
+    dry_run: bool,
+    options: EditOptions,
+    expected_hash: str | None,
+    max_bytes: int,
+) -> EditResult:
     doc = TextFile.load(vfs, target, encoding, max_bytes)
     if len(edits) * len(doc.text) > EDIT_WORK_CHARS:
         fits = max(1, EDIT_WORK_CHARS // max(1, len(doc.text)))

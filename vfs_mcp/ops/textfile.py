@@ -64,9 +64,14 @@ class TextFile:
         return encode(text, self.encoding)
 
     def save(self, vfs: JailedFS, text: str) -> str:
-        """Write the new text atomically (CONFLICT if the file changed since load); returns its sha256."""
+        """Write the new text atomically (``Stale`` if the file changed since load); returns its sha256.
+
+        On stores without conditional writes the content read is compared too: a size and a
+        modification time can repeat within the clock's step, the content cannot lie.
+        """
         data = self.encode(text)
-        vfs.write(self.target, data, expected_version=self.version)
+        strong = self.target.mount.capabilities.conditional_writes
+        vfs.write(self.target, data, expected_version=self.version, expected_hash=None if strong else self.sha256)
         return sha256(data)
 
 
