@@ -25,6 +25,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.server import VfsServer
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -121,6 +123,8 @@ def http_app(
 ) -> ASGIApp:
     """The guarded streamable-HTTP app serving ``server`` at ``/mcp``."""
     check_bind(host, token)
+    if isinstance(server, VfsServer):
+        server.many_clients = True  # no session state shared between HTTP clients (vfs_mcp.sessions)
     app = server.streamable_http_app(stateless_http=stateless, host=host)
     return Guard(app, token, origins)
 

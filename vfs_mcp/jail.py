@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from vfs_mcp import sessions
 from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
 from vfs_mcp.mounts import Mount
 from vfs_mcp.ops.globs import gitignore
@@ -144,7 +145,8 @@ class Jail:
             _check_deny(pattern, number, self.mounts)
         self._deny_spec = gitignore(self.deny) if self.deny else None
         self._hidden_folder = functools.lru_cache(maxsize=16384)(self._matches_folder)
-        self.cwd = Target(self.mounts[0], "")
+        self.default_cwd = Target(self.mounts[0], "")
+        """Where relative paths start for a session that has not changed directory."""
 
     # -- resolution -------------------------------------------------------------------
 
@@ -269,8 +271,20 @@ class Jail:
 
     # -- working directory ------------------------------------------------------------
 
+    @property
+    def cwd(self) -> Target:
+        """Where relative paths start: the current session's working directory (see ``sessions``)."""
+        state = sessions.current.get()
+        cwd = state.cwd if state is not None else None
+        return cwd if isinstance(cwd, Target) and cwd.mount in self.mounts else self.default_cwd
+
     def chdir(self, target: Target) -> None:
-        self.cwd = target
+        """Change the current session's working directory (the default one outside sessions)."""
+        state = sessions.current.get()
+        if state is not None:
+            state.cwd = target
+        else:
+            self.default_cwd = target
 
 
 def _check_deny(pattern: str, number: int, mounts: Sequence[Mount]) -> None:

@@ -128,10 +128,10 @@ def swap(jail: Jail, mounts: Sequence[Mount]) -> bool:
     if new == jail.mounts:
         return False
     try:
-        cwd = Jail(new, deny=jail.deny).resolve(jail.cwd.display)
+        cwd = Jail(new, deny=jail.deny).resolve(jail.default_cwd.display)
     except VfsError:
         cwd = Target(new[0], "")
-    jail.cwd = cwd
+    jail.default_cwd = cwd
     jail.mounts = new
     return True
 

@@ -6,7 +6,7 @@ import difflib
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -52,6 +52,7 @@ from vfs_mcp.metrics import Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
+from vfs_mcp.sessions import Sessions, SessionState, serving
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import encodable, failed, log
 
@@ -170,6 +171,9 @@ class VfsServer(MCPServer):
     vfs: JailedFS | None = None
     client_roots: ClientRoots | None = None
     watches: watch.Watches | None = None
+    sessions: Sessions | None = None
+    many_clients: bool = False
+    """Served over HTTP: clients without a session must not share state (``_session_of``)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -210,7 +214,19 @@ class VfsServer(MCPServer):
             return asking
         if self.client_roots is not None and self.client_roots.denied:
             return failed(AccessDenied(self.client_roots.denied))
-        return await self._call(name, arguments, context)
+        request = _request(context)
+        connection = watch.connection_state(request)[1] if request is not None else None
+        with self._session_of(connection):
+            return await self._call(name, arguments, context)
+
+    def _session_of(self, connection: Any) -> AbstractContextManager[SessionState | None]:
+        """Whose state a call sees (``vfs_mcp.sessions``): its MCP session's, in the eras
+        with sessions; the server's own on a one-client transport (stdio, in-process); a
+        fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
+        sessions = self.sessions if self.sessions is not None else Sessions()
+        if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return sessions.serving(connection)
+        return serving(SessionState()) if self.many_clients else sessions.serving(None)
 
     async def _call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
@@ -383,6 +399,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     bus = InMemorySubscriptionBus()
     server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS, lifespan=_run, subscriptions=bus)
     server.vfs = vfs
+    server.sessions = Sessions()
     server.metrics = Metrics(vfs, settings.audit_log)
     server.vfs_settings = settings
     if settings.client_roots != "off":

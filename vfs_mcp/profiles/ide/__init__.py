@@ -1,7 +1,7 @@
 """The ide profile (SPEC §5, seed 003): editor buffers opened, read, saved and closed by URI.
 
-Registration only: the buffers live in ``vfs_mcp.ops.buffers``, one set per server (one per
-stdio session). Names are ``file_open``...; ``--tool-names seed`` gives ``file/open``....
+Registration only: the buffers live in ``vfs_mcp.ops.buffers``, one set per MCP session
+(``vfs_mcp.sessions``): one client never sees another's. Names are ``file_open``...; ``--tool-names seed`` gives ``file/open``....
 A server whose mounts are all read-only does not list ``file_save``.
 """
 
@@ -15,6 +15,7 @@ from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import buffers as ops
+from vfs_mcp.sessions import state_of
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import catching, hints, read_hints, record
 
@@ -29,7 +30,16 @@ UriArg = Annotated[
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     """Add the file/* tools to ``server``, over one set of buffers."""
-    buffers = ops.Buffers(vfs, max_read_bytes=settings.max_read_bytes, max_save_bytes=settings.max_write_bytes)
+
+    def new_buffers() -> ops.Buffers:
+        return ops.Buffers(vfs, max_read_bytes=settings.max_read_bytes, max_save_bytes=settings.max_write_bytes)
+
+    shared = new_buffers()  # for calls made outside any MCP session
+
+    def buffers() -> ops.Buffers:
+        """The calling session's buffers: one client never sees another's."""
+        return state_of("ide-buffers", new_buffers, lambda: shared)
+
     opens, reads, saves, closes = (settings.name(f"file_{v}", f"file/{v}") for v in ("open", "read", "save", "close"))
 
     @server.tool(
@@ -49,7 +59,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         column: Annotated[int | None, Field(description="1-based column (default 1)")] = None,
         encoding: Annotated[str | None, Field(description="Decode with this codec instead of detecting")] = None,
     ) -> Annotated[CallToolResult, ops.OpenResult]:
-        result = buffers.open(uri, line, column, encoding)
+        result = buffers().open(uri, line, column, encoding)
         note = " (unsaved content kept; not reloaded)" if result.modified else ""
         return record(
             result,
@@ -72,7 +82,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         start_line: Annotated[int | None, Field(description="First line, 1-based (default 1)")] = None,
         end_line: Annotated[int | None, Field(description="Last line, inclusive (default: the last)")] = None,
     ) -> Annotated[CallToolResult, ops.ReadResult]:
-        result = buffers.read(uri, start_line, end_line)
+        result = buffers().read(uri, start_line, end_line)
         status = f"(lines {result.start_line}-{result.end_line} of {result.total_lines}, {result.encoding}"
         if result.modified:
             status += "; unsaved buffer content"
@@ -94,7 +104,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         uri: UriArg,
         save_if_modified: Annotated[bool, Field(description="Write unsaved buffer content before closing")] = True,
     ) -> Annotated[CallToolResult, ops.CloseResult]:
-        result = buffers.close(uri, save_if_modified)
+        result = buffers().close(uri, save_if_modified)
         if not result.was_open:
             return record(result, f"{result.uri} was not open")
         done = "saved its unsaved content" if result.saved else "discarded its unsaved content"
@@ -121,7 +131,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         force: Annotated[bool, Field(description="Overwrite a change made on disk since the file was opened")] = False,
         backup: Annotated[bool, Field(description="Keep the previous version as name~")] = True,
     ) -> Annotated[CallToolResult, ops.SaveResult]:
-        result = buffers.save(uri, content, create_if_not_exists, force, backup)
+        result = buffers().save(uri, content, create_if_not_exists, force, backup)
         verb = "Created" if result.created else "Saved"
         kept = f"; previous version in {result.backup}" if result.backup else ""
         return record(result, f"{verb} {result.uri} ({result.bytes_written} bytes, {result.encoding}){kept}")
