@@ -6,26 +6,17 @@ ALREADY_EXISTS.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import fsspec
-import httpx2
 import pytest
 from conftest import Sandbox, make_sandbox
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from processes import mcp_client, vfs_mcp_http
 
-from vfs_mcp.http import free_port
 from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -33,41 +24,6 @@ slow = pytest.mark.slow
 
 EDITS = 40
 CLIENTS = 8
-
-
-@contextmanager
-def server(root: str, env: dict[str, str]) -> Iterator[str]:
-    """One `vfs-mcp ROOT --transport http` process on a free loopback port; its MCP URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vfs_mcp", root, "--transport", "http", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **env},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert proc.poll() is None, "the server exited at start"
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-@asynccontextmanager
-async def client_for(url: str) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(timeout=120) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
-    ):
-        yield client
 
 
 class Store:
@@ -104,10 +60,11 @@ async def run_everywhere(store: Store, calls: list[tuple[str, dict[str, Any]]]) 
     """Send ``calls`` at once through CLIENTS clients spread over two servers; each outcome's
     error code (None for a success), in the order of ``calls``."""
     outcomes: list[str | None] = [None] * len(calls)
-    with server(store.root, store.env) as first, server(store.root, store.env) as second:
+    with vfs_mcp_http(store.root, store.env) as one_port, vfs_mcp_http(store.root, store.env) as other_port:
+        first, second = (f"http://127.0.0.1:{port}/mcp" for port in (one_port, other_port))
 
         async def worker(number: int) -> None:
-            async with client_for(first if number % 2 else second) as client, anyio.create_task_group() as group:
+            async with mcp_client(first if number % 2 else second) as client, anyio.create_task_group() as group:
                 for index in range(number, len(calls), CLIENTS):
                     group.start_soon(one, client, index)
 

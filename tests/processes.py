@@ -1,0 +1,130 @@
+"""Real processes for the tests that need more than one server: `vfs-mcp --transport http`
+replicas, and HAProxy in front of them.
+
+HAProxy comes from Debian's packages, unpacked (not installed) into the test cache
+(``~/.cache/vfs-mcp-tests/haproxy``): ``apt-get download`` of it and the libraries a
+minimal Debian lacks, then ``dpkg -x``. No root, nothing outside the cache. Where apt or
+dpkg cannot be had, ``emulators.Unavailable`` says why and the tests skip with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+import httpx2
+from emulators import Unavailable, _locked, cache_dir
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from vfs_mcp.http import free_port
+
+HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libopentracing1")
+START_TIMEOUT = 60.0
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            assert proc.poll() is None, f"{what} exited at start"
+            assert time.monotonic() < deadline, f"{what} did not start in {START_TIMEOUT:.0f} s"
+            time.sleep(0.1)
+
+
+@contextmanager
+def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
+    """One `vfs-mcp ROOT --transport http` process on a free loopback port; its port."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vfs_mcp", root, "--transport", "http", "--port", str(port), *flags],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+    try:
+        wait_for_port(port, proc, "vfs-mcp")
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@asynccontextmanager
+async def mcp_client(url: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,  # type: ignore[arg-type]
+    ):
+        yield client
+
+
+def haproxy() -> tuple[Path, dict[str, str]]:
+    """The haproxy binary and the environment it runs in, unpacked once into the cache."""
+    folder = cache_dir() / "haproxy"
+    binary = folder / "root" / "usr" / "sbin" / "haproxy"
+    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
+        raise Unavailable("HAProxy comes from Debian's packages, and apt-get or dpkg is missing")
+    with _locked(folder.parent / ".haproxy.lock"):
+        if not binary.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            got = subprocess.run(
+                ["apt-get", "download", *HAPROXY_PACKAGES], cwd=folder, capture_output=True, text=True, timeout=300
+            )
+            debs = sorted(folder.glob("*.deb"))
+            if got.returncode != 0 or len(debs) < len(HAPROXY_PACKAGES):
+                raise Unavailable(f"apt-get download haproxy failed: {got.stderr.strip()[-300:]}")
+            for deb in debs:
+                subprocess.run(["dpkg", "-x", str(deb), str(folder / "root")], check=True, timeout=120)
+                deb.unlink()
+    libraries = sorted({str(p.parent) for p in (folder / "root").rglob("*.so*")})
+    env = {**os.environ, "LD_LIBRARY_PATH": ":".join([*libraries, os.environ.get("LD_LIBRARY_PATH", "")])}
+    done = subprocess.run([str(binary), "-v"], capture_output=True, text=True, env=env, timeout=30)
+    if done.returncode != 0:
+        raise Unavailable(f"the unpacked haproxy does not run: {done.stderr.strip()[-300:]}")
+    return binary, env
+
+
+def haproxy_config(port: int, replicas: list[int], sticky: bool) -> str:
+    """Round robin over ``replicas``; ``sticky``: a session stays on the replica that created it."""
+    stick = (
+        "  stick-table type string len 64 size 10k expire 1h\n"
+        "  stick match req.hdr(mcp-session-id)\n"
+        "  stick store-response res.hdr(mcp-session-id)\n"
+        if sticky
+        else ""
+    )
+    servers = "".join(f"  server r{i} 127.0.0.1:{p}\n" for i, p in enumerate(replicas))
+    return (
+        "defaults\n  mode http\n  timeout connect 5s\n  timeout client 300s\n  timeout server 300s\n"
+        f"frontend mcp\n  bind 127.0.0.1:{port}\n  default_backend replicas\n"
+        f"backend replicas\n  balance roundrobin\n{stick}{servers}"
+    )
+
+
+@contextmanager
+def load_balancer(replicas: list[int], sticky: bool, folder: Path) -> Iterator[int]:
+    """HAProxy on a free loopback port in front of ``replicas``; its port."""
+    binary, env = haproxy()
+    port = free_port()
+    config = folder / "haproxy.cfg"
+    config.write_text(haproxy_config(port, replicas, sticky))
+    proc = subprocess.Popen(
+        [str(binary), "-f", str(config), "-db"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    try:
+        wait_for_port(port, proc, "haproxy")
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
