@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from vfs_mcp.config import read_config
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
 from vfs_mcp_backends.local import host_path
 
@@ -104,28 +103,14 @@ class Config:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Config:
-        """Read a config file; raises ValueError naming what is wrong."""
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ValueError(f"cannot read config {path}: {exc}") from exc
-        mounts = []
-        for entry in data.get("mount", []):
-            if "root" not in entry:
-                raise ValueError(f"config {path}: every [[mount]] needs a root")
-            mounts.append(
-                MountSpec(
-                    root=str(entry["root"]),
-                    read_only=bool(entry.get("read_only", False)),
-                    options=dict(entry.get("options", {})),
-                    deny_hardlinked=bool(entry.get("deny_hardlinked", False)),
-                )
-            )
+        """Read a config file, checked against its schema; raises ValueError naming what is wrong."""
+        checked = read_config(path)
+        mounts = [
+            MountSpec(root=m.root, read_only=m.read_only, options=dict(m.options), deny_hardlinked=m.deny_hardlinked)
+            for m in checked.mount
+        ]
         return cls(
-            mounts=mounts,
-            read_only=bool(data.get("read_only", False)),
-            deny=[str(p) for p in data.get("deny", [])],
-            max_read_bytes=data.get("max_read_bytes"),
+            mounts=mounts, read_only=checked.read_only, deny=list(checked.deny), max_read_bytes=checked.max_read_bytes
         )
 
 
