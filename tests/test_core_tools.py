@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -1115,7 +1116,8 @@ async def test_change_directory_reports_previous_and_current_and_relative_paths_
         info = ok(await client.call_tool("get_file_info", {"path": "src/main.py"}))
         now = ok(await client.call_tool("get_working_directory", {}))
     assert ok(start)["current_dir"] == sandbox.root
-    assert Path(ok(start)["script_dir"]) == Path(vfs_mcp.__file__).resolve().parent
+    assert ok(start)["script_dir"] == f"vfs-mcp {metadata.version('vfs-mcp')}"
+    assert str(Path(vfs_mcp.__file__).resolve().parent) not in text(start)
     assert sandbox.root in text(start)
     assert first == {"previous_dir": sandbox.root, "current_dir": sandbox.path("proj")}
     assert second == {"previous_dir": sandbox.path("proj"), "current_dir": sandbox.path("proj/src")}

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CANARY, Sandbox
+from conftest import CANARY, Sandbox, make_sandbox
 from mcp.shared.exceptions import MCPError
 
 from vfs_mcp.resources import METRICS_URI, base_uri
@@ -88,3 +88,32 @@ async def test_the_audit_log_has_one_line_per_call_without_contents(sandbox: San
     assert lines[2]["paths"] == [f"{sandbox.mount.url}::s.txt", f"{sandbox.mount.url}::t.txt"]
     assert all(isinstance(line["ms"], float) for line in lines)
     assert "TOP SECRET" not in log.read_text()
+
+
+async def test_metrics_count_bytes_per_tool_head_file_included(sandbox: Sandbox) -> None:
+    sandbox.put("a.txt", "one\ntwo\nthree\n")
+    async with sandbox.client() as client:
+        await client.call_tool("read_file", {"path": sandbox.path("a.txt")})
+        await client.call_tool("head_file", {"path": sandbox.path("a.txt"), "lines": 1})
+        await client.call_tool("write_file", {"path": sandbox.path("b.txt"), "content": "xyz"})
+        metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    tools = metrics["tools"]
+    assert (tools["read_file"]["bytes_read"], tools["read_file"]["bytes_written"]) == (14, 0)
+    assert tools["head_file"]["bytes_read"] > 0
+    assert (tools["write_file"]["bytes_read"], tools["write_file"]["bytes_written"]) == (0, 3)
+    assert metrics["bytes_written"] == 3
+
+
+async def test_made_up_tool_names_count_as_one_entry_and_never_reach_the_audit_log(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    memory = make_sandbox("memory", tmp_path, request)
+    log = tmp_path / "audit.jsonl"
+    async with memory.client(audit_log=str(log)) as client:
+        for n in range(200):
+            await client.call_tool(f"made_up_{n}_" + "x" * 5000, {"path": "p" * 5000})
+        metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    assert list(metrics["tools"]) == ["(unknown tool)"]
+    assert metrics["tools"]["(unknown tool)"]["calls"] == 200
+    assert len(log.read_text()) < 200 * 200
+    assert "made_up" not in log.read_text()

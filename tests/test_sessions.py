@@ -3,6 +3,7 @@ never see each other's working directory, relative paths or ide buffers."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -98,3 +99,12 @@ def test_session_state_is_bounded_and_expires() -> None:
     first.used -= 120.0  # idle for two minutes
     sessions.state(Session())
     assert held[-1] not in sessions._states
+
+
+async def test_one_clients_metrics_never_show_another_clients_calls(folder: Path) -> None:
+    async with two_clients(folder, "legacy") as (a, b):
+        await a.call_tool("read_file", {"path": "x.txt"})
+        seen_by_b = json.loads((await b.read_resource("vfs://metrics")).contents[0].text)  # type: ignore[union-attr]
+        seen_by_a = json.loads((await a.read_resource("vfs://metrics")).contents[0].text)  # type: ignore[union-attr]
+    assert "read_file" not in seen_by_b["tools"] and seen_by_b["bytes_read"] == 0
+    assert seen_by_a["tools"]["read_file"]["calls"] == 1

@@ -18,11 +18,11 @@ import hashlib
 import mimetypes
 import posixpath
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from vfs_mcp.errors import (
     AccessDenied,
@@ -44,6 +44,49 @@ APPEND_RETRIES = 8
 """Tries of an append that meets concurrent writers on an object store (each reads again)."""
 _held: ContextVar[frozenset[tuple[int, str]]] = ContextVar("vfs_mcp_exclusive", default=frozenset())
 """The paths whose ``exclusive`` lock the current call holds."""
+
+
+@dataclass
+class Tally:
+    """Bytes one call read and wrote through the jail (``counting``)."""
+
+    read: int = 0
+    written: int = 0
+
+
+_tally: ContextVar[Tally | None] = ContextVar("vfs_mcp_tally", default=None)
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[Tally]:
+    """Count the bytes the calls made inside the block (and their worker threads) move."""
+    tally = Tally()
+    token = _tally.set(tally)
+    try:
+        yield tally
+    finally:
+        _tally.reset(token)
+
+
+class _Counted:
+    """A reader that counts what is read through it (everything else is the reader's own)."""
+
+    def __init__(self, handle: Any, count: Callable[[int], None]) -> None:
+        self._handle, self._count = handle, count
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self._handle.read(size)
+        self._count(len(data))
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        done = int(self._handle.readinto(buffer) or 0)
+        self._count(done)
+        return done
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
 
 Kind = Literal["file", "directory", "symlink", "other"]
 _KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
@@ -118,6 +161,18 @@ class JailedFS:
         """Per-client caches the operations keep (line indexes), keyed by their owner."""
         self.bytes_read = 0
         self.bytes_written = 0
+
+    def _read(self, size: int) -> None:
+        self.bytes_read += size
+        tally = _tally.get()
+        if tally is not None:
+            tally.read += size
+
+    def _wrote(self, size: int) -> None:
+        self.bytes_written += size
+        tally = _tally.get()
+        if tally is not None:
+            tally.written += size
 
     @property
     def mounts(self) -> list[Mount]:
@@ -248,7 +303,7 @@ class JailedFS:
         with self.guard(target):
             # s3fs: the 2nd positional argument is version_id, so always by keyword.
             data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
-            self.bytes_read += len(data)
+            self._read(len(data))
             return data
 
     @contextlib.contextmanager
@@ -258,7 +313,7 @@ class JailedFS:
             handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
         try:
             with self.guard(target):
-                yield handle
+                yield cast(BinaryIO, _Counted(handle, self._read))
         finally:
             handle.close()
 
@@ -266,7 +321,6 @@ class JailedFS:
         """A file's content in bounded pieces (``COPY_CHUNK``), however large it is."""
         with self.open_read(target) as handle:
             while chunk := handle.read(COPY_CHUNK):
-                self.bytes_read += len(chunk)
                 yield chunk
 
     def digest(self, target: Target) -> str:
@@ -405,7 +459,6 @@ class JailedFS:
                 raise Stale(f"{target.display} changed since it was read (sha256 differs); read it again")
         if existing is None:
             self._ensure_parent(target, create_dirs)
-        self.bytes_written += len(data)
         checked = create_only or append or expected_hash is not None or expected_version is not None
         if mount.capabilities.conditional_writes and checked and (existing is None or existing.token):
             content = self.cat(target) + data if append and existing is not None else data
@@ -429,6 +482,7 @@ class JailedFS:
             try:
                 token = existing.token if existing is not None else None
                 mount.backend.put_if(target.fs_path, content, if_match=token, create_only=existing is None)
+                self._wrote(len(content))
             except PreconditionFailed:
                 if existing is None:
                     raise AlreadyExists(f"{target.display} was created by someone else meanwhile") from None
@@ -459,6 +513,7 @@ class JailedFS:
             if isinstance(content, bytes):
                 ensure_wanted()
                 mount.fs.pipe_file(target.fs_path, content, **options)  # one put; local disks stage it
+                self._wrote(len(content))
             else:
                 # _open, not open: fsspec's open files a staged file in a transaction list it never empties.
                 self._commit(target, mount.fs._open(target.fs_path, "wb", autocommit=False, **options), content)
@@ -468,6 +523,7 @@ class JailedFS:
         try:
             for chunk in chunks:
                 handle.write(chunk)
+                self._wrote(len(chunk))
             handle.close()
             self.before_commit(target)
             handle.commit()

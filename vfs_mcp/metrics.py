@@ -1,9 +1,11 @@
 """Per-tool metrics (seed 002's per-operation metrics) and the optional audit log.
 
 Metrics: calls, errors by code, latency percentiles over the most recent calls, and the
-bytes read and written through the jail. Audit log: one JSON line per call with the tool,
-the paths it named (mount-relative where they resolve), the outcome code and the duration
-— never file contents, never tokens.
+bytes each tool read and wrote through the jail. A client sees its own session's calls
+only (``vfs_mcp.sessions``; over stdio, the server's). Calls to names that are not tools
+count under one ``UNKNOWN_TOOL`` entry, so made-up names cannot grow the table. Audit log:
+one JSON line per call with the tool, the paths it named (mount-relative where they
+resolve), the outcome code and the duration — never file contents, never tokens.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ from typing import Any
 
 from mcp_types import CallToolResult
 
+from vfs_mcp import sessions
 from vfs_mcp.errors import VfsError
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.filesystem import JailedFS, Tally
 from vfs_mcp.tooling import error_of
 
 LATENCY_WINDOW = 1000
 PATH_ARGUMENTS = ("path", "paths", "source", "destination", "file1", "file2", "uri", "root", "from", "to")
+
+
+UNKNOWN_TOOL = "(unknown tool)"
 
 
 @dataclass
@@ -31,6 +37,17 @@ class ToolStats:
     calls: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     latencies: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
+    bytes_read: int = 0
+    bytes_written: int = 0
+
+    def add(self, code: str, seconds: float, tally: Tally | None) -> None:
+        self.calls += 1
+        self.latencies.append(seconds)
+        if code != "OK":
+            self.errors[code] += 1
+        if tally is not None:
+            self.bytes_read += tally.read
+            self.bytes_written += tally.written
 
     def summary(self) -> dict[str, Any]:
         ordered = sorted(self.latencies)
@@ -42,6 +59,8 @@ class ToolStats:
             "calls": self.calls,
             "errors": dict(self.errors),
             "latency_ms": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": pct(1.0)},
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
         }
 
 
@@ -63,19 +82,19 @@ class Metrics:
         self.lock = threading.Lock()
         self.audit = Path(audit_log) if audit_log else None
 
-    def record(self, tool: str, arguments: dict[str, Any], result: Any, seconds: float) -> None:
+    def record(
+        self, tool: str, arguments: dict[str, Any], result: Any, seconds: float, tally: Tally | None = None
+    ) -> None:
+        """Count one call of ``tool`` (``UNKNOWN_TOOL`` for a name the server does not have)."""
         code = outcome(result)
         with self.lock:
-            stats = self.tools.setdefault(tool, ToolStats())
-            stats.calls += 1
-            stats.latencies.append(seconds)
-            if code != "OK":
-                stats.errors[code] += 1
+            for table in self._tables():
+                table.setdefault(tool, ToolStats()).add(code, seconds, tally)
         if self.audit is not None:
             line = {
                 "ts": round(time.time(), 3),
                 "tool": tool,
-                "paths": self._paths(arguments),
+                "paths": self._paths(arguments) if tool != UNKNOWN_TOOL else [],
                 "outcome": code,
                 "ms": round(seconds * 1000, 3),
             }
@@ -98,12 +117,22 @@ class Metrics:
             return f"<{err.code}>"  # never echo a refused path: it may name the host
         return f"{target.mount.url}::{target.rel}"
 
+    def _tables(self) -> list[dict[str, ToolStats]]:
+        """The server's table, and the calling session's when there is one."""
+        state = sessions.current.get()
+        if state is None:
+            return [self.tools]
+        session: dict[str, ToolStats] = state.kept.setdefault("metrics", {})
+        return [self.tools, session]
+
     def snapshot(self) -> dict[str, Any]:
+        """The calling session's figures (the server's outside sessions, as over stdio)."""
         with self.lock:
-            tools = {name: stats.summary() for name, stats in sorted(self.tools.items())}
+            table = self._tables()[-1]
+            tools = {name: stats.summary() for name, stats in sorted(table.items())}
         return {
             "uptime_s": round(time.time() - self.started, 3),
-            "bytes_read": self.vfs.bytes_read,
-            "bytes_written": self.vfs.bytes_written,
+            "bytes_read": sum(stats["bytes_read"] for stats in tools.values()),
+            "bytes_written": sum(stats["bytes_written"] for stats in tools.values()),
             "tools": tools,
         }

@@ -46,9 +46,9 @@ from pydantic import AnyUrl, ValidationError
 
 from vfs_mcp import profiles, replies, resources, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.filesystem import JailedFS, counting
 from vfs_mcp.jail import Jail, Target
-from vfs_mcp.metrics import Metrics
+from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
@@ -188,7 +188,7 @@ class VfsServer(MCPServer):
         token = _request_logs.set(logs)
         result: CallToolResult | InputRequiredResult
         try:
-            with anyio.fail_after(limit):
+            with anyio.fail_after(limit), self._session_of(context), counting() as tally:
                 result = await self._settled_call(name, arguments, context)
         except TimeoutError:
             result = failed(
@@ -201,7 +201,9 @@ class VfsServer(MCPServer):
         if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
             result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
         if self.metrics is not None:
-            self.metrics.record(name, arguments, result, time.perf_counter() - started)
+            known = name if self._tool_manager.get_tool(name) is not None else UNKNOWN_TOOL
+            with self._session_of(context):
+                self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
         if logs is not None and request is not None:
             await _send_logs(request, logs.records)
         return result
@@ -214,15 +216,14 @@ class VfsServer(MCPServer):
             return asking
         if self.client_roots is not None and self.client_roots.denied:
             return failed(AccessDenied(self.client_roots.denied))
-        request = _request(context)
-        connection = watch.connection_state(request)[1] if request is not None else None
-        with self._session_of(connection):
-            return await self._call(name, arguments, context)
+        return await self._call(name, arguments, context)
 
-    def _session_of(self, connection: Any) -> AbstractContextManager[SessionState | None]:
-        """Whose state a call sees (``vfs_mcp.sessions``): its MCP session's, in the eras
+    def _session_of(self, context: Context[Any, Any] | None) -> AbstractContextManager[SessionState | None]:
+        """Whose state a request sees (``vfs_mcp.sessions``): its MCP session's, in the eras
         with sessions; the server's own on a one-client transport (stdio, in-process); a
         fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
+        request = _request(context)
+        connection = watch.connection_state(request)[1] if request is not None else None
         sessions = self.sessions if self.sessions is not None else Sessions()
         if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return sessions.serving(connection)
@@ -294,7 +295,8 @@ class VfsServer(MCPServer):
             return asking
         if self.client_roots is not None and self.client_roots.denied and str(uri) != resources.METRICS_URI:
             raise ResourceError(str(AccessDenied(self.client_roots.denied)))
-        return await super().read_resource(uri, context)
+        with self._session_of(context):
+            return await super().read_resource(uri, context)
 
     # -- roots ------------------------------------------------------------------------
 

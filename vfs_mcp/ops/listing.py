@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from datetime import UTC, datetime
+from importlib import metadata
 
 from pydantic import BaseModel, Field
 
@@ -158,9 +158,17 @@ def change_directory(vfs: JailedFS, path: str) -> ChangeDirectoryResult:
 
 class WorkingDirectoryResult(BaseModel):
     current_dir: str
-    script_dir: str = Field(description="Where the vfs-mcp package lives")
+    script_dir: str = Field(description="The server itself: its package and version (never a host path)")
 
 
 def get_working_directory(vfs: JailedFS) -> WorkingDirectoryResult:
-    script_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return WorkingDirectoryResult(current_dir=vfs.jail.cwd.display, script_dir=script_dir)
+    # Seed 004 asks where the server's script lives; a host path outside every mount would
+    # tell a client about the machine, so the answer is the package that runs.
+    return WorkingDirectoryResult(current_dir=vfs.jail.cwd.display, script_dir=f"vfs-mcp {package_version()}")
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("vfs-mcp")
+    except metadata.PackageNotFoundError:
+        return "unknown"
