@@ -111,6 +111,10 @@ SLOW_MODULES = {
     "test_http",
     "test_client",
     "test_inspector",
+    "test_many_writers",
+    "test_replicas",
+    "test_terminal",
+    "test_config",
 }
 """Modules that start server processes or run property searches: left out of the quick tier."""
 

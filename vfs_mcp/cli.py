@@ -17,6 +17,7 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from vfs_mcp.http import load_token
 from vfs_mcp.mounts import Config, Mount, MountSpec, merge_specs, open_mount, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
-from vfs_mcp.server import build_server
+from vfs_mcp.server import VfsServer, build_server
 from vfs_mcp.settings import Settings
 
 EPILOG = """subcommands (as the first argument):
@@ -191,10 +192,39 @@ def serve(argv: Sequence[str]) -> int:
     except (OSError, ValueError) as exc:
         print(f"vfs-mcp: {exc}", file=sys.stderr)
         return 2
+    served = (
+        ", ".join(mount.url for mount in server.vfs.mounts) if isinstance(server, VfsServer) and server.vfs else "?"
+    )
     if args.transport == "http":
+        guard = "a bearer token is required" if token else "no token (loopback only)"
+        print(
+            f"vfs-mcp: serving {served} at http://{args.host}:{args.port}/mcp; {guard}; Ctrl-C stops", file=sys.stderr
+        )
         serve_http(app, args.host, args.port)
-    else:
-        server.run("stdio")
+        return 0
+    if sys.stdin.isatty():
+        print(
+            f"vfs-mcp: serving {served} to an MCP client on stdin/stdout: a client starts this command itself "
+            "(add it to the client's MCP servers, see README); Ctrl-C stops",
+            file=sys.stderr,
+        )
+    return run_until_stopped(lambda: server.run("stdio"))
+
+
+def run_until_stopped(run: Callable[[], None]) -> int:
+    """Run a stdio server; Ctrl-C or SIGTERM end it at once and quietly (exit 0), without
+    waiting for the thread that blocks on reading stdin, and without a traceback."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        run()
+    except KeyboardInterrupt:
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(0)  # the stdin reader thread would otherwise keep the process alive
     return 0
 
 
