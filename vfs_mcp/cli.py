@@ -26,7 +26,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.http import load_token
-from vfs_mcp.mounts import Config, Mount, MountSpec, merge_specs, open_mount, open_mounts
+from vfs_mcp.mounts import Config, Mount, MountSpec, check_mounts, merge_specs, open_mount, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.server import VfsServer, build_server
@@ -148,6 +148,7 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
     operator = bool(roots or (config and config.mounts))
     specs = merge_specs(roots if operator else ["."], config)
     mounts = open_mounts(specs, read_only=args.read_only or bool(config and config.read_only))
+    check_mounts(mounts)
     for mount in mounts:
         mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
     sweep_in_background(mounts)

@@ -172,8 +172,41 @@ def translate(exc: BaseException, display: str) -> VfsError:
     for foreign, kind, reason in _BY_TYPE:
         if isinstance(exc, foreign):
             return kind(f"{display} {reason}")
+    storage = storage_problem(exc)
+    if storage is not None:
+        log.warning("storage unreachable on %s", display, exc_info=exc)
+        kind = AccessDenied if "credentials" in storage else Internal
+        return kind(f"{display}: {storage}")
     log.error("unmapped error on %s", display, exc_info=exc)
     return Internal(f"{display}: unexpected storage error ({type(exc).__name__}); the detail is in the server log")
+
+
+_STORAGE_PROBLEMS = {
+    # botocore's names (matched by name: no botocore import for servers without S3)
+    "NoCredentialsError": "no credentials for the store; set them (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...) and restart",
+    "PartialCredentialsError": "incomplete credentials for the store; give both key and secret",
+    "CredentialRetrievalError": "the store's credentials could not be fetched; check the credential source",
+    "EndpointConnectionError": "the store's endpoint cannot be reached; check endpoint_url and the network",
+    "ConnectTimeoutError": "the store's endpoint did not answer; check endpoint_url and the network",
+    "ClientConnectorError": "the store's endpoint cannot be reached; check endpoint_url and the network",
+    "ServerTimeoutError": "the store did not answer in time; try again",
+    "DefaultCredentialsError": "no Google credentials; set GOOGLE_APPLICATION_CREDENTIALS or run gcloud auth",
+    "ClientAuthenticationError": "the store refused the credentials; check the account key or token",
+}
+
+
+def storage_problem(exc: BaseException) -> str | None:
+    """What is wrong with a store's credentials or connection, in words with a next step
+    (None when ``exc`` and its causes are something else)."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return None
+        for klass in type(seen).__mro__:
+            if klass.__name__ in _STORAGE_PROBLEMS:
+                return _STORAGE_PROBLEMS[klass.__name__]
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _client_error_code(exc: BaseException) -> str | None:

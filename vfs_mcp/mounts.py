@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
 from vfs_mcp.config import read_config
+from vfs_mcp.errors import storage_problem
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
 from vfs_mcp_backends.local import host_path
 
@@ -80,6 +83,11 @@ def open_mount(spec: MountSpec, read_only: bool = False) -> Mount:
         backend = create_mount(spec.root, spec.options)
     except (OSError, ValueError, RuntimeError) as exc:
         raise ValueError(f"cannot mount {spec.root}: {exc}") from exc
+    except TypeError as exc:  # an fsspec plug-in missing a required option
+        raise ValueError(
+            f"cannot mount {spec.root}: its filesystem needs options the URL does not give ({exc}); "
+            "give them as options of a [[mount]] in a --config file"
+        ) from exc
     url = _display_root(spec.root)
     real = backend.host_path(backend.root) or backend.root
     return Mount(
@@ -122,6 +130,32 @@ def merge_specs(roots: Iterable[str], config: Config | None) -> list[MountSpec]:
         specs.append(configured.pop(_display_root(root), MountSpec(root=root)))
     specs.extend(configured.values())
     return specs
+
+
+CHECK_SECONDS = 10.0
+"""How long a mount's root may take to list at start before the server refuses to start."""
+
+
+def check_mounts(mounts: Sequence[Mount], seconds: float = CHECK_SECONDS) -> None:
+    """List every mount's root once, all at once, bounded in time; ValueError naming the first
+    mount that fails and why (no credentials, endpoint unreachable, bucket missing, ...)."""
+    pool = ThreadPoolExecutor(max_workers=max(1, len(mounts)), thread_name_prefix="vfs-mcp-check")
+    futures = [(mount, pool.submit(mount.fs.ls, mount.backend.root, detail=False)) for mount in mounts]
+    try:
+        for mount, future in futures:
+            try:
+                future.result(timeout=seconds)
+            except FuturesTimeout:
+                raise ValueError(f"cannot mount {mount.url}: its store did not answer within {seconds:g} s") from None
+            except Exception as exc:
+                problem = storage_problem(exc)
+                if problem is None and isinstance(exc, FileNotFoundError):
+                    problem = "its root does not exist (a missing bucket or container?)"
+                if problem is None and isinstance(exc, PermissionError):
+                    problem = "access to its root is denied"
+                raise ValueError(f"cannot mount {mount.url}: {problem or type(exc).__name__}") from exc
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def open_mounts(specs: Sequence[MountSpec], read_only: bool = False) -> list[Mount]:
