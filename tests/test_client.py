@@ -268,7 +268,10 @@ async def test_transient_connection_failures_are_retried_with_backoff() -> None:
 
 async def test_retries_run_out() -> None:
     flaky = Flaky(read_only("read_file"), connect_failures=10)
-    with pytest.raises(client.TransportFailure, match=r"refused \(after 3 tries\)"):
+    with pytest.raises(
+        client.TransportFailure,
+        match=r"cannot connect to http://127.0.0.1:1/mcp: connection refused .* \(after 3 tries\)",
+    ):
         await flaky.call(retries=2)
     assert flaky.sleeps == [0.5, 1.0]
 

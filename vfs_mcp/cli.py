@@ -28,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from vfs_mcp.http import load_token
 from vfs_mcp.mounts import Config, Mount, MountSpec, check_mounts, merge_specs, open_mount, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.server import VfsServer, build_server
 from vfs_mcp.settings import Settings
@@ -41,7 +42,11 @@ run `vfs-mcp SUBCOMMAND --help` for their options"""
 
 def add_server_options(p: argparse.ArgumentParser) -> None:
     """The options that shape a server, shared by serving and ``xml``."""
-    p.add_argument("--profile", default="default", help="tool sets to list, comma-separated (default: default)")
+    p.add_argument(
+        "--profile",
+        default="default",
+        help=f"tool sets to list, comma-separated: {', '.join(PROFILES)} (default: default)",
+    )
     p.add_argument("--tools", type=parse_tool_list, default=(), metavar="LIST", help=TOOLS_HELP)
     p.add_argument(
         "--tool-names",
@@ -74,7 +79,22 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="check subscribed files on S3 and other backends without change events every S seconds (default 5)",
     )
-    p.add_argument("--log-level", default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"), help="stderr log level")
+    p.add_argument(
+        "--log-level",
+        type=log_level,
+        default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"),
+        help=f"stderr log level: {', '.join(LOG_LEVELS)} (default WARNING)",
+    )
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def log_level(value: str) -> str:
+    """A log level name, in any case; argparse's error lists the valid ones."""
+    if value.upper() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"unknown log level {value!r}; choose one of {', '.join(LOG_LEVELS)}")
+    return value.upper()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -363,8 +383,12 @@ def tools_main(argv: Sequence[str]) -> int:
 
     from vfs_mcp import client
 
-    p = argparse.ArgumentParser(prog="vfs-mcp tools", description="List the tools a profile offers, one line each.")
-    p.add_argument("--profile", default="default", help="tool sets, comma-separated (default: default)")
+    p = argparse.ArgumentParser(
+        prog="vfs-mcp tools",
+        description="List the tools a profile offers, one line each; with NAMEs, each one's arguments.",
+    )
+    p.add_argument("names", nargs="*", metavar="NAME", help="tools to show in full: arguments, types, defaults")
+    p.add_argument("--profile", default="default", help=f"tool sets, comma-separated: {', '.join(PROFILES)}")
     p.add_argument("--tool-names", choices=["safe", "seed"], default="safe", help="name style, as for serving")
     p.add_argument("--plain", action="store_true", help="no colour, even on a terminal")
     args = p.parse_args(argv)
@@ -379,7 +403,16 @@ def tools_main(argv: Sequence[str]) -> int:
         print(f"vfs-mcp tools: {exc}", file=sys.stderr)
         return 2
     tools = anyio.run(client.list_tools, server)
-    sys.stdout.write(client.render_tools(tools, client.Style(client.use_color(args.plain))))
+    style = client.Style(client.use_color(args.plain))
+    if not args.names:
+        sys.stdout.write(client.render_tools(tools, style))
+        return 0
+    by_name = {tool.name: tool for tool in tools}
+    unknown = [name for name in args.names if name not in by_name]
+    if unknown:
+        print(f"vfs-mcp tools: no tool named {', '.join(unknown)}; `vfs-mcp tools` lists them", file=sys.stderr)
+        return 2
+    sys.stdout.write("\n".join(client.render_tool(by_name[name], style) for name in args.names))
     return 0
 
 

@@ -191,13 +191,19 @@ def transient(exc: BaseException, over_http: bool) -> bool:
     return False
 
 
-def describe_failure(exc: BaseException) -> str:
+def describe_failure(exc: BaseException, target: Target | None = None) -> str:
     """One line for a transport failure (the innermost cause, not a task-group wrapper)."""
     leaf = _leaves(exc)[0]
     if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
         return "the server closed the connection (its own message, if any, is above)"
     if isinstance(leaf, FileNotFoundError):
         return f"cannot start the server: {leaf.filename or leaf} not found"
+    if isinstance(target, str):
+        status = getattr(getattr(leaf, "response", None), "status_code", None)
+        if status == 401 or "401" in str(leaf):
+            return f"{target} answered 401 Unauthorized: give the server's token with --auth-token-file FILE"
+        if type(leaf).__name__ in ("ConnectError", "ConnectionRefusedError"):
+            return f"cannot connect to {target}: connection refused (is the server running, on that port?)"
     return str(leaf) or type(leaf).__name__
 
 
@@ -263,7 +269,7 @@ async def call_tool(
             retry = transient(exc, over_http) and (sent is None or _may_repeat(sent))
             if not retry or attempt >= retries:
                 tries = f" (after {attempt + 1} tries)" if attempt else ""
-                raise TransportFailure(f"{describe_failure(exc)}{tries}") from exc
+                raise TransportFailure(f"{describe_failure(exc, target)}{tries}") from exc
         await sleep(BACKOFF_SECONDS * 2**attempt)
         attempt += 1
 
@@ -355,6 +361,30 @@ def one_line(tool: Tool) -> str:
 def render_tools(tools: Sequence[Tool], style: Style) -> str:
     width = max((len(t.name) for t in tools), default=0)
     return "".join(f"{style.bold(t.name.ljust(width))}  {one_line(t)}\n" for t in tools)
+
+
+def render_tool(tool: Tool, style: Style) -> str:
+    """One tool in full: its description, then each argument with its type, default and use."""
+    schema = tool.input_schema or {}
+    required = set(schema.get("required") or [])
+    lines = [style.bold(tool.name), "  " + " ".join((tool.description or "").split())]
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = _type_of(spec)
+        default = "required" if name in required else f"default {json.dumps(spec.get('default'))}"
+        about = " ".join(str(spec.get("description", "")).split())
+        lines.append(f"  {style.bold(name)} ({kind}, {default})" + (f": {about}" if about else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _type_of(spec: Mapping[str, Any]) -> str:
+    if "enum" in spec:
+        return " | ".join(json.dumps(v) for v in spec["enum"])
+    if "anyOf" in spec:
+        return " | ".join(_type_of(s) for s in spec["anyOf"])
+    kind = spec.get("type", "any")
+    if kind == "array":
+        return f"list of {_type_of(spec.get('items') or {})}"
+    return str(kind)
 
 
 def use_color(plain: bool) -> bool:

@@ -83,7 +83,7 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v for k, v in scope.get("headers", [])}
         origin = headers.get("origin", b"").decode("latin-1")
         if origin and not origin_allowed(origin, self.origins):
-            await _reply(send, 403, {"error": "origin not allowed"})
+            await _reply(send, 403, "403 Forbidden: origin not allowed (--allowed-origin adds one)")
             return
         if self.expected is not None:
             given = headers.get("authorization", b"")
@@ -91,16 +91,17 @@ class Guard:
                 await _reply(
                     send,
                     401,
-                    {"error": "missing or invalid bearer token"},
+                    "401 Unauthorized: missing or invalid bearer token; send the server's token "
+                    "(vfs-mcp call: --auth-token-file FILE)",
                     [(b"www-authenticate", b'Bearer realm="vfs-mcp"')],
                 )
                 return
         await self.app(scope, receive, send)
 
 
-async def _reply(
-    send: Send, status: int, body: dict[str, str], headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
+async def _reply(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """A refusal as a JSON-RPC error, which MCP clients show as it is (a bare status they cannot)."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
     payload = json.dumps(body).encode()
     await send(
         {
