@@ -19,7 +19,7 @@ def test_tools_name_shows_one_tools_arguments_with_types_and_defaults(capsys: py
     shown = capsys.readouterr().out
     assert shown.startswith("read_file_lines\n")
     assert "  path (string, required)" in shown
-    assert "  encoding (string, default \"utf-8\")" in shown
+    assert '  encoding (string, default "utf-8")' in shown
 
 
 def test_tools_with_an_unknown_name_says_how_to_list_them(capsys: pytest.CaptureFixture[str]) -> None:
