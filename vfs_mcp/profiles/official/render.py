@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import mimetypes
+import os
 import posixpath
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -248,13 +249,22 @@ def _by_name(entry: Entry) -> tuple[str, str]:
     return entry.name.casefold(), entry.name.swapcase()
 
 
+def _sort_size(vfs: JailedFS, entry: Entry) -> int:
+    """The size the reference sorts by: a file's, or a directory's own (its inode's size,
+    4096 on most Linux file systems, where a store has host paths; 0 elsewhere)."""
+    if entry.type != "directory":
+        return entry.size
+    real = vfs.host_path(entry.target)
+    return os.stat(real).st_size if real else 0
+
+
 def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name", limit: int = MAX_LISTED) -> Reply:
     """Entries with padded names and file sizes, sorted by name or largest first, then totals."""
     if sort_by not in ("name", "size"):
         raise InvalidArgument("sortBy must be 'name' or 'size'")
     entries = sorted(vfs.ls(vfs.resolve(path)), key=_by_name)
     if sort_by == "size":
-        entries.sort(key=lambda e: e.size, reverse=True)
+        entries.sort(key=lambda e: _sort_size(vfs, e), reverse=True)
     lines = [
         f"{_tag(e)} {shown(e.name).ljust(30)} {'' if e.type == 'directory' else format_size(e.size).rjust(10)}"
         for e in entries[:limit]
