@@ -115,6 +115,9 @@ SLOW_MODULES = {
     "test_replicas",
     "test_terminal",
     "test_config",
+    "test_wire",
+    "test_mount_checks",
+    "test_cli_help",
 }
 """Modules that start server processes or run property searches: left out of the quick tier."""
 

@@ -9,12 +9,22 @@ parser refused because it holds a lone surrogate escape.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, jsonrpc_message_adapter
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    JSONRPCError,
+    TextContent,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from vfs_mcp.tooling import META_CUT, META_RESULT, compact_json, encodable, encodable_value
@@ -38,16 +48,71 @@ async def encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: Call
     return encodable_value(result)  # type: ignore[no-any-return]
 
 
-def lenient(error: ValidationError) -> SessionMessage | Exception:
-    """The message of a line pydantic's JSON parser refused, parsed by ``json`` instead (which
-    takes a lone surrogate escape: on a local disk it names the undecodable byte, as listings
-    show it); ``error`` if that fails too. Replies are made encodable on the way out."""
-    line = next((e.get("input") for e in error.errors() if e.get("type") == "json_invalid"), None)
+MAX_REQUEST_DEPTH = 200
+"""Nesting deeper than this in a request line is refused (no tool takes arguments that deep)."""
+_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,30})')
+
+
+def reread(error: ValidationError) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """A request line the SDK's parser refused: (the message to serve, read again by ``json``,
+    which takes a lone surrogate escape, as a client names a file whose name is not valid
+    UTF-8), or (None, the JSON-RPC error to answer with): a batch, a line nested too deeply,
+    a number too long, or JSON that is not JSON. Never silence: a request with an id (found
+    in the raw line where the line cannot be parsed) gets its error."""
+    problems = error.errors()
+    raw = problems[0].get("input") if problems else None
+    said = problems[0].get("msg") if problems else "unreadable"
+    if isinstance(raw, list):
+        return None, _refusal(
+            None, INVALID_REQUEST, "batches are not part of this protocol version; send one request per line"
+        )
+    if not isinstance(raw, str | bytes):
+        request_id = raw.get("id") if isinstance(raw, dict) else None
+        return None, _refusal(request_id, INVALID_REQUEST, f"not a JSON-RPC message: {encodable(str(said))}")
+    line = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    request_id = _raw_id(line)
+    if _depth(line) > MAX_REQUEST_DEPTH:
+        return None, _refusal(request_id, INVALID_REQUEST, f"request nested more than {MAX_REQUEST_DEPTH} levels deep")
     try:
-        data = json.loads(line) if isinstance(line, str | bytes) else None
-        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False))
-    except (ValueError, ValidationError):
-        return error
+        data = json.loads(line)
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), None
+    except (ValueError, RecursionError, ValidationError) as exc:
+        reason = "a number in it is too long" if "digits" in str(exc) or "out of range" in str(exc) else "invalid JSON"
+        return None, _refusal(request_id, PARSE_ERROR, f"cannot read the request: {reason}")
+
+
+def _depth(line: bytes) -> int:
+    """How deeply brackets nest in ``line``, strings aside (linear, no parse)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in line:
+        if in_string:
+            escaped = not escaped and byte == 0x5C
+            in_string = escaped or byte != 0x22
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def _raw_id(line: bytes) -> str | int | None:
+    match = _ID.search(line[:4096])
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str | int) else None
+
+
+def _refusal(request_id: Any, code: int, message: str) -> SessionMessage:
+    error = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
+    return SessionMessage(error)
 
 
 def _json_size(value: Any) -> int:

@@ -272,14 +272,23 @@ class VfsServer(MCPServer):
     async def run_stdio_async(self) -> None:
         """stdio, where a request whose JSON holds a lone surrogate escape (``"\\udcc3"``, as a
         client names a file whose name is not valid UTF-8) is still answered: the SDK's parser
-        refuses such a line and would leave the request unanswered; it is read leniently."""
+        refuses such a line and would leave the request unanswered; it is read leniently. A line
+        that cannot be served (a batch, too deep, a number too long, not JSON) is answered with
+        a JSON-RPC error (``replies.reread``)."""
         async with stdio_server() as (read_stream, write_stream):
             relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
             async def relay() -> None:
                 async with relay_in:
                     async for item in read_stream:
-                        await relay_in.send(replies.lenient(item) if isinstance(item, ValidationError) else item)
+                        if not isinstance(item, ValidationError):
+                            await relay_in.send(item)
+                            continue
+                        message, refusal = replies.reread(item)
+                        if message is not None:
+                            await relay_in.send(message)
+                        if refusal is not None:
+                            await write_stream.send(refusal)
 
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(relay)

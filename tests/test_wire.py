@@ -1,0 +1,98 @@
+"""Every request line gets an answer, over stdio and HTTP: nesting 100,000 deep, a number of
+100,000 digits, a batch, broken JSON and lone surrogates each get a JSON-RPC error (or a
+tool error), never silence, and the server answers the next request."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from processes import vfs_mcp_http
+
+pytestmark = pytest.mark.slow
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+HOSTILE = {
+    "deep": b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":'
+    + b"[" * 100_000
+    + b"]" * 100_000
+    + b"}}}",
+    "long number": b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":'
+    + b'{"path":"x","max_bytes":'
+    + b"9" * 100_000
+    + b"}}}",
+    "batch": b'[{"jsonrpc":"2.0","id":3,"method":"tools/list"},{"jsonrpc":"2.0","id":4,"method":"tools/list"}]',
+    "broken": b'{"jsonrpc":"2.0","id":5,',
+    "surrogate in a tool name": b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_\\udc80"}}',
+    "surrogate in a key": b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file",'
+    + b'"arguments":{"pa\\udc80th":"x"}}}',
+}
+ALIVE = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"list_allowed_directories","arguments":{}}}'
+
+
+@pytest.fixture(scope="module")
+def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[bytes]]:
+    folder = tmp_path_factory.mktemp("wire")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vfs_mcp", str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    with proc:
+        exchange(proc, json.dumps(INITIALIZE).encode())
+        assert proc.stdin is not None
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        yield proc
+        proc.kill()
+
+
+def exchange(proc: subprocess.Popen[bytes], line: bytes, seconds: float = 20.0) -> dict[str, object]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + b"\n")
+    proc.stdin.flush()
+    ready, _, _ = select.select([proc.stdout], [], [], seconds)
+    assert ready, f"no answer within {seconds:g} s"
+    answer: dict[str, object] = json.loads(proc.stdout.readline())
+    return answer
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_hostile_line_over_stdio_gets_an_answer_and_the_server_goes_on(
+    stdio_server: subprocess.Popen[bytes], case: str
+) -> None:
+    answer = exchange(stdio_server, HOSTILE[case])
+    assert "error" in answer or answer.get("result", {}).get("isError") is True, answer  # type: ignore[union-attr]
+    assert exchange(stdio_server, ALIVE).get("id") == 99
+
+
+def test_the_ids_of_refused_lines_come_back_where_they_can_be_read(stdio_server: subprocess.Popen[bytes]) -> None:
+    assert exchange(stdio_server, HOSTILE["deep"])["id"] == 1
+    assert exchange(stdio_server, HOSTILE["long number"])["id"] == 2
+    assert exchange(stdio_server, HOSTILE["broken"])["id"] == 5
+
+
+def test_hostile_requests_over_http_get_an_answer_and_the_server_goes_on(tmp_path: Path) -> None:
+    with vfs_mcp_http(str(tmp_path), {}) as port, httpx2.Client(timeout=30) as http:
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        started = http.post(url, content=json.dumps(INITIALIZE), headers=headers)
+        headers |= {"mcp-session-id": started.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        http.post(url, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers=headers)
+        for case, line in HOSTILE.items():
+            answer = http.post(url, content=line, headers=headers)
+            assert answer.status_code in (200, 400), (case, answer.status_code)
+            assert "error" in answer.text or '"isError":true' in answer.text, (case, answer.text[:200])
+        alive = http.post(url, content=ALIVE, headers=headers)
+    assert alive.status_code == 200 and '"id":99' in alive.text
