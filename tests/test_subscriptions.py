@@ -20,6 +20,7 @@ from mcp_types import ResourceUpdatedNotification
 
 from vfs_mcp.resources import base_uri
 from vfs_mcp.server import VfsServer
+from vfs_mcp.watch import MAX_SUBSCRIPTIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -165,3 +166,17 @@ async def test_the_server_advertises_subscriptions(local_sandbox: Sandbox, mode:
     async with Client(local_sandbox.server(), mode=mode) as client:
         resources = client.server_capabilities.resources
     assert resources is not None and resources.subscribe
+
+
+async def test_one_client_may_watch_at_most_a_bounded_number_of_resources_legacy(local_sandbox: Sandbox) -> None:
+    box = local_sandbox
+    for n in range(MAX_SUBSCRIPTIONS + 1):
+        box.put(f"f{n}.txt", "x")
+    async with Client(server_of(box), mode="legacy") as client:
+        with pytest.warns(MCPDeprecationWarning):
+            for n in range(MAX_SUBSCRIPTIONS):
+                await client.subscribe_resource(uri(box, f"f{n}.txt"))
+            with pytest.raises(MCPError, match=f"already watches {MAX_SUBSCRIPTIONS} resources"):
+                await client.subscribe_resource(uri(box, f"f{MAX_SUBSCRIPTIONS}.txt"))
+            await client.unsubscribe_resource(uri(box, "f0.txt"))
+            await client.subscribe_resource(uri(box, f"f{MAX_SUBSCRIPTIONS}.txt"))

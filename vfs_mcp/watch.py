@@ -239,6 +239,9 @@ async def watching(vfs: JailedFS, allow: Allow, poll_interval: float) -> AsyncIt
 # -- the protocol -------------------------------------------------------------------------
 
 _SUBSCRIPTIONS = "vfs_mcp.subscriptions"
+MAX_SUBSCRIPTIONS = 256
+"""Resources one client may watch at once: each is a watch (a poll on object stores), so a
+client must not be able to make the idle server work without bound."""
 
 
 def connection_state(ctx: ServerRequestContext[Any, Any]) -> tuple[dict[str, Any], Any]:
@@ -272,6 +275,12 @@ def serve(
         uri = str(params.uri)
         if uri in subscriptions:
             return EmptyResult()
+        if len(subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"cannot subscribe to {uri}: this client already watches {MAX_SUBSCRIPTIONS} resources, "
+                "the most one client may; unsubscribe from some first",
+            )
         session = ctx.session
 
         async def tell(changed: str) -> None:
@@ -303,7 +312,13 @@ def serve(
         except MCPError as err:  # the URIs below are then refused one by one, saying why
             log.info("subscriptions before the client's roots: %s", err)
         removers: list[Callable[[], None]] = []
-        for uri in params.notifications.resource_subscriptions or ():
+        wanted = list(params.notifications.resource_subscriptions or ())
+        if len(wanted) > MAX_SUBSCRIPTIONS:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"{len(wanted)} resources in one listen; one client may watch at most {MAX_SUBSCRIPTIONS}",
+            )
+        for uri in wanted:
             try:
                 removers.append(watches.add(uri, publish))
             except VfsError as err:
