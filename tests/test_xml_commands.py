@@ -305,3 +305,29 @@ def test_cli_with_no_block_exits_1(
     captured = capsys.readouterr()
     assert ET.fromstring(captured.out).tag == "results"
     assert "no commands found" in captured.err
+
+
+def test_thousands_of_unclosed_blocks_are_refused_in_one_pass() -> None:
+    """Each used to be parsed to the end of the input: 8,000 of them ran past 30 s."""
+    text = "<mcp:filesystem>" * 8000
+    started = time.monotonic()
+    found = list(blocks(text))
+    assert len(found) == 8000 and all(isinstance(b, Exception) for b in found)
+    assert time.monotonic() - started < 10  # a bound that proves "does not hang", not a benchmark
+
+
+def test_a_block_nested_in_a_block_is_refused_but_the_blocks_after_it_run() -> None:
+    text = "<mcp:filesystem><x><mcp:filesystem><read path='a'/></mcp:filesystem></x></mcp:filesystem>"
+    text += "<mcp:filesystem><read path='b'/></mcp:filesystem>"
+    found = list(blocks(text))
+    assert isinstance(found[0], Exception) and "nest too deep" in str(found[0])
+    assert not isinstance(found[-1], Exception) and found[-1][0].get("path") == "b"
+
+
+async def test_a_huge_attribute_is_refused_and_never_echoed_whole(folder: Path) -> None:
+    huge = "a" * 200_000
+    results = await run(folder, f'<mcp:filesystem><read path="{huge}"/></mcp:filesystem>')
+    assert [(r.status, r.code) for r in results] == [(400, "INVALID_ARGUMENT")]
+    assert "over the 65,536-character limit" in results[0].message
+    shown = to_xml(results[0])
+    assert len(shown) < 1000 and "more characters]" in shown

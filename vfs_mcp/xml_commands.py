@@ -58,6 +58,15 @@ SEED_DEFAULTS = {"write": {"create_dirs": "true"}, "grep": {"case_sensitive": "f
 _OPEN = "<mcp:filesystem"
 _CLOSE = "</mcp:filesystem>"
 _CHUNK = 64 * 1024
+MAX_BLOCK_CHARS = 16 * 1024 * 1024
+"""Largest block read: a bigger one is refused before it is parsed (its content would be a
+write of more than that anyway; use write_file through a client for big files)."""
+MAX_ATTRIBUTE_CHARS = 64 * 1024
+"""Largest attribute value (a path, a pattern) a command takes; text content may be longer."""
+MAX_DEPTH = 4
+"""The wrapper, the block, a command, and one level more (refused with its command's own message)."""
+MAX_ECHO = 200
+"""Characters of a caller's value a result repeats (a refused value is never echoed whole)."""
 _WRAPPER = b'<vfs-mcp xmlns:mcp="urn:vfs-mcp">'
 _TEXT_ENTITIES = {"\r": "&#13;"}  # a bare CR would read back as LF
 # Characters XML 1.0 cannot carry at all (control characters, U+FFFE/U+FFFF): shown as U+FFFD.
@@ -102,6 +111,8 @@ class _Builder(TreeBuilder):
 
     def start(self, tag: str, attrs: dict[str, str]) -> Element:
         self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise BlockError("elements nest too deep: a block holds commands, and a command takes no elements")
         self.bare = self.depth == 2
         return super().start(tag, attrs)
 
@@ -141,8 +152,10 @@ def parse_block(text: str, start: int) -> tuple[Element, int]:
     """Parse the block starting at ``text[start]``; return it and where it ends.
 
     The text is fed in chunks and the parse stops when the block closes, so the prose and
-    blocks after it are not read here. Raises BlockError (with line and column) when the
-    block is not well-formed or never closes.
+    blocks after it are not read here; it stops too at an element nested deeper than a
+    command's, and past ``MAX_BLOCK_CHARS``, so no input makes the blocks cost more than
+    a pass over it. Raises BlockError (with line and column) when the block is not
+    well-formed, never closes, nests too deep or is too large.
     """
     builder = _Builder()
     parser = DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True, forbid_external=True)
@@ -151,6 +164,8 @@ def parse_block(text: str, start: int) -> tuple[Element, int]:
     try:
         parser.feed(_WRAPPER)
         for i in range(start, len(text), _CHUNK):
+            if i - start >= MAX_BLOCK_CHARS:
+                raise BlockError(f"the block is not closed within {MAX_BLOCK_CHARS:,} characters, the limit")
             chunk = text[i : i + _CHUNK].encode("utf-8", "surrogatepass")
             fed += chunk
             parser.feed(chunk)
@@ -170,13 +185,16 @@ def parse_block(text: str, start: int) -> tuple[Element, int]:
 def blocks(text: str) -> Iterator[Element | BlockError]:
     """Every ``<mcp:filesystem>`` block in ``text``, parsed, in order (a BlockError for a bad one)."""
     pos = 0
+    close = -1  # the first closing tag at or after the current block, found once (linear overall)
     while (start := _find_open(text, pos)) >= 0:
         try:
             element, pos = parse_block(text, start)
         except BlockError as exc:
             yield exc
             # Go on after this block's closing tag, unless another block opens first.
-            close = text.find(_CLOSE, start)
+            if close != -2 and close < start:
+                found = text.find(_CLOSE, start)
+                close = found if found >= 0 else -2  # -2: there is none after here
             following = _find_open(text, start + 1)
             ends = [i for i in (close + len(_CLOSE) if close >= 0 else -1, following) if i >= 0]
             pos = min(ends, default=len(text))
@@ -261,6 +279,18 @@ class XmlRunner:
         command = _local(element.tag)
         attributes = {_local(k): v for k, v in element.attrib.items()}
         path = attributes.get("path")
+        too_long = [k for k, v in attributes.items() if len(v) > MAX_ATTRIBUTE_CHARS]
+        if too_long:
+            return CommandResult(
+                block,
+                command,
+                400,
+                f"attribute {too_long[0]} is {len(attributes[too_long[0]]):,} characters, over the "
+                f"{MAX_ATTRIBUTE_CHARS:,}-character limit",
+                None,
+                "INVALID_ARGUMENT",
+                _shortened(path),
+            )
 
         def refused(message: str, tool: str | None = None) -> CommandResult:
             return CommandResult(block, command, 400, message, tool, "INVALID_ARGUMENT", path)
@@ -293,6 +323,13 @@ class XmlRunner:
         return _result(block, command, name, path, result)
 
 
+def _shortened(value: str | None) -> str | None:
+    """A caller's value as a result may repeat it: cut, saying how much was left out."""
+    if value is None or len(value) <= MAX_ECHO:
+        return value
+    return f"{value[:MAX_ECHO]}...[{len(value) - MAX_ECHO:,} more characters]"
+
+
 def _clean(text: str) -> str:
     return text.translate(_NOT_XML).encode("utf-8", "replace").decode("utf-8")
 
@@ -303,7 +340,7 @@ def to_xml(result: CommandResult) -> str:
         "block": result.block,
         "command": result.command,
         "tool": result.tool,
-        "path": result.path,
+        "path": _shortened(result.path),
         "status": result.status,
         "success": "true" if result.success else "false",
         "code": result.code,
