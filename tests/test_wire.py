@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from processes import vfs_mcp_http
 
 pytestmark = pytest.mark.slow
@@ -96,3 +98,30 @@ def test_hostile_requests_over_http_get_an_answer_and_the_server_goes_on(tmp_pat
             assert "error" in answer.text or '"isError":true' in answer.text, (case, answer.text[:200])
         alive = http.post(url, content=ALIVE, headers=headers)
     assert alive.status_code == 200 and '"id":99' in alive.text
+
+
+ODD_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+TOOLS = ["read_file", "grep_files", "search_files", "directory_tree", "edit_file", "write_file", "list_directory"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tool=st.sampled_from(TOOLS),
+    arguments=st.dictionaries(st.sampled_from(["path", "pattern", "edits", "content", "x"]), ODD_JSON, max_size=3),
+)
+def test_odd_arguments_to_any_tool_over_stdio_always_get_an_answer(
+    stdio_server: subprocess.Popen[bytes], tool: str, arguments: dict[str, object]
+) -> None:
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    )
+    answer = exchange(stdio_server, line.encode())
+    assert answer.get("id") == 42 and ("result" in answer or "error" in answer)
