@@ -118,6 +118,7 @@ SLOW_MODULES = {
     "test_wire",
     "test_mount_checks",
     "test_cli_help",
+    "test_memory_bounds",
 }
 """Modules that start server processes or run property searches: left out of the quick tier."""
 

@@ -1,0 +1,97 @@
+"""Memory in proportion to the reply, not to the request: the calls that once grew the server
+by gigabytes, through the real CLI over stdio, each leave its peak RSS under 300 MB."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PEAK_MB = 300
+BIG = 10 * 1024 * 1024
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+class Server:
+    def __init__(self, folder: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vfs_mcp", str(folder)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+        self.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], 120)
+        assert ready, f"{method} did not answer"
+        answer: dict[str, object] = json.loads(self.proc.stdout.readline())
+        return answer
+
+    def call(self, tool: str, **arguments: object) -> dict[str, object]:
+        return self.request("tools/call", {"name": tool, "arguments": arguments})
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    box = Server(tmp_path)
+    with box.proc:
+        yield box, tmp_path
+        box.proc.kill()
+
+
+def test_reading_one_big_file_forty_times_stays_small(server: tuple[Server, Path]) -> None:
+    box, folder = server
+    (folder / "big.txt").write_bytes(b"x" * 80 + b"\n" * (BIG // 81))
+    answer = box.call("read_multiple_files", paths=["big.txt"] * 40)
+    assert len(json.dumps(answer)) < 40 * BIG // 4
+    assert peak_rss_mb(box.proc.pid) < PEAK_MB
+
+
+def test_grep_with_wide_context_and_a_huge_result_limit_stays_small(server: tuple[Server, Path]) -> None:
+    box, folder = server
+    (folder / "m.txt").write_text("m line\n" * 600_000)
+    answer = box.call("grep_files", path=".", pattern="m", context_lines=100, max_results=100000)
+    assert len(json.dumps(answer)) < 5 * 1024 * 1024
+    assert peak_rss_mb(box.proc.pid) < PEAK_MB
+
+
+def test_a_pinned_write_over_a_gigabyte_file_hashes_it_in_pieces(server: tuple[Server, Path]) -> None:
+    box, folder = server
+    with open(folder / "huge.bin", "wb") as handle:
+        handle.truncate(1024 * 1024 * 1024)  # sparse: a gigabyte of zeros that costs no disk
+    digest = hashlib.sha256()
+    with open(folder / "huge.bin", "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    answer = box.call("write_file", path="huge.bin", content="small now", expected_hash=digest.hexdigest())
+    assert answer["result"]["isError"] is False, answer  # type: ignore[index]
+    assert (folder / "huge.bin").read_text() == "small now"
+    assert peak_rss_mb(box.proc.pid) < PEAK_MB
