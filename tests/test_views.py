@@ -87,6 +87,10 @@ CALLS: dict[str, dict[str, tuple[dict[str, Any], list[str]]]] = {
         "copy_file": ({"source": "notes.txt", "destination": "copied.txt"}, ["copied.txt"]),
         "delete_path": ({"path": "notes.txt"}, ["notes.txt"]),
         "edit_file": ({"path": "notes.txt", "edits": [{"oldText": "alpha", "newText": "ALPHA"}]}, ["+ALPHA"]),
+        "apply_patch": (
+            {"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-alpha\n+PATCHED\n"},
+            ["+PATCHED", "updated"],
+        ),
         "edit_file_at_line": (
             {"path": "notes.txt", "line_edits": [{"line_number": 1, "action": "replace", "content": "FIRST"}]},
             ["+FIRST"],
@@ -153,6 +157,7 @@ FAILURES: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
         "copy_file": ({"source": "notes.txt", "destination": "dup1.txt"}, "ALREADY_EXISTS"),
         "delete_path": ({"path": "src"}, "ALREADY_EXISTS"),
         "edit_file": ({"path": "notes.txt", "edits": [{"oldText": "zzz", "newText": "y"}]}, "CONFLICT"),
+        "apply_patch": ({"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-zzz\n+y\n"}, "CONFLICT"),
         "edit_file_at_line": (
             {"path": "notes.txt", "line_edits": [{"line_number": 99, "action": "delete"}]},
             "INVALID_ARGUMENT",

@@ -101,7 +101,8 @@ def _first_problem(exc: ValidationError) -> str:
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     key = ".".join(str(p) for p in loc if isinstance(p, str))
     hint = f" (write {key} = [{shown}])" if error["type"] == "list_type" and isinstance(error.get("input"), str) else ""
-    return f"{key} = {shown}: {error['msg']}{where}{hint}"
+    said = str(error["msg"]).removeprefix("Value error, ")
+    return f"{key} = {shown}: {said}{where}{hint}"
 
 
 def _where(loc: list[Any]) -> str:

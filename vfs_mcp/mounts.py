@@ -156,6 +156,8 @@ def check_mounts(mounts: Sequence[Mount], seconds: float = CHECK_SECONDS) -> Non
                 raise ValueError(f"cannot mount {mount.url}: {problem or type(exc).__name__}") from exc
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+    for mount in mounts:
+        mount.backend.invalidate()  # a listing cached now would hide files written later (adlfs)
 
 
 def open_mounts(specs: Sequence[MountSpec], read_only: bool = False) -> list[Mount]:

@@ -11,6 +11,7 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import compare, edit
 from vfs_mcp.ops import lines as line_ops
+from vfs_mcp.ops import patch as patching
 from vfs_mcp.ops.names import plural
 from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg
 from vfs_mcp.settings import Settings
@@ -86,6 +87,16 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         return report(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
 
 
+def patch_text(result: patching.PatchResult) -> str:
+    """One line per file, then the diff, then whether it was written."""
+    rows = [
+        f"{f.action} {f.path}" + (f" -> {f.moved_to}" if f.moved_to else "") + f" (+{f.added} -{f.removed})"
+        for f in result.files
+    ]
+    outcome = "[dry run: nothing written]" if result.dry_run else f"[applied to {plural(len(result.files), 'file')}]"
+    return "\n".join([*rows, "", result.diff.rstrip("\n"), outcome]) if result.diff else "\n".join([*rows, outcome])
+
+
 def edit_text(result: edit.EditResult) -> str:
     """The diff, how each edit that did not match exactly was found, and whether it was written."""
     notes = [
@@ -149,6 +160,20 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
             vfs, path, edits, encoding, dry_run, options, expected_hash, max_bytes=settings.max_edit_bytes
         )
         return answer(edit_text(result), data=result)
+
+    @server.tool(
+        title="Apply patch",
+        annotations=hints("Apply patch", read_only=False, destructive=True),
+        description=(
+            "Apply a multi-file patch, all files or none: a unified diff (git diff) or *** Begin Patch format "
+            "(Update/Add/Delete File, Move to). Hunks are found by their lines, not line numbers. path: base "
+            "for relative names. Returns per-file counts and the diff."
+        ),
+    )
+    @catching
+    def apply_patch(patch: str, path: str | None = None, dry_run: bool = False) -> CallToolResult:
+        result = patching.apply_patch(vfs, patch, path, dry_run, max_bytes=settings.max_edit_bytes)
+        return answer(patch_text(result), data=result)
 
     @server.tool(
         title="Edit lines",
