@@ -91,6 +91,7 @@ CALLS: dict[str, dict[str, tuple[dict[str, Any], list[str]]]] = {
             {"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-alpha\n+PATCHED\n"},
             ["+PATCHED", "updated"],
         ),
+        "undo": ({}, ["undid write_file", "notes.txt"]),
         "edit_file_at_line": (
             {"path": "notes.txt", "line_edits": [{"line_number": 1, "action": "replace", "content": "FIRST"}]},
             ["+FIRST"],
@@ -158,6 +159,7 @@ FAILURES: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
         "delete_path": ({"path": "src"}, "ALREADY_EXISTS"),
         "edit_file": ({"path": "notes.txt", "edits": [{"oldText": "zzz", "newText": "y"}]}, "CONFLICT"),
         "apply_patch": ({"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-zzz\n+y\n"}, "CONFLICT"),
+        "undo": ({"path": "src/app.py"}, "NOT_FOUND"),
         "edit_file_at_line": (
             {"path": "notes.txt", "line_edits": [{"line_number": 99, "action": "delete"}]},
             "INVALID_ARGUMENT",
@@ -216,6 +218,10 @@ def _filled(value: Any, root: Path) -> Any:
     return value
 
 
+BEFORE = {"undo": ("write_file", {"path": "notes.txt", "content": "changed"})}
+"""A call a tool needs made first in the same session (undo takes back a change)."""
+
+
 async def call(tmp_path: Path, profile: str, tool: str, arguments: dict[str, Any]) -> tuple[CallToolResult, Path]:
     """``tool`` called on a fresh copy of the tree, from an in-process client; its structured
     content checked against its output schema, as a TypeScript-SDK client checks it."""
@@ -225,6 +231,8 @@ async def call(tmp_path: Path, profile: str, tool: str, arguments: dict[str, Any
     server = build_server(open_mounts([MountSpec(str(root))]), Settings(profiles=(profile,)))
     async with Client(server) as client:
         schema = next(t.output_schema for t in (await client.list_tools()).tools if t.name == tool)
+        if tool in BEFORE:
+            await client.call_tool(*BEFORE[tool])
         result = await client.call_tool(tool, _filled(arguments, root))
     if schema is not None and not result.is_error:
         jsonschema.validate(result.structured_content, schema)

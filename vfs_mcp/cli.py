@@ -80,6 +80,13 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         help="check subscribed files on S3 and other backends without change events every S seconds (default 5)",
     )
     p.add_argument(
+        "--undo-limit",
+        type=int,
+        default=100,
+        metavar="N",
+        help="changes each session can undo (default 100; before-images of at most 64 MiB in all)",
+    )
+    p.add_argument(
         "--log-level",
         type=log_level,
         default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"),
@@ -147,6 +154,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         call_timeout=args.call_timeout if args.call_timeout and args.call_timeout > 0 else None,
         audit_log=args.audit_log,
         poll_interval=args.poll_interval,
+        undo_limit=args.undo_limit,
     )
 
 

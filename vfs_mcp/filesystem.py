@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, BinaryIO, Literal, cast
 
+from vfs_mcp import journal
 from vfs_mcp.errors import (
     AccessDenied,
     AlreadyExists,
@@ -389,6 +390,29 @@ class JailedFS:
 
     # -- writing ----------------------------------------------------------------------
 
+    def remember(self, target: Target) -> None:
+        """Keep ``target``'s before-image for undo when the running call is being recorded
+        (``vfs_mcp.journal``): a folder's files one by one, a file's bytes and mode, or absence."""
+        if not journal.is_recording():
+            return
+        try:
+            entry = self.info(target, follow=False)
+        except (NotFound, NotADirectory):
+            entry = None
+        if entry is not None and entry.type == "directory":
+            for inner in self.find(target):
+                if inner.type == "file":
+                    self.remember(inner.target)
+            return
+
+        def read() -> tuple[bytes | None, int | None]:
+            if entry is None or entry.type != "file":
+                return None, None
+            return self.cat(target), entry.mode
+
+        size = entry.size if entry is not None and entry.type == "file" else 0
+        journal.remember((target.mount.url, target.rel), target.display, size, read)
+
     def write(
         self,
         target: Target,
@@ -448,6 +472,7 @@ class JailedFS:
         create_only: bool,
     ) -> bool:
         mount = target.mount
+        self.remember(target)
         existing = self._existing_file(target)
         if create_only and existing is not None:
             raise AlreadyExists(f"{target.display} already exists")
@@ -477,6 +502,7 @@ class JailedFS:
         is still ``existing`` (by its token), or with ``existing=None`` if it is still absent;
         else CONFLICT (``Stale``) or ALREADY_EXISTS."""
         mount = target.mount
+        self.remember(target)
         with self.guard(target):
             ensure_wanted()
             try:
@@ -504,6 +530,7 @@ class JailedFS:
         ``permissions``: the mode, where the store has modes (default: the old file's).
         """
         mount = target.mount
+        self.remember(target)
         options: dict[str, Any] = {}
         if mount.capabilities.symlinks:
             options["follow"] = follow
@@ -608,6 +635,7 @@ class JailedFS:
             raise AccessDenied(f"{target.display} is a mount root and cannot be deleted")
         entry = self.info(target, follow=False)
         mount = target.mount
+        self.remember(target)
         with self.guard(target):
             if entry.type == "directory" and not recursive and self._raw_children(target):
                 raise AlreadyExists(f"{target.display} is a directory that is not empty; pass recursive=true")
@@ -628,6 +656,14 @@ class JailedFS:
         target.mount.backend.invalidate(target.fs_path)
         base = target.fs_path.rstrip("/")
         return [n for n in target.mount.fs.ls(target.fs_path, detail=False) if str(n).rstrip("/") != base]
+
+    def state_after(self, target: Target) -> str | None:
+        """What undo compares: the sha256 of the file at ``target``, ``journal.DIRECTORY``, or None (absent)."""
+        try:
+            entry = self.info(target, follow=False)
+        except (NotFound, NotADirectory):
+            return None
+        return journal.DIRECTORY if entry.type == "directory" else self.digest(target)
 
     # -- moving and copying (vfs_mcp.transfers) ----------------------------------------
 

@@ -48,6 +48,8 @@ from vfs_mcp import profiles, replies, resources, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS, counting
 from vfs_mcp.jail import Jail, Target
+from vfs_mcp.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
+from vfs_mcp.journal import Change, FileState, Journal, recording, session_journal
 from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import toolset
@@ -188,8 +190,11 @@ class VfsServer(MCPServer):
         token = _request_logs.set(logs)
         result: CallToolResult | InputRequiredResult
         try:
-            with anyio.fail_after(limit), self._session_of(context), counting() as tally:
-                result = await self._settled_call(name, arguments, context)
+            with anyio.fail_after(limit), self._session_of(context):
+                with counting() as tally, recording(UNDO_BYTES) as record:
+                    result = await self._settled_call(name, arguments, context)
+                if record.files and isinstance(result, CallToolResult) and not result.is_error and name != "undo":
+                    await self._journal(name, list(record.files.values()))
         except TimeoutError:
             result = failed(
                 Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
@@ -207,6 +212,30 @@ class VfsServer(MCPServer):
         if logs is not None and request is not None:
             await _send_logs(request, logs.records)
         return result
+
+    async def _journal(self, name: str, files: list[FileState]) -> None:
+        """Keep a successful call's change in its session's journal, with each file's state after it."""
+        vfs, settings = self.vfs, self.vfs_settings
+        if vfs is None or settings is None:
+            return
+
+        def states() -> bool:
+            try:
+                for state in files:
+                    mount = next((m for m in vfs.mounts if m.url == state.key[0]), None)
+                    state.after = vfs.state_after(Target(mount, state.key[1])) if mount is not None else None
+            except Exception:  # a file that cannot be read back now: not undoable, the call stands
+                log.info("%s: its change cannot be journalled for undo", name, exc_info=True)
+                return False
+            return True
+
+        if not await anyio.to_thread.run_sync(states):
+            return
+        journal = session_journal(
+            lambda: Journal(settings.undo_limit, UNDO_BYTES),
+            lambda: vfs.caches.setdefault("undo", Journal(settings.undo_limit, UNDO_BYTES)),
+        )
+        journal.add(Change(name, files))
 
     async def _settled_call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None

@@ -23,6 +23,8 @@ class Settings:
     """Only these tools (names, or sets such as ``read-only``; see ``profiles.toolset``); all when empty."""
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES
+    undo_limit: int = 100
+    """Changes each session's undo journal keeps (the oldest go first)."""
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     deny: tuple[str, ...] = field(default_factory=tuple)
     tool_names: ToolNames = "safe"

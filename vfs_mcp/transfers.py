@@ -82,6 +82,8 @@ def _move_checked(vfs: JailedFS, source: Target, dest: Target, entry: Entry, ove
     mount = source.mount
     if mount is dest.mount and mount.capabilities.atomic_rename:
         try:
+            vfs.remember(source)
+            vfs.remember(dest)
             with vfs.guard(source):
                 vfs.before_commit(dest)
                 mount.fs.mv(source.fs_path, dest.fs_path)
@@ -168,6 +170,7 @@ def _copy_file(
         return entry.size
     if mount is dest.mount and mount.capabilities.native_copy:
         # Same store: it copies by itself (server-side on S3), no bytes through us.
+        vfs.remember(dest)
         with vfs.guard(source):
             vfs.before_commit(dest)
             mount.fs.cp_file(source.fs_path, dest.fs_path)

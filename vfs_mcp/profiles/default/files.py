@@ -8,8 +8,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from vfs_mcp import journal
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.journal import Journal
 from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops import undo as undo_ops
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
 from vfs_mcp.settings import Settings
@@ -154,6 +157,30 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 
 def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     """Tools that change files."""
+
+    def session_journal() -> Journal:
+        return journal.session_journal(
+            lambda: Journal(settings.undo_limit, journal.DEFAULT_UNDO_BYTES),
+            lambda: vfs.caches.setdefault("undo", Journal(settings.undo_limit, journal.DEFAULT_UNDO_BYTES)),
+        )
+
+    @server.tool(
+        title="Undo",
+        annotations=hints("Undo", read_only=False, destructive=True),
+        description=(
+            "Take back this session's newest change (to path, if given): a write, edit, patch (whole), move, copy "
+            "or delete; only if its files are still as it left them, else CONFLICT. dry_run shows what it would do."
+        ),
+    )
+    @catching
+    def undo(path: str | None = None, dry_run: bool = False) -> CallToolResult:
+        result = undo_ops.undo(vfs, session_journal(), path, dry_run)
+        lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
+        head = f"{'would undo' if dry_run else 'undid'} {result.tool}"
+        tail = f"{plural(result.remaining, 'change')} left to undo" + (
+            f"; {result.dropped} older ones were dropped (--undo-limit)" if result.dropped else ""
+        )
+        return answer("\n".join([head, *lines, tail]), data=result)
 
     @server.tool(
         title="Write file",
