@@ -11,13 +11,11 @@ journal says how many went. It lives in the server, never inside a mount.
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 DEFAULT_UNDO_CHANGES = 100
 DEFAULT_UNDO_BYTES = 64 * 1024 * 1024
@@ -52,18 +50,22 @@ class Recording:
 
     limit: int
     files: dict[tuple[str, str], FileState] = field(default_factory=dict)
-    too_big: bool = False
+    unrecordable: bool = False
     """Set when some before-image could not be kept (too large, unreadable): the call is not undoable."""
 
     def wants(self, key: tuple[str, str]) -> bool:
-        return key not in self.files and not self.too_big
+        return key not in self.files and not self.unrecordable
 
     def keep(self, state: FileState) -> None:
         if sum(len(f.before or b"") for f in self.files.values()) + len(state.before or b"") > self.limit:
-            self.too_big = True  # a change larger than the journal cannot be undone: keep none of it
-            self.files.clear()
+            self.give_up()  # a change larger than the journal cannot be undone
             return
         self.files[state.key] = state
+
+    def give_up(self) -> None:
+        """This call's change will not be undoable: keep none of it."""
+        self.unrecordable = True
+        self.files.clear()
 
 
 _recording: ContextVar[Recording | None] = ContextVar("vfs_mcp_recording", default=None)
@@ -94,20 +96,15 @@ def remember(
     if record is None or not record.wants(key):
         return
     if size > record.limit:
-        record.too_big = True
-        record.files.clear()
+        record.give_up()
         return
     try:
         before, mode = read()
     except Exception:  # unreadable (swapped for a FIFO, gone): the call goes on, not undoable
-        record.too_big = True
+        record.unrecordable = True
         record.files.clear()
         return
     record.keep(FileState(key, display, before, mode))
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class Journal:
@@ -133,9 +130,6 @@ class Journal:
 
     def remove(self, change: Change) -> None:
         self.changes.remove(change)
-
-    def describe(self) -> list[dict[str, Any]]:
-        return [{"tool": c.tool, "files": [f.display for f in c.files]} for c in reversed(self.changes)]
 
 
 DIRECTORY = "(a folder)"
