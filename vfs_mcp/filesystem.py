@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import mimetypes
 import posixpath
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, cast
 
 from vfs_mcp import journal
+from vfs_mcp.entries import KINDS, Kind, timestamp
+from vfs_mcp.entries import Entry as Entry
+from vfs_mcp.entries import Found as Found
+from vfs_mcp.entries import sha256 as sha256
+from vfs_mcp.entries import tree_order as tree_order
 from vfs_mcp.errors import (
     AccessDenied,
     AlreadyExists,
@@ -38,6 +40,7 @@ from vfs_mcp.errors import (
 )
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount
+from vfs_mcp.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, PreconditionFailed, ensure_wanted
 from vfs_mcp_backends import commit_scope as commit_scope  # re-exported: the tooling layer runs calls in it
 
@@ -45,112 +48,6 @@ APPEND_RETRIES = 8
 """Tries of an append that meets concurrent writers on an object store (each reads again)."""
 _held: ContextVar[frozenset[tuple[int, str]]] = ContextVar("vfs_mcp_exclusive", default=frozenset())
 """The paths whose ``exclusive`` lock the current call holds."""
-
-
-@dataclass
-class Tally:
-    """Bytes one call read and wrote through the jail (``counting``)."""
-
-    read: int = 0
-    written: int = 0
-
-
-_tally: ContextVar[Tally | None] = ContextVar("vfs_mcp_tally", default=None)
-
-
-@contextlib.contextmanager
-def counting() -> Iterator[Tally]:
-    """Count the bytes the calls made inside the block (and their worker threads) move."""
-    tally = Tally()
-    token = _tally.set(tally)
-    try:
-        yield tally
-    finally:
-        _tally.reset(token)
-
-
-class _Counted:
-    """A reader that counts what is read through it (everything else is the reader's own)."""
-
-    def __init__(self, handle: Any, count: Callable[[int], None]) -> None:
-        self._handle, self._count = handle, count
-
-    def read(self, size: int = -1) -> bytes:
-        data: bytes = self._handle.read(size)
-        self._count(len(data))
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        done = int(self._handle.readinto(buffer) or 0)
-        self._count(done)
-        return done
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._handle, name)
-
-
-Kind = Literal["file", "directory", "symlink", "other"]
-_KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
-
-
-@dataclass
-class Entry:
-    """Metadata of one path, the same fields on every backend (None where it has none)."""
-
-    target: Target
-    type: Kind
-    size: int
-    modified: float | None = None
-    created: float | None = None
-    accessed: float | None = None
-    mode: int | None = None
-    is_symlink: bool = False
-    links: int | None = None
-    etag: str | None = None
-    storage_class: str | None = None
-    token: str | None = None
-    """What a conditional write compares (``BackendMount.version_token``), on stores with ETags."""
-
-    @property
-    def path(self) -> str:
-        return self.target.display
-
-    @property
-    def name(self) -> str:
-        return self.target.name
-
-    @property
-    def mime_type(self) -> str | None:
-        if self.type != "file":
-            return None
-        return mimetypes.guess_type(self.target.rel)[0] or "application/octet-stream"
-
-
-class Found(list[Entry]):
-    """The entries of a walk, and the folders it could not read: skipped (their contents are
-    missing from the walk), to be reported, never fatal.
-    """
-
-    def __init__(self, entries: Iterable[Entry] = (), skipped: Iterable[Entry] = ()) -> None:
-        super().__init__(entries)
-        self.skipped = list(skipped)
-
-
-def _timestamp(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.timestamp()
-    return float(value)
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def tree_order(entry: Entry) -> str:
-    """Sort key for depth-first name order ("/" sorts before every character a name holds)."""
-    return entry.target.rel.replace("/", "\x00")
 
 
 class JailedFS:
@@ -165,15 +62,11 @@ class JailedFS:
 
     def _read(self, size: int) -> None:
         self.bytes_read += size
-        tally = _tally.get()
-        if tally is not None:
-            tally.read += size
+        count_read(size)
 
     def _wrote(self, size: int) -> None:
         self.bytes_written += size
-        tally = _tally.get()
-        if tally is not None:
-            tally.written += size
+        count_written(size)
 
     @property
     def mounts(self) -> list[Mount]:
@@ -252,16 +145,16 @@ class JailedFS:
             return self._entry(target, raw)
 
     def _entry(self, target: Target, raw: dict[str, Any]) -> Entry:
-        kind: Kind = _KINDS.get(str(raw.get("type")), "file")
+        kind: Kind = KINDS.get(str(raw.get("type")), "file")
         etag = raw.get("ETag") or raw.get("etag")
         mode = raw.get("mode")
         return Entry(
             target=target,
             type=kind,
             size=int(raw.get("size") or 0) if kind == "file" else 0,
-            modified=_timestamp(raw.get("LastModified") or raw.get("mtime")),
-            created=_timestamp(raw.get("created")),
-            accessed=_timestamp(raw.get("atime")),
+            modified=timestamp(raw.get("LastModified") or raw.get("mtime")),
+            created=timestamp(raw.get("created")),
+            accessed=timestamp(raw.get("atime")),
             mode=stat.S_IMODE(mode) if isinstance(mode, int) else None,
             is_symlink=bool(raw.get("islink", kind == "symlink")),
             links=raw.get("nlink"),
@@ -314,7 +207,7 @@ class JailedFS:
             handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
         try:
             with self.guard(target):
-                yield cast(BinaryIO, _Counted(handle, self._read))
+                yield cast(BinaryIO, Counted(handle, self._read))
         finally:
             handle.close()
 

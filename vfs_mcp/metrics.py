@@ -22,7 +22,8 @@ from mcp_types import CallToolResult
 
 from vfs_mcp import sessions
 from vfs_mcp.errors import VfsError
-from vfs_mcp.filesystem import JailedFS, Tally
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.tally import Tally
 from vfs_mcp.tooling import error_of
 
 LATENCY_WINDOW = 1000

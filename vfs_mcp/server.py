@@ -46,7 +46,7 @@ from pydantic import AnyUrl, ValidationError
 
 from vfs_mcp import profiles, replies, resources, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
-from vfs_mcp.filesystem import JailedFS, counting
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
 from vfs_mcp.journal import Change, FileState, Journal, recording, session_journal
@@ -56,6 +56,7 @@ from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.sessions import Sessions, SessionState, serving
 from vfs_mcp.settings import Settings
+from vfs_mcp.tally import counting
 from vfs_mcp.tooling import encodable, failed, log
 
 INSTRUCTIONS = (

@@ -1,0 +1,75 @@
+"""What the jailed filesystem says about a path: an ``Entry``, the same fields on every store."""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from vfs_mcp.jail import Target
+
+Kind = Literal["file", "directory", "symlink", "other"]
+KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
+
+
+@dataclass
+class Entry:
+    """Metadata of one path, the same fields on every backend (None where it has none)."""
+
+    target: Target
+    type: Kind
+    size: int
+    modified: float | None = None
+    created: float | None = None
+    accessed: float | None = None
+    mode: int | None = None
+    is_symlink: bool = False
+    links: int | None = None
+    etag: str | None = None
+    storage_class: str | None = None
+    token: str | None = None
+    """What a conditional write compares (``BackendMount.version_token``), on stores with ETags."""
+
+    @property
+    def path(self) -> str:
+        return self.target.display
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def mime_type(self) -> str | None:
+        if self.type != "file":
+            return None
+        return mimetypes.guess_type(self.target.rel)[0] or "application/octet-stream"
+
+
+class Found(list[Entry]):
+    """The entries of a walk, and the folders it could not read: skipped (their contents are
+    missing from the walk), to be reported, never fatal.
+    """
+
+    def __init__(self, entries: Iterable[Entry] = (), skipped: Iterable[Entry] = ()) -> None:
+        super().__init__(entries)
+        self.skipped = list(skipped)
+
+
+def timestamp(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    return float(value)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def tree_order(entry: Entry) -> str:
+    """Sort key for depth-first name order ("/" sorts before every character a name holds)."""
+    return entry.target.rel.replace("/", "\x00")
