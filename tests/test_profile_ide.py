@@ -24,7 +24,7 @@ from mcp_types import CallToolResult
 from vfs_mcp import build_server
 from vfs_mcp.errors import BinaryContent, TooLarge
 from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.ops import buffers
+from vfs_mcp.ops import buffers, codings
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import data_of, error_of
 
@@ -445,16 +445,16 @@ async def test_open_takes_an_encoding_instead_of_detecting_and_binary_files_are_
     ],
 )
 def test_detect_names_the_encoding_of_short_texts(text: str, encoding: str, expected: str) -> None:
-    coding = buffers.detect(text.encode(encoding), "x")
+    coding = codings.detect(text.encode(encoding), "x")
     assert coding.name == expected
     assert coding.decode(text.encode(encoding), "x") == text
 
 
 def test_detect_on_a_prefix_tolerates_a_character_cut_at_the_end() -> None:
     data = "aé".encode()[:-1]
-    assert buffers.detect(data, "x", complete=False).name == "utf-8"
+    assert codings.detect(data, "x", complete=False).name == "utf-8"
     with pytest.raises(BinaryContent):
-        buffers.detect(b"\x00" + data, "x")
+        codings.detect(b"\x00" + data, "x")
 
 
 # -- changes made on disk behind an open buffer ----------------------------------------
