@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 DEFAULT_UNDO_CHANGES = 100
 DEFAULT_UNDO_BYTES = 64 * 1024 * 1024
@@ -136,8 +137,13 @@ DIRECTORY = "(a folder)"
 """The ``after`` of a path the call left as a folder (a folder moved or copied there)."""
 
 
-def session_journal(make: Callable[[], Journal], default: Callable[[], Journal]) -> Journal:
-    """The calling session's journal (``default()`` outside sessions)."""
+def session_journal(caches: dict[str, Any], limit: int) -> Journal:
+    """The calling session's journal of at most ``limit`` changes (outside sessions, the one
+    kept in ``caches``, the server's)."""
     from vfs_mcp.sessions import state_of
 
-    return state_of("undo-journal", make, default)
+    def server_wide() -> Journal:
+        kept: Journal = caches.setdefault("undo", Journal(limit))
+        return kept
+
+    return state_of("undo-journal", lambda: Journal(limit), server_wide)

@@ -49,7 +49,7 @@ from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
-from vfs_mcp.journal import Change, FileState, Journal, recording, session_journal
+from vfs_mcp.journal import Change, FileState, recording, session_journal
 from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import toolset
@@ -232,11 +232,7 @@ class VfsServer(MCPServer):
 
         if not await anyio.to_thread.run_sync(states):
             return
-        journal = session_journal(
-            lambda: Journal(settings.undo_limit, UNDO_BYTES),
-            lambda: vfs.caches.setdefault("undo", Journal(settings.undo_limit, UNDO_BYTES)),
-        )
-        journal.add(Change(name, files))
+        session_journal(vfs.caches, settings.undo_limit).add(Change(name, files))
 
     async def _settled_call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None

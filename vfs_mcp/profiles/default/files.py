@@ -8,9 +8,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp import journal
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.journal import Journal
+from vfs_mcp.journal import session_journal
 from vfs_mcp.ops import listing, read, write
 from vfs_mcp.ops import undo as undo_ops
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
@@ -158,12 +157,6 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
 def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     """Tools that change files."""
 
-    def session_journal() -> Journal:
-        return journal.session_journal(
-            lambda: Journal(settings.undo_limit, journal.DEFAULT_UNDO_BYTES),
-            lambda: vfs.caches.setdefault("undo", Journal(settings.undo_limit, journal.DEFAULT_UNDO_BYTES)),
-        )
-
     @server.tool(
         title="Undo",
         annotations=hints("Undo", read_only=False, destructive=True),
@@ -174,7 +167,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     )
     @catching
     def undo(path: str | None = None, dry_run: bool = False) -> CallToolResult:
-        result = undo_ops.undo(vfs, session_journal(), path, dry_run)
+        result = undo_ops.undo(vfs, session_journal(vfs.caches, settings.undo_limit), path, dry_run)
         lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
         head = f"{'would undo' if dry_run else 'undid'} {result.tool}"
         tail = f"{plural(result.remaining, 'change')} left to undo" + (
