@@ -283,27 +283,29 @@ class JailedFS:
 
     # -- writing ----------------------------------------------------------------------
 
-    def remember(self, target: Target) -> None:
+    def remember(self, target: Target, entry: Entry | None = None) -> None:
         """Keep ``target``'s before-image for undo when the running call is being recorded
-        (``vfs_mcp.journal``): a folder's files one by one, a file's bytes and mode, or absence."""
-        if not journal.is_recording():
+        (``vfs_mcp.journal``): a folder's files one by one, a file's bytes and mode, or absence.
+        ``entry``: its metadata when the caller has it (a walk's)."""
+        if not journal.wants((target.mount.url, target.rel)):
             return
-        try:
-            entry = self.info(target, follow=False)
-        except (NotFound, NotADirectory):
-            entry = None
+        if entry is None:
+            try:
+                entry = self.info(target, follow=False)
+            except (NotFound, NotADirectory):
+                entry = None
         if entry is not None and entry.type == "directory":
             for inner in self.find(target):
                 if inner.type == "file":
-                    self.remember(inner.target)
+                    self.remember(inner.target, inner)
             return
+        is_file = entry is not None and entry.type == "file"
+        mode = entry.mode if entry is not None else None
 
         def read() -> tuple[bytes | None, int | None]:
-            if entry is None or entry.type != "file":
-                return None, None
-            return self.cat(target), entry.mode
+            return (self.cat(target), mode) if is_file else (None, None)
 
-        size = entry.size if entry is not None and entry.type == "file" else 0
+        size = entry.size if entry is not None and is_file else 0
         journal.remember((target.mount.url, target.rel), target.display, size, read)
 
     def write(

@@ -51,6 +51,7 @@ class Recording:
 
     limit: int
     files: dict[tuple[str, str], FileState] = field(default_factory=dict)
+    kept_bytes: int = 0
     unrecordable: bool = False
     """Set when some before-image could not be kept (too large, unreadable): the call is not undoable."""
 
@@ -58,15 +59,18 @@ class Recording:
         return key not in self.files and not self.unrecordable
 
     def keep(self, state: FileState) -> None:
-        if sum(len(f.before or b"") for f in self.files.values()) + len(state.before or b"") > self.limit:
+        size = len(state.before or b"")
+        if self.kept_bytes + size > self.limit:
             self.give_up()  # a change larger than the journal cannot be undone
             return
         self.files[state.key] = state
+        self.kept_bytes += size
 
     def give_up(self) -> None:
         """This call's change will not be undoable: keep none of it."""
         self.unrecordable = True
         self.files.clear()
+        self.kept_bytes = 0
 
 
 _recording: ContextVar[Recording | None] = ContextVar("vfs_mcp_recording", default=None)
@@ -83,8 +87,10 @@ def recording(limit: int) -> Iterator[Recording]:
         _recording.reset(token)
 
 
-def is_recording() -> bool:
-    return _recording.get() is not None
+def wants(key: tuple[str, str]) -> bool:
+    """Whether a call is being recorded and ``key`` has no before-image in it yet."""
+    record = _recording.get()
+    return record is not None and record.wants(key)
 
 
 def remember(
@@ -102,8 +108,7 @@ def remember(
     try:
         before, mode = read()
     except Exception:  # unreadable (swapped for a FIFO, gone): the call goes on, not undoable
-        record.unrecordable = True
-        record.files.clear()
+        record.give_up()
         return
     record.keep(FileState(key, display, before, mode))
 
@@ -114,12 +119,14 @@ class Journal:
     def __init__(self, changes: int = DEFAULT_UNDO_CHANGES, size: int = DEFAULT_UNDO_BYTES) -> None:
         self.limit_changes, self.limit_bytes = changes, size
         self.changes: deque[Change] = deque()
+        self.size = 0
         self.dropped = 0
 
     def add(self, change: Change) -> None:
         self.changes.append(change)
-        while len(self.changes) > self.limit_changes or sum(c.size for c in self.changes) > self.limit_bytes:
-            self.changes.popleft()
+        self.size += change.size
+        while len(self.changes) > self.limit_changes or self.size > self.limit_bytes:
+            self.size -= self.changes.popleft().size
             self.dropped += 1
 
     def latest(self, key: tuple[str, str] | None = None) -> Change | None:
@@ -131,6 +138,7 @@ class Journal:
 
     def remove(self, change: Change) -> None:
         self.changes.remove(change)
+        self.size -= change.size
 
 
 DIRECTORY = "(a folder)"
