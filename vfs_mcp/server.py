@@ -56,7 +56,7 @@ from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.sessions import Sessions, SessionState, serving
 from vfs_mcp.settings import Settings
-from vfs_mcp.tally import counting
+from vfs_mcp.tally import Tally, counting
 from vfs_mcp.tooling import encodable, failed, log
 
 INSTRUCTIONS = (
@@ -182,16 +182,37 @@ class VfsServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         started = time.perf_counter()
-        limit = self.vfs_settings.call_timeout if self.vfs_settings else None
         request = _request(context)
         level = client_log_level(request) if request is not None else None
         logs = _RequestLogs(_PYTHON_LEVELS[level]) if level is not None else None
         if logs is not None and log.getEffectiveLevel() > logs.threshold:
             log.setLevel(logs.threshold)  # stderr keeps its own level on its handler (cli)
         token = _request_logs.set(logs)
+        try:
+            with self._session_of(context):
+                result, tally = await self._counted_call(name, arguments, context)
+                if isinstance(result, InputRequiredResult):
+                    return result  # a round asking the client for its roots: the call comes again
+                if self.vfs_settings and self.vfs_settings.max_response_chars:
+                    result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
+                if self.metrics is not None:
+                    known = name if self._tool_manager.get_tool(name) is not None else UNKNOWN_TOOL
+                    self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
+        finally:
+            _request_logs.reset(token)
+        if logs is not None and request is not None:
+            await _send_logs(request, logs.records)
+        return result
+
+    async def _counted_call(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> tuple[CallToolResult | InputRequiredResult, Tally]:
+        """The call within its time limit, the bytes it moved, and its change kept for undo."""
+        limit = self.vfs_settings.call_timeout if self.vfs_settings else None
+        tally = Tally()
         result: CallToolResult | InputRequiredResult
         try:
-            with anyio.fail_after(limit), self._session_of(context):
+            with anyio.fail_after(limit):
                 with counting() as tally, recording(UNDO_BYTES) as record:
                     result = await self._settled_call(name, arguments, context)
                 if record.files and isinstance(result, CallToolResult) and not result.is_error and name != "undo":
@@ -200,19 +221,7 @@ class VfsServer(MCPServer):
             result = failed(
                 Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
             )
-        finally:
-            _request_logs.reset(token)
-        if isinstance(result, InputRequiredResult):
-            return result  # a round asking the client for its roots: the call comes again
-        if isinstance(result, CallToolResult) and self.vfs_settings and self.vfs_settings.max_response_chars:
-            result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
-        if self.metrics is not None:
-            known = name if self._tool_manager.get_tool(name) is not None else UNKNOWN_TOOL
-            with self._session_of(context):
-                self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
-        if logs is not None and request is not None:
-            await _send_logs(request, logs.records)
-        return result
+        return result, tally
 
     async def _journal(self, name: str, files: list[FileState]) -> None:
         """Keep a successful call's change in its session's journal, with each file's state after it."""
