@@ -9,7 +9,9 @@ dpkg cannot be had, ``emulators.Unavailable`` says why and the tests skip with t
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -18,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from emulators import Unavailable, _locked, cache_dir
@@ -60,11 +63,60 @@ def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
         proc.wait(timeout=30)
 
 
+class RawStdio:
+    """`vfs-mcp FOLDER` over stdio, driven line by line with raw JSON-RPC (what an SDK client
+    would refuse to send), initialized; ``proc`` is the server process."""
+
+    def __init__(self, folder: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vfs_mcp", str(folder)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+        self.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        )
+        self.exchange(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', answered=False)
+
+    def exchange(self, line: bytes, seconds: float = 120.0, answered: bool = True) -> dict[str, Any]:
+        """Send one line; the answer (within ``seconds``) when one is due."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        if not answered:
+            return {}
+        ready, _, _ = select.select([self.proc.stdout], [], [], seconds)
+        assert ready, f"no answer within {seconds:g} s to {line[:80]!r}"
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        return answer
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        return self.exchange(json.dumps(message).encode())
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        return self.request("tools/call", {"name": tool, "arguments": arguments})
+
+    def __enter__(self) -> RawStdio:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.kill()
+        with self.proc:
+            pass
+
+
 @asynccontextmanager
-async def mcp_client(url: str) -> AsyncIterator[Client]:
+async def mcp_client(url: str, token: str | None = None, mode: str = "legacy") -> AsyncIterator[Client]:
+    """An MCP client of the server at ``url``; with ``token``, every request carries it."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
-        httpx2.AsyncClient(timeout=120) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,  # type: ignore[arg-type]
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         yield client
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import socket
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -13,22 +10,16 @@ import httpx2
 import pytest
 from conftest import serving_http
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from processes import mcp_client, vfs_mcp_http
 
-from vfs_mcp.http import check_bind, free_port, load_token
+from vfs_mcp.http import check_bind, load_token
 
 pytestmark = pytest.mark.anyio
 TOKEN = "s3cr3t-token-for-tests"
 
 
-@asynccontextmanager
-async def client_for(url: str, token: str | None = None, mode: str = "auto") -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
-    ):
-        yield client
+def client_for(url: str, token: str | None = None, mode: str = "auto") -> AbstractAsyncContextManager[Client]:
+    return mcp_client(url, token, mode)
 
 
 async def post_initialize(url: str, headers: dict[str, str]) -> httpx2.Response:
@@ -115,46 +106,15 @@ def test_the_token_comes_from_a_file_or_the_environment(tmp_path: Path, monkeypa
 
 
 async def test_the_command_line_serves_http_with_a_token(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     (tmp_path / "a.txt").write_text("via the cli")
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "vfs_mcp",
-            str(tmp_path),
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--auth-token-file",
-            str(token_file),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with vfs_mcp_http(str(tmp_path), {}, "--auth-token-file", str(token_file)) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                await anyio.sleep(0.1)
         assert (await post_initialize(url, {})).status_code == 401
         async with client_for(url, TOKEN) as client:
             read = await client.call_tool("read_file", {"path": "a.txt"})
         assert read.content[0].text == "via the cli"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_the_command_line_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:

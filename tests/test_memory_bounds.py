@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from processes import RawStdio
 
 pytestmark = pytest.mark.slow
 
@@ -26,48 +24,13 @@ def peak_rss_mb(pid: int) -> float:
     raise AssertionError("no VmHWM in /proc")
 
 
-class Server:
-    def __init__(self, folder: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vfs_mcp", str(folder)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.next_id = 0
-        self.request(
-            "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-        )
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict[str, object]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], 120)
-        assert ready, f"{method} did not answer"
-        answer: dict[str, object] = json.loads(self.proc.stdout.readline())
-        return answer
-
-    def call(self, tool: str, **arguments: object) -> dict[str, object]:
-        return self.request("tools/call", {"name": tool, "arguments": arguments})
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
-    box = Server(tmp_path)
-    with box.proc:
+def server(tmp_path: Path) -> Iterator[tuple[RawStdio, Path]]:
+    with RawStdio(tmp_path) as box:
         yield box, tmp_path
-        box.proc.kill()
 
 
-def test_reading_one_big_file_forty_times_stays_small(server: tuple[Server, Path]) -> None:
+def test_reading_one_big_file_forty_times_stays_small(server: tuple[RawStdio, Path]) -> None:
     box, folder = server
     (folder / "big.txt").write_bytes(b"x" * 80 + b"\n" * (BIG // 81))
     answer = box.call("read_multiple_files", paths=["big.txt"] * 40)
@@ -75,7 +38,7 @@ def test_reading_one_big_file_forty_times_stays_small(server: tuple[Server, Path
     assert peak_rss_mb(box.proc.pid) < PEAK_MB
 
 
-def test_grep_with_wide_context_and_a_huge_result_limit_stays_small(server: tuple[Server, Path]) -> None:
+def test_grep_with_wide_context_and_a_huge_result_limit_stays_small(server: tuple[RawStdio, Path]) -> None:
     box, folder = server
     (folder / "m.txt").write_text("m line\n" * 600_000)
     answer = box.call("grep_files", path=".", pattern="m", context_lines=100, max_results=100000)
@@ -83,7 +46,7 @@ def test_grep_with_wide_context_and_a_huge_result_limit_stays_small(server: tupl
     assert peak_rss_mb(box.proc.pid) < PEAK_MB
 
 
-def test_a_pinned_write_over_a_gigabyte_file_hashes_it_in_pieces(server: tuple[Server, Path]) -> None:
+def test_a_pinned_write_over_a_gigabyte_file_hashes_it_in_pieces(server: tuple[RawStdio, Path]) -> None:
     box, folder = server
     with open(folder / "huge.bin", "wb") as handle:
         handle.truncate(1024 * 1024 * 1024)  # sparse: a gigabyte of zeros that costs no disk

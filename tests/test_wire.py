@@ -5,9 +5,6 @@ tool error), never silence, and the server answers the next request."""
 from __future__ import annotations
 
 import json
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +12,7 @@ import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from processes import vfs_mcp_http
+from processes import RawStdio, vfs_mcp_http
 
 pytestmark = pytest.mark.slow
 
@@ -40,49 +37,28 @@ HOSTILE = {
     "surrogate in a key": b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file",'
     + b'"arguments":{"pa\\udc80th":"x"}}}',
 }
+BOUND = 20.0
+"""Seconds within which every line must be answered: it proves "no silence", nothing more."""
 ALIVE = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"list_allowed_directories","arguments":{}}}'
 
 
 @pytest.fixture(scope="module")
-def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[bytes]]:
-    folder = tmp_path_factory.mktemp("wire")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vfs_mcp", str(folder)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    with proc:
-        exchange(proc, json.dumps(INITIALIZE).encode())
-        assert proc.stdin is not None
-        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        yield proc
-        proc.kill()
-
-
-def exchange(proc: subprocess.Popen[bytes], line: bytes, seconds: float = 20.0) -> dict[str, object]:
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(line + b"\n")
-    proc.stdin.flush()
-    ready, _, _ = select.select([proc.stdout], [], [], seconds)
-    assert ready, f"no answer within {seconds:g} s"
-    answer: dict[str, object] = json.loads(proc.stdout.readline())
-    return answer
+def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]:
+    with RawStdio(tmp_path_factory.mktemp("wire")) as server:
+        yield server
 
 
 @pytest.mark.parametrize("case", list(HOSTILE))
-def test_a_hostile_line_over_stdio_gets_an_answer_and_the_server_goes_on(
-    stdio_server: subprocess.Popen[bytes], case: str
-) -> None:
-    answer = exchange(stdio_server, HOSTILE[case])
+def test_a_hostile_line_over_stdio_gets_an_answer_and_the_server_goes_on(stdio_server: RawStdio, case: str) -> None:
+    answer = stdio_server.exchange(HOSTILE[case], BOUND)
     assert "error" in answer or answer.get("result", {}).get("isError") is True, answer  # type: ignore[union-attr]
-    assert exchange(stdio_server, ALIVE).get("id") == 99
+    assert stdio_server.exchange(ALIVE, BOUND).get("id") == 99
 
 
-def test_the_ids_of_refused_lines_come_back_where_they_can_be_read(stdio_server: subprocess.Popen[bytes]) -> None:
-    assert exchange(stdio_server, HOSTILE["deep"])["id"] == 1
-    assert exchange(stdio_server, HOSTILE["long number"])["id"] == 2
-    assert exchange(stdio_server, HOSTILE["broken"])["id"] == 5
+def test_the_ids_of_refused_lines_come_back_where_they_can_be_read(stdio_server: RawStdio) -> None:
+    assert stdio_server.exchange(HOSTILE["deep"], BOUND)["id"] == 1
+    assert stdio_server.exchange(HOSTILE["long number"], BOUND)["id"] == 2
+    assert stdio_server.exchange(HOSTILE["broken"], BOUND)["id"] == 5
 
 
 def test_hostile_requests_over_http_get_an_answer_and_the_server_goes_on(tmp_path: Path) -> None:
@@ -118,10 +94,10 @@ TOOLS = ["read_file", "grep_files", "search_files", "directory_tree", "edit_file
     arguments=st.dictionaries(st.sampled_from(["path", "pattern", "edits", "content", "x"]), ODD_JSON, max_size=3),
 )
 def test_odd_arguments_to_any_tool_over_stdio_always_get_an_answer(
-    stdio_server: subprocess.Popen[bytes], tool: str, arguments: dict[str, object]
+    stdio_server: RawStdio, tool: str, arguments: dict[str, object]
 ) -> None:
     line = json.dumps(
         {"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     )
-    answer = exchange(stdio_server, line.encode())
+    answer = stdio_server.exchange(line.encode(), BOUND)
     assert answer.get("id") == 42 and ("result" in answer or "error" in answer)
