@@ -57,12 +57,11 @@ def apply_patch(
     prefix = base.rstrip("/") + "/" if base else ""
     plans = [_plan(vfs, f, prefix, dry_run, max_bytes) for f in files]
     seen: set[tuple[str, str]] = set()
-    for plan in plans:
-        for target in (plan.target, plan.dest):
-            if target is not None and (key := (target.mount.url, target.rel)) in seen:
-                raise InvalidArgument(f"{target.display} is changed twice in one patch; merge its hunks")
-            elif target is not None:
-                seen.add(key)
+    for target in (t for plan in plans for t in (plan.target, plan.dest) if t is not None):
+        key = (target.mount.url, target.rel)
+        if key in seen:
+            raise InvalidArgument(f"{target.display} is changed twice in one patch; merge its hunks")
+        seen.add(key)
     if not dry_run:
         _write_all(vfs, plans)
     return PatchResult(dry_run=dry_run, files=[_summary(p) for p in plans], diff=_diff(plans))
@@ -110,9 +109,9 @@ def _locate(lines: list[str], old: list[str], cursor: int, hunk: Hunk, where: st
     if not old:  # an insertion with no context: the diff's line number, or the end
         return min(len(lines), hunk.old_start if hunk.old_start is not None else len(lines))
     start = cursor
-    if hunk.anchor:
-        anchored = [i for i in range(cursor, len(lines)) if lines[i].strip() == hunk.anchor.strip()]
-        start = anchored[0] + 1 if anchored else cursor
+    if hunk.anchor:  # the first line after the cursor that the anchor names, if any
+        anchor = hunk.anchor.strip()
+        start = next((i + 1 for i in range(cursor, len(lines)) if lines[i].strip() == anchor), cursor)
     for same in (lambda a, b: a == b, lambda a, b: a.strip() == b.strip()):
         found = _matches(lines, old, start, same)
         if len(found) > 1:
