@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound
+from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound, VfsError
 from vfs_mcp.jail import MAX_PATH_CHARS, Target
 
 if TYPE_CHECKING:
@@ -100,8 +100,28 @@ def _move_checked(vfs: JailedFS, source: Target, dest: Target, entry: Entry, ove
         _undoing(vfs, created, lambda: _copy_file(vfs, source, dest, permissions=entry.mode, follow=False, new=new))
     else:
         _undoing(vfs, created, lambda: _copy_tree(vfs, source, dest, items, created))
-    vfs.rm(source, recursive=True)
+    try:
+        vfs.rm(source, recursive=True)
+    except VfsError as err:
+        raise _unmoved(vfs, source, dest, err, intact=existing is None and _intact(vfs, source, items)) from err
     return entry
+
+
+def _intact(vfs: JailedFS, source: Target, items: Found | None) -> bool:
+    """Whether ``source`` still holds all it held before a move's delete of it failed."""
+    with contextlib.suppress(VfsError):
+        return vfs.exists(source) and (items is None or len(vfs.find(source)) == len(items))
+    return False
+
+
+def _unmoved(vfs: JailedFS, source: Target, dest: Target, err: VfsError, *, intact: bool) -> VfsError:
+    """The error of a copy-and-delete move whose delete failed: the copy is taken back when the
+    source is whole and the destination was new; otherwise the message says where things are."""
+    if intact:
+        with contextlib.suppress(VfsError):
+            vfs.rm(dest, recursive=True)
+            return type(err)(f"{err}; nothing was moved")
+    return type(err)(f"{err}; {dest.display} holds the whole copy, but {source.display} could not be deleted (fully)")
 
 
 def _tree(vfs: JailedFS, source: Target, dest: Target, verb: str) -> Found:

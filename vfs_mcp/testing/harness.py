@@ -1,21 +1,7 @@
-"""The test harness: a vfs-mcp server over a seeded mount and an in-process client, for testing agents.
-
-    from vfs_mcp.testing import memory_server
-
-    async with memory_server({"src/app.py": "print('hi')\\n"}) as client:
-        result = await client.call_tool("read_file", {"path": "src/app.py"})  # an mcp.Client
-        client.fs.snapshot()   # {"src/app.py": "print('hi')\\n"}: the files now, read around the tools
-        client.calls           # [ToolCall(tool="read_file", arguments={...}, is_error=False, ...)]
-
-``memory_server``, ``local_server`` and ``s3_server`` differ only in where the files live. Each
-builds a mount (``memory_fs``, ``local_fs``, ``s3_fs``: a ``HarnessFS``, usable on its own) and
-``connect`` serves it to a new ``VfsClient``. The pytest plugin (``vfs_mcp.pytest_plugin``) gives
-the same as fixtures. The guide is docs/testing-agents.md.
-"""
+"""The harness: seeded mounts (``HarnessFS``), servers over them and connected clients."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import posixpath
@@ -26,32 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from mcp import Client
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from pydantic import BaseModel
 
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.server import build_server
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import META_ERROR, META_RESULT, data_of, error_of
-
-__all__ = [
-    "Files",
-    "HarnessFS",
-    "Seed",
-    "ToolCall",
-    "VfsClient",
-    "connect",
-    "data_of",
-    "error_of",
-    "load_dir",
-    "local_fs",
-    "local_server",
-    "memory_fs",
-    "memory_server",
-    "moto_s3",
-    "s3_fs",
-    "s3_server",
-]
+from vfs_mcp.testing.faults import Fault, FaultyMount
+from vfs_mcp.testing.recording import Recorder, ToolCall, save_calls
+from vfs_mcp.testing.trees import Content, Snapshot, TreeDiff, tree_diff
 
 Files = Mapping[str, str | bytes]
 """Relative path -> content: ``str`` is written as UTF-8, ``bytes`` as is."""
@@ -157,7 +124,7 @@ class HarnessFS:
         self.mount.fs.rm(raw, recursive=True)
         self.mount.backend.invalidate(raw)
 
-    def snapshot(self, path: str = "", *, text: bool = True) -> dict[str, str | bytes]:
+    def snapshot(self, path: str = "", *, text: bool = True) -> Snapshot:
         """Every file under ``path`` (the whole mount by default) -> its content, in path order.
 
         Keys are relative to ``path``. Content valid as UTF-8 comes back as ``str`` unless
@@ -167,7 +134,7 @@ class HarnessFS:
         base = self._raw(path)
         self.mount.backend.invalidate_tree(base)
         found: dict[str, Any] = self.mount.fs.find(base, withdirs=False, detail=True)
-        files: dict[str, str | bytes] = {}
+        files = Snapshot()
         for name, info in sorted(found.items()):
             if info.get("type") != "file" or name.endswith("/"):
                 continue  # S3 "dir/" marker objects
@@ -177,6 +144,12 @@ class HarnessFS:
             data: bytes = self.mount.fs.cat_file(name)
             files[rel] = _maybe_text(data) if text else data
         return files
+
+    def diff(self, before: Mapping[str, Content], path: str = "") -> TreeDiff:
+        """What changed from ``before`` (an earlier ``snapshot``, or a dict of the files expected)
+        to the files under ``path`` now: added, removed and changed files, with a unified diff
+        of each changed text file (``print`` it)."""
+        return tree_diff(before, self.snapshot(path))
 
     def _rel(self, path: str) -> str:
         """``path`` as a canonical mount-relative path; ValueError for one that leaves the mount."""
@@ -203,67 +176,6 @@ def _maybe_text(data: bytes) -> str | bytes:
         return data
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """One ``tools/call`` the server answered, in the order the answers came."""
-
-    tool: str
-    arguments: dict[str, Any]
-    is_error: bool
-    code: str | None
-    """The stable error code (``NOT_FOUND``, ``READ_ONLY``, ...) of a failed call; None otherwise."""
-    text: str
-    """The result's text blocks, joined by newlines (for a failure, the message the model saw)."""
-    structured: dict[str, Any] | None = None
-    """The result's fields (as ``data_of`` gives them); None for a failure."""
-
-
-class _Recorder:
-    """Server middleware that appends a ``ToolCall`` for every ``tools/call`` it sees answered.
-
-    On the server rather than in the client, so calls made through ``client.session`` or by
-    another client connected to the same server are recorded too.
-    """
-
-    def __init__(self, calls: list[ToolCall]) -> None:
-        self.calls = calls
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        params = dict(ctx.params or {})
-        tool = str(params.get("name", ""))
-        arguments = copy.deepcopy(dict(params.get("arguments") or {}))
-        try:
-            result = await call_next(ctx)
-        except Exception as exc:
-            self.calls.append(ToolCall(tool, arguments, is_error=True, code=None, text=str(exc)))
-            raise
-        self.calls.append(_tool_call(tool, arguments, result))
-        return result
-
-
-def _tool_call(tool: str, arguments: dict[str, Any], result: HandlerResult) -> ToolCall:
-    wire: dict[str, Any] = (
-        result.model_dump(by_alias=True, mode="json") if isinstance(result, BaseModel) else dict(result or {})
-    )
-    is_error = bool(wire.get("isError"))
-    meta: dict[str, Any] = wire.get("_meta") or {}
-    error = meta.get(META_ERROR) if is_error else None
-    structured = wire.get("structuredContent") if isinstance(wire.get("structuredContent"), dict) else None
-    if structured is None and not is_error and isinstance(meta.get(META_RESULT), dict):
-        structured = meta[META_RESULT]
-    texts = [block.get("text", "") for block in wire.get("content") or [] if block.get("type") == "text"]
-    return ToolCall(
-        tool,
-        arguments,
-        is_error=is_error,
-        code=str(error["code"]) if isinstance(error, dict) and "code" in error else None,
-        text="\n".join(texts),
-        structured=structured,
-    )
-
-
 @dataclass(kw_only=True)
 class VfsClient(Client):
     """An ``mcp.Client`` connected in-process to a vfs-mcp server, with the harness's extras.
@@ -278,6 +190,10 @@ class VfsClient(Client):
     async def __aenter__(self) -> Self:
         await super().__aenter__()
         return self
+
+    def save_calls(self, path: str | os.PathLike[str]) -> None:
+        """Write ``calls`` as a JSON lines recording for ``replay`` (the mount root as ``${root}``)."""
+        save_calls(path, self.calls, self.fs.root)
 
 
 _SERVER_OPTIONS = frozenset(f.name for f in dataclasses.fields(Settings)) - {"profiles"}
@@ -299,6 +215,7 @@ def connect(
     *,
     profile: str | Sequence[str] = "default",
     extra: Sequence[HarnessFS] = (),
+    faults: Sequence[Fault] = (),
     **server_options: Any,
 ) -> VfsClient:
     """A new server over ``fs`` (then the ``extra`` mounts) and a client for it, not yet connected.
@@ -306,12 +223,14 @@ def connect(
     Enter it with ``async with``. ``profile`` names the tool sets ("default", or several as a list
     or comma-separated); ``server_options`` are ``Settings`` fields: ``max_read_bytes``,
     ``max_edit_bytes``, ``max_write_bytes``, ``deny`` (globs of names to hide) and ``tool_names``
-    ("safe" or "seed"). Raises TypeError for an unknown option and ValueError for an unknown
-    profile.
+    ("safe" or "seed"). ``faults`` go in front of ``fs``'s store for the server only: ``client.fs``
+    still reads and writes the files directly. Raises TypeError for an unknown option and
+    ValueError for an unknown profile.
     """
-    server = build_server([fs.mount, *(other.mount for other in extra)], _settings(profile, server_options))
+    served = dataclasses.replace(fs.mount, backend=FaultyMount(fs.mount.backend, faults)) if faults else fs.mount
+    server = build_server([served, *(other.mount for other in extra)], _settings(profile, server_options))
     calls: list[ToolCall] = []
-    server.middleware.append(_Recorder(calls))
+    server.middleware.append(Recorder(calls))
     return VfsClient(server, fs=fs, calls=calls)
 
 
@@ -366,15 +285,17 @@ async def memory_server(
     profile: str | Sequence[str] = "default",
     read_only: bool = False,
     name: str = "workspace",
+    faults: Sequence[Fault] = (),
     **server_options: Any,
 ) -> AsyncIterator[VfsClient]:
     """A connected client of a new server over a new in-memory mount holding ``files``.
 
     No disk, no subprocess, no network. Relative paths in tool calls start at the mount root;
     results name files ``memory://{name}/...``. A ``read_only`` server does not list the write
-    tools. ``server_options`` are those of ``connect``.
+    tools. ``faults`` and ``server_options`` are those of ``connect``.
     """
-    async with connect(memory_fs(files, read_only=read_only, name=name), profile=profile, **server_options) as client:
+    fs = memory_fs(files, read_only=read_only, name=name)
+    async with connect(fs, profile=profile, faults=faults, **server_options) as client:
         yield client
 
 
@@ -385,6 +306,7 @@ async def local_server(
     folder: str | os.PathLike[str] | None = None,
     profile: str | Sequence[str] = "default",
     read_only: bool = False,
+    faults: Sequence[Fault] = (),
     **server_options: Any,
 ) -> AsyncIterator[VfsClient]:
     """As ``memory_server``, over a local folder: ``folder``, or a temporary one removed at the end.
@@ -394,7 +316,7 @@ async def local_server(
     """
     with _folder_or_temp(folder) as root:
         fs = local_fs(root, files, read_only=read_only)
-        async with connect(fs, profile=profile, **server_options) as client:
+        async with connect(fs, profile=profile, faults=faults, **server_options) as client:
             yield client
 
 
@@ -408,6 +330,7 @@ async def s3_server(
     storage_options: Mapping[str, Any] | None = None,
     profile: str | Sequence[str] = "default",
     read_only: bool = False,
+    faults: Sequence[Fault] = (),
     **server_options: Any,
 ) -> AsyncIterator[VfsClient]:
     """As ``memory_server``, over ``s3://{bucket}/{prefix}`` (see ``s3_fs``; ``moto_s3`` gives an endpoint).
@@ -417,7 +340,7 @@ async def s3_server(
     fs = s3_fs(
         bucket, files, prefix=prefix, endpoint_url=endpoint_url, read_only=read_only, storage_options=storage_options
     )
-    async with connect(fs, profile=profile, **server_options) as client:
+    async with connect(fs, profile=profile, faults=faults, **server_options) as client:
         yield client
 
 

@@ -1,0 +1,221 @@
+"""Every tool call a server answered, kept as it happened, saved as JSON lines and replayed.
+
+    client.save_calls("session.jsonl")                  # a session, paths made mount-relative
+    report = await replay("session.jsonl", other)       # the same calls against another server
+    assert report.same, report                          # or: which call differs first, and how
+
+A recorded line holds the tool, its arguments, the outcome (``ok`` or ``error``), the error code
+and a digest of what the model saw. The mount root is written ``${root}`` in both, so a session
+recorded on ``memory://`` replays on a local folder or a bucket. Outcomes are compared by
+default; ``strict=True`` compares the digests too (they hold sizes and times, which differ
+between stores).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp import Client
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from pydantic import BaseModel
+
+from vfs_mcp.tooling import META_ERROR, META_RESULT, error_of
+
+ROOT = "${root}"
+"""How a recording writes the mount root, in arguments and in the digested text."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One ``tools/call`` the server answered, in the order the answers came."""
+
+    tool: str
+    arguments: dict[str, Any]
+    is_error: bool
+    code: str | None
+    """The stable error code (``NOT_FOUND``, ``READ_ONLY``, ...) of a failed call; None otherwise."""
+    text: str
+    """The result's text blocks, joined by newlines (for a failure, the message the model saw)."""
+    structured: dict[str, Any] | None = None
+    """The result's fields (as ``data_of`` gives them); None for a failure."""
+
+    @property
+    def outcome(self) -> str:
+        """``ok``, or the error code of a failure (``error`` when it has none)."""
+        return (self.code or "error") if self.is_error else "ok"
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One line of a recording: a call with the mount root written ``${root}``."""
+
+    tool: str
+    arguments: dict[str, Any]
+    outcome: str
+    """``ok``, or the error code of a failure."""
+    digest: str
+    """sha256 of the text the model saw, the mount root written ``${root}``."""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"tool": self.tool, "arguments": self.arguments, "outcome": self.outcome, "digest": self.digest},
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+
+    @classmethod
+    def of(cls, call: ToolCall, root: str) -> RecordedCall:
+        """``call`` as recorded on a mount whose root is ``root``."""
+        return cls(call.tool, _rooted(call.arguments, root, ROOT), call.outcome, _digest(call.text, root))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first replayed call whose outcome (or, strictly, whose result) differs."""
+
+    index: int
+    """Its position in the recording, from 0."""
+    recorded: RecordedCall
+    replayed: RecordedCall
+    text: str
+    """What the model saw on replay."""
+
+    def __str__(self) -> str:
+        what = (
+            f"outcome {self.recorded.outcome} was {self.replayed.outcome}"
+            if self.recorded.outcome != self.replayed.outcome
+            else "the same outcome with a different result"
+        )
+        shown = self.text if len(self.text) <= 300 else self.text[:300] + "..."
+        arguments = json.dumps(self.recorded.arguments, ensure_ascii=False)
+        return f"call {self.index + 1} ({self.recorded.tool} {arguments}): {what}; the replay said: {shown}"
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a replay found: how many calls ran, and the first that differs (None: none)."""
+
+    calls: int
+    difference: Difference | None
+
+    @property
+    def same(self) -> bool:
+        return self.difference is None
+
+    def __str__(self) -> str:
+        if self.difference is None:
+            return f"{self.calls} calls replayed, every outcome the same"
+        return f"{self.difference.index + 1} of {self.calls} calls replayed; {self.difference}"
+
+
+def save_calls(path: str | os.PathLike[str], calls: Iterable[ToolCall], root: str) -> None:
+    """Write ``calls`` made on a mount whose root is ``root`` as a JSON lines file."""
+    with open(path, "w", encoding="utf-8") as out:
+        for call in calls:
+            out.write(RecordedCall.of(call, root).to_json() + "\n")
+
+
+def load_calls(path: str | os.PathLike[str]) -> list[RecordedCall]:
+    """The calls of a recording; ValueError naming the line that is not one."""
+    calls = []
+    with open(path, encoding="utf-8") as source:
+        for number, line in enumerate(source, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                calls.append(RecordedCall(raw["tool"], dict(raw["arguments"]), raw["outcome"], raw["digest"]))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{os.fspath(path)} line {number} is not a recorded call: {exc}") from None
+    return calls
+
+
+async def replay(
+    recording: str | os.PathLike[str] | Sequence[RecordedCall], client: Client, *, root: str, strict: bool = False
+) -> Replay:
+    """Make the recorded calls on ``client``'s server, whose mount root is ``root``, in order;
+    stops at the first whose outcome (``strict``: or result) differs from the recording.
+    """
+    calls = load_calls(recording) if isinstance(recording, (str, os.PathLike)) else list(recording)
+    for index, recorded in enumerate(calls):
+        result = await client.call_tool(recorded.tool, _rooted(recorded.arguments, ROOT, root))
+        error = error_of(result) or {}
+        text = "\n".join(getattr(block, "text", "") for block in result.content)
+        outcome = str(error.get("code") or "error") if result.is_error else "ok"
+        now = RecordedCall(recorded.tool, recorded.arguments, outcome, _digest(text, root))
+        if now.outcome != recorded.outcome or (strict and now.digest != recorded.digest):
+            return Replay(len(calls), Difference(index, recorded, now, text))
+    return Replay(len(calls), None)
+
+
+def _root_pattern(root: str) -> re.Pattern[str]:
+    """``root`` where it stands as a path or a path's start (not ``/tmp/ab`` in ``/tmp/abc``)."""
+    return re.compile(re.escape(root.rstrip("/") or root) + r"(?![\w.~-])")
+
+
+def _rooted(value: Any, old: str, new: str) -> Any:
+    """``value`` (JSON data) with every mention of the root ``old`` written ``new``."""
+    if isinstance(value, str):
+        return _root_pattern(old).sub(lambda _: new.rstrip("/") or new, value)
+    if isinstance(value, list):
+        return [_rooted(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _rooted(v, old, new) for k, v in value.items()}
+    return value
+
+
+def _digest(text: str, root: str) -> str:
+    return "sha256:" + hashlib.sha256(_rooted(text, root, ROOT).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Recorder:
+    """Server middleware that appends a ``ToolCall`` for every ``tools/call`` it sees answered.
+
+    On the server rather than in the client, so calls made through ``client.session`` or by
+    another client connected to the same server are recorded too.
+    """
+
+    def __init__(self, calls: list[ToolCall]) -> None:
+        self.calls = calls
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = dict(ctx.params or {})
+        tool = str(params.get("name", ""))
+        arguments = copy.deepcopy(dict(params.get("arguments") or {}))
+        try:
+            result = await call_next(ctx)
+        except Exception as exc:
+            self.calls.append(ToolCall(tool, arguments, is_error=True, code=None, text=str(exc)))
+            raise
+        self.calls.append(_tool_call(tool, arguments, result))
+        return result
+
+
+def _tool_call(tool: str, arguments: dict[str, Any], result: HandlerResult) -> ToolCall:
+    wire: dict[str, Any] = (
+        result.model_dump(by_alias=True, mode="json") if isinstance(result, BaseModel) else dict(result or {})
+    )
+    is_error = bool(wire.get("isError"))
+    meta: dict[str, Any] = wire.get("_meta") or {}
+    error = meta.get(META_ERROR) if is_error else None
+    structured = wire.get("structuredContent") if isinstance(wire.get("structuredContent"), dict) else None
+    if structured is None and not is_error and isinstance(meta.get(META_RESULT), dict):
+        structured = meta[META_RESULT]
+    texts = [block.get("text", "") for block in wire.get("content") or [] if block.get("type") == "text"]
+    return ToolCall(
+        tool,
+        arguments,
+        is_error=is_error,
+        code=str(error["code"]) if isinstance(error, dict) and "code" in error else None,
+        text="\n".join(texts),
+        structured=structured,
+    )
