@@ -6,11 +6,14 @@ conftest.py at all): one on anyio, one on pytest-asyncio in auto mode, and some 
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import textwrap
 from typing import Any
 
 import pytest
+
+from vfs_mcp.testing import Fault
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.anyio
@@ -101,6 +104,15 @@ async def test_the_same_test_runs_on_every_backend(vfs_client: Any, vfs_backend:
     assert vfs_client.fs.root.startswith({"memory": "memory://", "local": "/", "s3": "s3://"}[vfs_backend])
 
 
+@pytest.mark.vfs({"a.txt": "a\n"}, faults=[Fault.on("write", "*.txt", errno.ENOSPC)])
+async def test_the_mark_puts_faults_in_front_of_the_served_store(vfs_client: Any) -> None:
+    result = await vfs_client.call_tool("write_file", {"path": "a.txt", "content": "b\n"})
+
+    assert result.is_error and "no space left" in result.content[0].text
+    vfs_client.fs.write("b.txt", "written around the faults\n")
+    assert vfs_client.fs.snapshot() == {"a.txt": "a\n", "b.txt": "written around the faults\n"}
+
+
 # -- pytest on projects of their own -----------------------------------------------------------------
 
 INI = "[pytest]\nfilterwarnings = error\n"
@@ -174,5 +186,30 @@ def test_misuse_fails_with_a_message(pytester: pytest.Pytester) -> None:
             "*the vfs mark takes one positional argument (files) and keyword options*",
             "*unknown vfs backend 'ftp'; choose one of memory, local, s3*",
             "*unknown server option max_read_bites*",
+        ]
+    )
+
+
+def test_a_failed_snapshot_comparison_shows_the_tree_diff(pytester: pytest.Pytester) -> None:
+    source = """
+    import pytest
+
+    @pytest.mark.anyio
+    @pytest.mark.vfs({"notes.md": "one\\ntwo\\n", "old.txt": "x"})
+    async def test_agent(vfs_client):
+        await vfs_client.call_tool("edit_file", {"path": "notes.md", "edits": [{"oldText": "two", "newText": "2"}]})
+        await vfs_client.call_tool("write_file", {"path": "extra.txt", "content": "hi"})
+        assert vfs_client.fs.snapshot() == {"notes.md": "one\\ntwo\\n", "old.txt": "x"}
+    """
+    result = run(pytester, source)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the snapshot differs from what was expected (+ only in the snapshot, - only expected):",
+            "*+ extra.txt (2 bytes)",
+            "*~ notes.md (8 bytes -> 6 bytes)",
+            "*    -two",
+            "*    +2",
         ]
     )

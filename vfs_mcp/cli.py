@@ -5,6 +5,7 @@
     vfs-mcp xml [FILE] [--root ROOT ...]  run <mcp:filesystem> blocks from FILE or stdin (seed 004)
     vfs-mcp call TOOL [key=value ...]     call one tool on a server started over stdio, or --url
     vfs-mcp tools [--profile NAME]        list a profile's tools with one line each
+    vfs-mcp replay FILE -- [ROOT ...]     replay a recorded session on a server; report the first difference
 
 A subcommand is recognised only as the first argument; a folder of the same name is
 served as ``vfs-mcp ./xml``.
@@ -14,19 +15,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.http import load_token
-from vfs_mcp.mounts import Config, Mount, MountSpec, check_mounts, merge_specs, open_mount, open_mounts
+from vfs_mcp.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
@@ -37,6 +36,7 @@ EPILOG = """subcommands (as the first argument):
   xml [FILE]           run <mcp:filesystem> XML command blocks from FILE or stdin
   call TOOL [k=v ...]  call one tool on a server and print the result
   tools                list the tools of a profile
+  replay FILE -- ROOT  replay a recorded session (vfs_mcp.testing) and report the first difference
 run `vfs-mcp SUBCOMMAND --help` for their options"""
 
 
@@ -257,178 +257,15 @@ def run_until_stopped(run: Callable[[], None]) -> int:
     return 0
 
 
-def xml_main(argv: Sequence[str]) -> int:
-    import anyio
-
-    from vfs_mcp.xml_commands import run_and_print
-
-    p = argparse.ArgumentParser(
-        prog="vfs-mcp xml",
-        description=(
-            "Run the commands of every <mcp:filesystem> block in FILE (or stdin) in order, with one working "
-            "directory, and print one <result> per command with its HTTP-like status. Exit 0 when all succeeded, "
-            "1 when any failed."
-        ),
-    )
-    p.add_argument("file", nargs="?", metavar="FILE", help="text holding the blocks (default or '-': stdin)")
-    p.add_argument(
-        "--root",
-        action="append",
-        default=[],
-        metavar="ROOT",
-        help="a mount root, as for serving (repeatable; default: the current folder)",
-    )
-    add_server_options(p)
-    args = p.parse_args(argv)
-    try:
-        if args.file in (None, "-"):
-            text = sys.stdin.read()
-        else:
-            with open(args.file, encoding="utf-8") as handle:
-                text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"vfs-mcp xml: cannot read {args.file or 'stdin'}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        server = server_from(args, args.root)
-    except ValueError as exc:
-        print(f"vfs-mcp xml: {exc}", file=sys.stderr)
-        return 2
-    return anyio.run(run_and_print, text, server)
-
-
-def call_main(argv: Sequence[str]) -> int:
-    from mcp import StdioServerParameters
-
-    from vfs_mcp import client
-    from vfs_mcp.http import TOKEN_ENV, load_token
-
-    own, server_args = _split(argv)
-    p = argparse.ArgumentParser(
-        prog="vfs-mcp call",
-        usage="vfs-mcp call TOOL [key=value ...] [--json ARGS] [options] [--url URL | -- SERVER ARGS]",
-        description=(
-            "Call one tool and print its result. The server is `vfs-mcp SERVER ARGS` started over stdio (the "
-            "current folder without them), or the one at --url. key=value arguments are converted to the tool's "
-            'types (true, 5, ["a", "b"]). Exit 0 on success, 1 on a tool error, 2 on a usage error.'
-        ),
-    )
-    p.add_argument("tool", metavar="TOOL", help="tool name (see `vfs-mcp tools`)")
-    p.add_argument("pairs", nargs="*", metavar="key=value", help="arguments as text, converted to the tool's types")
-    p.add_argument("--json", dest="json_args", metavar="ARGS", help="arguments as a JSON object (key=value wins)")
-    p.add_argument("--url", help="connect to a server over streamable HTTP instead of starting one")
-    p.add_argument(
-        "--auth-token-file",
-        metavar="FILE",
-        help=f"bearer token for --url (first line of FILE; default: ${TOKEN_ENV} when set)",
-    )
-    p.add_argument("--plain", action="store_true", help="no colour, even on a terminal")
-    p.add_argument(
-        "--full",
-        action="store_true",
-        help=f"print long content whole (default: the first {client.PREVIEW_LINES} lines)",
-    )
-    p.add_argument("--json-out", action="store_true", help="print the whole MCP result as JSON")
-    p.add_argument(
-        "--retries",
-        type=int,
-        default=client.DEFAULT_RETRIES,
-        metavar="N",
-        help=f"extra tries after a transient transport failure (default {client.DEFAULT_RETRIES})",
-    )
-    args = p.parse_intermixed_args(own)
-    try:
-        if args.url and server_args:
-            raise client.UsageError("give either --url or -- SERVER ARGS, not both")
-        if args.retries < 0:
-            raise client.UsageError("--retries must be 0 or more")
-        arguments = _json_object(args.json_args) if args.json_args else {}
-        raw = client.parse_pairs(args.pairs)
-        token = load_token(args.auth_token_file) if args.url else None
-    except (OSError, ValueError) as exc:  # UsageError is a ValueError
-        print(f"vfs-mcp call: {exc}", file=sys.stderr)
-        return 2
-    # The server gets our whole environment: an s3:// root needs the AWS_* variables.
-    target: client.Target = args.url or StdioServerParameters(
-        command=sys.executable, args=["-m", "vfs_mcp", *server_args], env=dict(os.environ)
-    )
-    return client.run_call(
-        target,
-        args.tool,
-        arguments,
-        raw,
-        plain=args.plain,
-        full=args.full,
-        json_out=args.json_out,
-        retries=args.retries,
-        token=token,
-    )
-
-
-def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Split at the first ``--``: our own arguments, then the server's."""
-    argv = list(argv)
-    if "--" in argv:
-        at = argv.index("--")
-        return argv[:at], argv[at + 1 :]
-    return argv, []
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    from vfs_mcp.client import UsageError
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--json is not valid JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise UsageError("--json must be a JSON object of arguments")
-    return value
-
-
-def tools_main(argv: Sequence[str]) -> int:
-    import anyio
-
-    from vfs_mcp import client
-
-    p = argparse.ArgumentParser(
-        prog="vfs-mcp tools",
-        description="List the tools a profile offers, one line each; with NAMEs, each one's arguments.",
-    )
-    p.add_argument("names", nargs="*", metavar="NAME", help="tools to show in full: arguments, types, defaults")
-    p.add_argument("--profile", default="default", help=f"tool sets, comma-separated: {', '.join(PROFILES)}")
-    p.add_argument("--tool-names", choices=["safe", "seed"], default="safe", help="name style, as for serving")
-    p.add_argument("--plain", action="store_true", help="no colour, even on a terminal")
-    args = p.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings(
-        profiles=tuple(x.strip() for x in args.profile.split(",") if x.strip()), tool_names=args.tool_names
-    )
-    try:
-        # A writable scratch mount, so the write tools are listed too.
-        server = build_server([open_mount(MountSpec("memory://vfs-mcp-tools"))], settings)
-    except ValueError as exc:
-        print(f"vfs-mcp tools: {exc}", file=sys.stderr)
-        return 2
-    tools = anyio.run(client.list_tools, server)
-    style = client.Style(client.use_color(args.plain))
-    if not args.names:
-        sys.stdout.write(client.render_tools(tools, style))
-        return 0
-    by_name = {tool.name: tool for tool in tools}
-    unknown = [name for name in args.names if name not in by_name]
-    if unknown:
-        print(f"vfs-mcp tools: no tool named {', '.join(unknown)}; `vfs-mcp tools` lists them", file=sys.stderr)
-        return 2
-    sys.stdout.write("\n".join(client.render_tool(by_name[name], style) for name in args.names))
-    return 0
-
-
-SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {"xml": xml_main, "call": call_main, "tools": tools_main}
+SUBCOMMANDS = ("xml", "call", "tools", "replay")
+"""Each is ``vfs_mcp.commands.{name}_main``."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:])
+        from vfs_mcp import commands
+
+        run: Callable[[Sequence[str]], int] = getattr(commands, f"{argv[0]}_main")
+        return run(argv[1:])
     return serve(argv)

@@ -12,7 +12,10 @@ The ``vfs`` marker sets the same per test, module or class, the closest mark win
 
     @pytest.mark.vfs({"src/app.py": "print('hi')\\n"}, profile="default", read_only=False, max_read_bytes=1024)
 
-``vfs_client`` runs under anyio (``@pytest.mark.anyio``) and under pytest-asyncio in auto mode.
+``faults=[Fault.on(...), ...]`` in the mark puts faults in front of the served store (``vfs_fs``
+still reaches the files directly). ``vfs_client`` runs under anyio (``@pytest.mark.anyio``) and
+under pytest-asyncio in auto mode. A failed ``assert client.fs.snapshot() == {...}`` shows the
+tree diff: each path added, removed or changed, and the unified diff of each changed text file.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -40,9 +44,24 @@ _buckets = itertools.count()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "vfs(files=None, *, profile='default', backend='memory', read_only=False, **server_options): "
+        "vfs(files=None, *, profile='default', backend='memory', read_only=False, faults=(), **server_options): "
         "what the vfs_fs and vfs_client fixtures serve (vfs_mcp.testing)",
     )
+
+
+def pytest_assertrepr_compare(op: str, left: object, right: object) -> list[str] | None:
+    """A failed ``snapshot == expected`` (either side a ``Snapshot``) as a tree diff."""
+    trees = sys.modules.get("vfs_mcp.testing.trees")  # loaded by then if a snapshot was taken
+    if op != "==" or trees is None or not isinstance(left, dict) or not isinstance(right, dict):
+        return None
+    if isinstance(left, trees.Snapshot):
+        expected, found = right, left
+    elif isinstance(right, trees.Snapshot):
+        expected, found = left, right
+    else:
+        return None
+    lines: list[str] = trees.tree_diff(expected, found).lines()
+    return ["the snapshot differs from what was expected (+ only in the snapshot, - only expected):", *lines]
 
 
 def _marked(files: Seed = None, /, **options: Any) -> dict[str, Any]:
