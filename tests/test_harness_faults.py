@@ -165,3 +165,12 @@ async def test_a_fault_names_a_known_operation_and_a_valid_glob() -> None:
         Fault.on("open", "**", errno.EIO)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="probability"):
         Fault.flaky("read", "**", rate=2)
+
+
+async def test_a_search_meets_read_faults_and_names_the_files_it_could_not_read(serve: Any) -> None:
+    files = {"src/a.py": "needle\n", "src/b.py": "needle\n"}
+    async with serve(files, [Fault.on("read", "src/b.py", errno.EACCES)]) as client:
+        result = await client.call_tool("grep_files", {"path": ".", "pattern": "needle"})
+    assert not result.is_error
+    text = result.content[0].text
+    assert "src/a.py:1:1: needle" in text and "src/b.py (ACCESS_DENIED)" in text
