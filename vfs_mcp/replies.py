@@ -26,6 +26,7 @@ from mcp_types import (
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from vfs_mcp.tooling import META_CUT, META_RESULT, compact_json, encodable, encodable_value
 
@@ -45,7 +46,11 @@ async def encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: Call
         if encodable(str(exc)) == str(exc):
             raise
         raise MCPError(INTERNAL_ERROR, encodable(str(exc))) from exc
-    return encodable_value(result)  # type: ignore[no-any-return]
+    try:
+        to_json(result)  # what the transport will do, in one pass of compiled code
+    except PydanticSerializationError:
+        return encodable_value(result)  # type: ignore[no-any-return]  # a lone surrogate somewhere
+    return result
 
 
 MAX_REQUEST_DEPTH = 200

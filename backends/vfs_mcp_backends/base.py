@@ -34,6 +34,9 @@ class Capabilities:
                    (``BackendMount.version_token``: the ETag; on GCS the generation).
     conditional_writes: ``BackendMount.put_if`` works: a write that lands only if the
                    object still has the token that was read, or only if it does not exist.
+    local_io:      every call is served by this machine in microseconds (a disk, memory): many
+                   small calls run one after another, since a thread each would cost more than
+                   the call; on other stores each call waits on a network, so they overlap.
     locked_writes: ``BackendMount.exclusive`` holds off every other writer of a path that
                    takes it, in other processes too (an OS lock on local disks; a memory
                    store lives in one process). Without it or ``conditional_writes``, a
@@ -52,6 +55,7 @@ class Capabilities:
     etags: bool = False
     conditional_writes: bool = False
     locked_writes: bool = False
+    local_io: bool = False
 
 
 @dataclass

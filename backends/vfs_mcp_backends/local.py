@@ -26,6 +26,7 @@ CAPABILITIES = Capabilities(
     modes=True,
     timestamps=frozenset({"created", "modified", "accessed"}),
     locked_writes=True,
+    local_io=True,
 )
 
 

@@ -15,7 +15,9 @@ from fsspec.implementations.memory import MemoryFile, MemoryFileSystem
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Options
 
-CAPABILITIES = Capabilities(empty_dirs=True, native_copy=True, timestamps=frozenset({"created"}), locked_writes=True)
+CAPABILITIES = Capabilities(
+    empty_dirs=True, native_copy=True, timestamps=frozenset({"created"}), locked_writes=True, local_io=True
+)
 
 
 class MemoryStore(MemoryFileSystem):  # type: ignore[misc]  # fsspec is untyped

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import filetype
 from pydantic import BaseModel, Field
@@ -17,6 +19,7 @@ DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
 DEFAULT_RANGE_BYTES = 64 * 1024
 READ_CONCURRENCY = 8
 MAX_CHAR_BYTES = 4  # the longest UTF-8 sequence
+T = TypeVar("T")
 
 MEDIA_TYPES = {
     # What models take as images (the Anthropic and OpenAI APIs refuse other image types).
@@ -154,6 +157,18 @@ class MultiReadResult(BaseModel):
     failed: int
 
 
+def each_file(vfs: JailedFS, fn: Callable[..., T], *args: Iterable[object]) -> Iterator[T]:
+    """``map(fn, *args)`` over files, in order: one after another when every mount answers
+    from this machine (``local_io``), else ``READ_CONCURRENCY`` at a time, each mostly waiting."""
+    if all(mount.capabilities.local_io for mount in vfs.mounts):
+        return map(fn, *args)
+    pool = ThreadPoolExecutor(max_workers=READ_CONCURRENCY)
+    try:
+        return iter(list(pool.map(fn, *args)))
+    finally:
+        pool.shutdown()
+
+
 def admit(vfs: JailedFS, paths: list[str], budget: int) -> list[tuple[Target, Entry] | VfsError]:
     """Each path's file, or its error, within one byte budget for the whole reply.
 
@@ -169,8 +184,7 @@ def admit(vfs: JailedFS, paths: list[str], budget: int) -> list[tuple[Target, En
         except VfsError as err:
             return err
 
-    with ThreadPoolExecutor(max_workers=max(1, min(READ_CONCURRENCY, len(paths)))) as pool:
-        measured = list(pool.map(measure, paths))
+    measured = list(each_file(vfs, measure, paths))
     left = budget
     admitted: list[tuple[Target, Entry] | VfsError] = []
     for found in measured:
@@ -211,8 +225,7 @@ def read_multiple_files(
         return text, FileRead(path=path, ok=True, size=meta.size, sha256=meta.sha256)
 
     admitted = admit(vfs, paths, max_read_bytes)
-    with ThreadPoolExecutor(max_workers=min(READ_CONCURRENCY, len(paths))) as pool:
-        outcomes = list(pool.map(one, paths, admitted))
+    outcomes = list(each_file(vfs, one, paths, admitted))
     files = [meta for _, meta in outcomes]
     ok = sum(1 for f in files if f.ok)
     return [text for text, _ in outcomes], MultiReadResult(files=files, succeeded=ok, failed=len(files) - ok)

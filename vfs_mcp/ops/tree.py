@@ -135,7 +135,7 @@ def directory_tree(
         if parent is None or kept >= max_entries:
             omitted += 1  # over the cap, or inside a directory that was
             continue
-        node = TreeNode(
+        node = TreeNode.model_construct(  # our own fields: no validation, 20,000 times over
             name=entry.name,
             type=entry.type,
             size=entry.size if entry.type == "file" else None,
@@ -160,16 +160,17 @@ def directory_tree(
     )
 
 
-def render_tree(result: TreeResult) -> str:
-    """The tree as indented text with box-drawing branches."""
-    lines = [result.path]
+def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:
+    """The tree as indented text with box-drawing branches, each name (and the root's path)
+    written as ``name`` writes it."""
+    lines = [name(result.path)]
 
     def walk(node: TreeNode, prefix: str) -> None:
         children = node.children or []
         for i, child in enumerate(children):
             last = i == len(children) - 1
             suffix = "/" if child.type == "directory" else ""
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{child.name}{suffix}")
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{name(child.name)}{suffix}")
             if child.children is not None:
                 walk(child, prefix + ("    " if last else "│   "))
 

@@ -237,11 +237,11 @@ def render_tree(result: tree.TreeResult) -> str:
     """The tree as indented text with box-drawing branches; names as ``shown`` writes them."""
     quoted = False
 
-    def safe(node: tree.TreeNode) -> tree.TreeNode:
+    def safe(name: str) -> str:
         nonlocal quoted
-        quoted = quoted or escaped(node.name)
-        children = None if node.children is None else [safe(child) for child in node.children]
-        return node.model_copy(update={"name": shown(node.name), "children": children})
+        written = shown(name)
+        quoted = quoted or written is not name
+        return written
 
-    text = tree.render_tree(result.model_copy(update={"tree": safe(result.tree), "path": shown(result.path)}))
+    text = tree.render_tree(result, safe)
     return f"{text}\n{NAMES_NOTE}" if quoted else text

@@ -19,7 +19,6 @@ import mimetypes
 import os
 import posixpath
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -147,8 +146,7 @@ def read_many(vfs: JailedFS, paths: Sequence[str], max_bytes: int) -> str:
             return f"{path}: Error - {err}"
 
     admitted = read.admit(vfs, list(paths), max_bytes)
-    with ThreadPoolExecutor(max_workers=min(read.READ_CONCURRENCY, len(paths))) as pool:
-        return "\n---\n".join(pool.map(one, paths, admitted))
+    return "\n---\n".join(read.each_file(vfs, one, paths, admitted))
 
 
 @dataclass

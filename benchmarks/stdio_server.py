@@ -1,0 +1,73 @@
+"""A ``vfs-mcp`` process over stdio and the smallest JSON-RPC client that drives it: one
+request line out, one answer line back, nothing else in between (no SDK on our side, so the
+time measured is the server's and the pipe's).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+
+
+class StdioServer:
+    """``vfs-mcp ROOT [OPTIONS]`` started and initialized; ``tools`` is its tools/list answer."""
+
+    def __init__(self, root: Path | str, *options: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vfs_mcp", str(root), *options],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+        self.request("initialize", INITIALIZE)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.tools: list[dict[str, Any]] = self.request("tools/list", {})["tools"]
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` of one request; AssertionError on a JSON-RPC error."""
+        assert self.proc.stdout is not None
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        answer = json.loads(self.proc.stdout.readline())
+        assert "result" in answer, answer
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        """A tool's result; AssertionError when it is an error result."""
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        assert not result.get("isError"), result["content"][0]["text"]
+        return result
+
+    def text(self, tool: str, **arguments: Any) -> str:
+        """The text the model sees: the result's text blocks, joined."""
+        return "\n".join(b["text"] for b in self.call(tool, **arguments)["content"] if b["type"] == "text")
+
+    def peak_rss(self) -> int:
+        """The process's peak resident memory so far, in bytes (Linux ``VmHWM``)."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmHWM in /proc/PID/status")
+
+    def close(self) -> None:
+        self.proc.kill()
+        with self.proc:
+            pass
+
+    def __enter__(self) -> StdioServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,297 @@
+"""The whole call, as a user waits for it: a ``vfs-mcp`` process over stdio, driven by a raw
+JSON-RPC client (``stdio_server.py``), each workload timed beside its baseline in the same run.
+
+| group | vfs-mcp | baseline |
+|---|---|---|
+| e2e 1 cold start | spawn + initialize + tools/list | ``python -c "import mcp"`` |
+| e2e 2 whole read | read_file of a 10 MB text file | ``cat`` |
+| e2e 3 grep | regex, first 100 matches ±2 lines | ``rg --json -C 2 -m 1`` over the same tree |
+| e2e 4 name glob | search_files for one name everywhere | ``find -name`` |
+| e2e 5 tree, depth 3 | directory_tree | ``find -maxdepth 3`` |
+| e2e 6 full tree | directory_tree of everything | ``find`` |
+| e2e 7 edit | edit_file, one unique string in 1 MB | read + ``str.replace`` + write |
+| e2e 8 many small reads | read_multiple_files of 100 files | 100 ``open().read()`` |
+| e2e 9 lines deep in a log | read_file_lines, first call and again | ``sed -n`` |
+
+Every benchmark checks its answer (lines, matches, entries, bytes). Timings are never
+asserted; the one bound asserted is the server's peak memory (``VmHWM``), 150 MB per row.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from conftest import REGEX, write_log
+from stdio_server import StdioServer
+
+if TYPE_CHECKING:
+    from conftest import LocalTree, LogFile, Scale
+
+MEMORY_BOUND = 150 * 10**6
+READ_BYTES = 10 * 10**6
+EDIT_BYTES = 10**6
+SMALL_FILES = 100
+OPTIONS = ("--max-read-bytes", str(4 * READ_BYTES))
+
+
+def check_memory(server: StdioServer, row: str) -> None:
+    peak = server.peak_rss()
+    print(f"\npeak server memory, {row}: {peak / 10**6:.0f} MB (bound 150 MB)")
+    assert peak <= MEMORY_BOUND
+
+
+@pytest.fixture(scope="module")
+def work(data_dir: Path, source_tree: LocalTree) -> Path:
+    """A folder with the source tree and the files the rows read and edit."""
+    root = data_dir / "e2e"
+    root.mkdir(exist_ok=True)
+    shutil.copytree(source_tree.host, root / "src", dirs_exist_ok=True)
+    write_log(root / "ten.log", size=READ_BYTES)
+    write_log(root / "edit.txt", size=EDIT_BYTES)
+    small = root / "small"
+    small.mkdir(exist_ok=True)
+    for i in range(SMALL_FILES):
+        (small / f"f{i:03d}.txt").write_text(f"small file {i}\n" * 20)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(work: Path) -> Iterator[StdioServer]:
+    with StdioServer(work, *OPTIONS) as running:
+        yield running
+
+
+# -- 1. cold start ----------------------------------------------------------------------------
+
+
+def test_cold_start(benchmark: Any, work: Path, scale: Scale) -> None:
+    benchmark.group = "e2e 1 cold start: spawn + initialize + tools/list"
+
+    def start() -> int:
+        with StdioServer(work, *OPTIONS) as fresh:
+            return len(fresh.tools)
+
+    assert benchmark.pedantic(start, rounds=scale.rounds + 2, warmup_rounds=1) > 20
+
+
+def test_cold_start_import_mcp_baseline(benchmark: Any, scale: Scale) -> None:
+    benchmark.group = "e2e 1 cold start: spawn + initialize + tools/list"
+    run = [sys.executable, "-c", "import mcp"]
+    benchmark.pedantic(subprocess.run, (run,), {"check": True}, rounds=scale.rounds + 2, warmup_rounds=1)
+
+
+# -- 2. a whole 10 MB read ----------------------------------------------------------------------
+
+
+def test_read_whole_file(benchmark: Any, server: StdioServer, work: Path) -> None:
+    benchmark.group = "e2e 2 read 10 MB whole"
+    text = benchmark(server.call, "read_file", path="ten.log")["content"][0]["text"]
+    assert text.encode() == (work / "ten.log").read_bytes()
+    check_memory(server, "read 10 MB")
+
+
+def test_read_whole_file_cat_baseline(benchmark: Any, work: Path) -> None:
+    benchmark.group = "e2e 2 read 10 MB whole"
+    out = benchmark(subprocess.run, ["cat", str(work / "ten.log")], capture_output=True, check=True).stdout
+    assert len(out) == (work / "ten.log").stat().st_size
+
+
+# -- 3. grep ------------------------------------------------------------------------------------
+
+
+def rg() -> str:
+    found = shutil.which("rg") or str(Path(sys.executable).with_name("rg"))
+    if not Path(found).exists():
+        pytest.skip("rg is not installed (pip install ripgrep)")
+    return found
+
+
+def test_grep_regex_first_100(benchmark: Any, server: StdioServer, source_tree: LocalTree) -> None:
+    benchmark.group = "e2e 3 grep regex, first 100 matches ±2 lines"
+    result = benchmark(
+        server.call, "grep_files", path="src", pattern=REGEX, is_regex=True, context_lines=2, results_limit=100
+    )
+    text = result["content"][0]["text"]
+    assert len(re.findall(r":\d+:\d+: ", text)) == min(100, len(source_tree.spec.regex_paths()))
+    check_memory(server, "grep")
+
+
+def test_grep_rg_json_baseline(benchmark: Any, work: Path, source_tree: LocalTree) -> None:
+    benchmark.group = "e2e 3 grep regex, first 100 matches ±2 lines"
+    run = [rg(), "--json", "-C", "2", "-e", REGEX, str(work / "src")]
+    out = benchmark(subprocess.run, run, capture_output=True, check=True).stdout
+    assert out.count(b'"type":"match"') == len(source_tree.spec.regex_paths())
+
+
+# -- 4. a name glob over the whole tree -----------------------------------------------------------
+
+
+def glob_count(scale: Scale) -> int:
+    return scale.tree_files // 20  # one m07.py a folder
+
+
+def test_name_glob(benchmark: Any, server: StdioServer, scale: Scale) -> None:
+    benchmark.group = "e2e 4 name glob over the tree"
+    text = benchmark(server.text, "search_files", path="src", pattern="**/m07.py", max_results=10000)
+    assert text.count("m07.py") == glob_count(scale)
+    check_memory(server, "glob")
+
+
+def test_name_glob_find_baseline(benchmark: Any, work: Path, scale: Scale) -> None:
+    benchmark.group = "e2e 4 name glob over the tree"
+    run = ["find", str(work / "src"), "-name", "m07.py"]
+    out = benchmark(subprocess.run, run, capture_output=True, check=True).stdout
+    assert out.count(b"\n") == glob_count(scale)
+
+
+# -- 5, 6. trees ----------------------------------------------------------------------------------
+
+
+def find_count(folder: Path, *depth: str) -> int:
+    """Entries below ``folder`` (``find -mindepth 1``, with ``-maxdepth N`` when given)."""
+    run = ["find", str(folder), "-mindepth", "1", *(("-maxdepth", depth[0]) if depth else ())]
+    return subprocess.run(run, capture_output=True, check=True).stdout.count(b"\n")
+
+
+def tree_count(text: str) -> int:
+    """Entries a directory_tree shows, from its last line: "N directories, M files"."""
+    dirs, files = map(int, re.findall(r"(\d+) director(?:y|ies), (\d+) files?$", text)[0])
+    return dirs + files
+
+
+def test_tree_depth_3(benchmark: Any, server: StdioServer, work: Path) -> None:
+    benchmark.group = "e2e 5 tree depth 3"
+    text = benchmark(server.text, "directory_tree", path=".", max_depth=3, max_entries=100000)
+    print(f"\ndirectory_tree depth 3: {len(text):,} characters")
+    assert tree_count(text) == find_count(work, "3")
+    check_memory(server, "tree depth 3")
+
+
+def test_tree_depth_3_find_baseline(benchmark: Any, work: Path) -> None:
+    benchmark.group = "e2e 5 tree depth 3"
+    benchmark(subprocess.run, ["find", str(work), "-maxdepth", "3"], capture_output=True, check=True)
+
+
+def test_full_tree(benchmark: Any, server: StdioServer, work: Path) -> None:
+    benchmark.group = "e2e 6 full tree"
+    text = benchmark(server.text, "directory_tree", path="src", max_depth=100, max_entries=100000)
+    print(f"\ndirectory_tree full: {len(text):,} characters")
+    assert tree_count(text) == find_count(work / "src")
+    check_memory(server, "full tree")
+
+
+def test_full_tree_find_baseline(benchmark: Any, work: Path, scale: Scale) -> None:
+    benchmark.group = "e2e 6 full tree"
+    out = benchmark(subprocess.run, ["find", str(work / "src")], capture_output=True, check=True).stdout
+    assert out.count(b".py\n") == scale.tree_files
+
+
+# -- 7. one edit ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def edit_target(work: Path) -> Iterator[Callable[[], None]]:
+    """Puts the unique string back into edit.txt; the file is restored at the end."""
+    path = work / "edit.txt"
+    original = path.read_bytes()
+    middle = original.index(b"\n", len(original) // 2) + 1
+    seeded = original[:middle] + b"config: retries = 3\n" + original[middle:]
+    yield lambda: path.write_bytes(seeded)
+    path.write_bytes(original)
+
+
+def test_edit_one_string(benchmark: Any, server: StdioServer, work: Path, edit_target: Callable[[], None]) -> None:
+    benchmark.group = "e2e 7 edit one string in 1 MB"
+    edit = {"oldText": "retries = 3", "newText": "retries = 5"}
+    benchmark.pedantic(
+        server.call, kwargs={"tool": "edit_file", "path": "edit.txt", "edits": [edit]}, setup=edit_target, rounds=30
+    )
+    assert b"retries = 5" in (work / "edit.txt").read_bytes()
+    check_memory(server, "edit")
+
+
+def test_edit_replace_and_write_baseline(benchmark: Any, work: Path, edit_target: Callable[[], None]) -> None:
+    benchmark.group = "e2e 7 edit one string in 1 MB"
+    path = work / "edit.txt"
+
+    def replace() -> None:
+        text = path.read_bytes().decode()
+        path.write_bytes(text.replace("retries = 3", "retries = 5", 1).encode())
+
+    benchmark.pedantic(replace, setup=edit_target, rounds=30)
+    assert b"retries = 5" in path.read_bytes()
+
+
+# -- 8. many small reads ------------------------------------------------------------------------------
+
+
+def small_paths(work: Path) -> list[str]:
+    return [f"small/f{i:03d}.txt" for i in range(SMALL_FILES)]
+
+
+def test_read_multiple_files(benchmark: Any, server: StdioServer, work: Path) -> None:
+    benchmark.group = "e2e 8 read 100 small files"
+    text = benchmark(server.text, "read_multiple_files", paths=small_paths(work))
+    assert all(f"small file {i}\n" in text for i in range(SMALL_FILES))
+    check_memory(server, "100 small reads")
+
+
+def test_read_multiple_files_open_baseline(benchmark: Any, work: Path) -> None:
+    benchmark.group = "e2e 8 read 100 small files"
+
+    def read_all() -> list[str]:
+        out = []
+        for rel in small_paths(work):
+            with open(work / rel) as handle:
+                out.append(handle.read())
+        return out
+
+    assert len(benchmark(read_all)) == SMALL_FILES
+
+
+# -- 9. lines deep in a big log -------------------------------------------------------------------------
+
+
+def test_lines_first_call(benchmark: Any, work: Path, numbered_log: LogFile, scale: Scale) -> None:
+    benchmark.group = "e2e 9 lines deep in a log"
+    folder = numbered_log.host.parent
+    servers: list[StdioServer] = []
+
+    def fresh() -> tuple[tuple[StdioServer], dict[str, Any]]:
+        servers.append(StdioServer(folder))
+        return (servers[-1],), {}
+
+    def read(running: StdioServer) -> str:
+        return running.text("read_file_lines", path=numbered_log.name, offset=scale.offset, limit=scale.limit)
+
+    try:
+        text = benchmark.pedantic(read, setup=fresh, rounds=scale.rounds)
+        assert text.startswith(numbered_log.text(scale.offset, scale.offset + scale.limit))
+        check_memory(servers[-1], "lines, first call")
+    finally:
+        for running in servers:
+            running.close()
+
+
+def test_lines_again(benchmark: Any, numbered_log: LogFile, scale: Scale) -> None:
+    benchmark.group = "e2e 9 lines deep in a log"
+    with StdioServer(numbered_log.host.parent) as running:
+        arguments = {"path": numbered_log.name, "offset": scale.offset, "limit": scale.limit}
+        running.call("read_file_lines", **arguments)
+        text = benchmark(running.text, "read_file_lines", **arguments)
+        assert text.startswith(numbered_log.text(scale.offset, scale.offset + scale.limit))
+
+
+def test_lines_sed_baseline(benchmark: Any, numbered_log: LogFile, scale: Scale) -> None:
+    benchmark.group = "e2e 9 lines deep in a log"
+    first, last = scale.offset + 1, scale.offset + scale.limit
+    run = ["sed", "-n", f"{first},{last}p;{last}q", str(numbered_log.host)]
+    out = benchmark.pedantic(subprocess.run, (run,), {"capture_output": True, "check": True}, rounds=scale.rounds)
+    assert out.stdout.decode() == numbered_log.text(scale.offset, scale.offset + scale.limit)
