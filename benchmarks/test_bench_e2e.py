@@ -41,8 +41,12 @@ SMALL_FILES = 100
 OPTIONS = ("--max-read-bytes", str(4 * READ_BYTES))
 
 
-def check_memory(server: StdioServer, row: str) -> None:
-    peak = server.peak_rss()
+def check_memory(root: Path, row: str, tool: str, **arguments: Any) -> None:
+    """A fresh server's peak memory over three calls of a row's tool: at most 150 MB."""
+    with StdioServer(root, *OPTIONS) as fresh:
+        for _ in range(3):
+            fresh.call(tool, **arguments)
+        peak = fresh.peak_rss()
     print(f"\npeak server memory, {row}: {peak / 10**6:.0f} MB (bound 150 MB)")
     assert peak <= MEMORY_BOUND
 
@@ -79,6 +83,9 @@ def test_cold_start(benchmark: Any, work: Path, scale: Scale) -> None:
             return len(fresh.tools)
 
     assert benchmark.pedantic(start, rounds=scale.rounds + 2, warmup_rounds=1) > 20
+    with StdioServer(work, *OPTIONS) as fresh:
+        print(f"\npeak server memory after start: {fresh.peak_rss() / 10**6:.0f} MB (bound 150 MB)")
+        assert fresh.peak_rss() <= MEMORY_BOUND
 
 
 def test_cold_start_import_mcp_baseline(benchmark: Any, scale: Scale) -> None:
@@ -94,7 +101,7 @@ def test_read_whole_file(benchmark: Any, server: StdioServer, work: Path) -> Non
     benchmark.group = "e2e 2 read 10 MB whole"
     text = benchmark(server.call, "read_file", path="ten.log")["content"][0]["text"]
     assert text.encode() == (work / "ten.log").read_bytes()
-    check_memory(server, "read 10 MB")
+    check_memory(work, "read 10 MB", "read_file", path="ten.log")
 
 
 def test_read_whole_file_cat_baseline(benchmark: Any, work: Path) -> None:
@@ -113,14 +120,12 @@ def rg() -> str:
     return found
 
 
-def test_grep_regex_first_100(benchmark: Any, server: StdioServer, source_tree: LocalTree) -> None:
+def test_grep_regex_first_100(benchmark: Any, server: StdioServer, work: Path, source_tree: LocalTree) -> None:
     benchmark.group = "e2e 3 grep regex, first 100 matches ±2 lines"
-    result = benchmark(
-        server.call, "grep_files", path="src", pattern=REGEX, is_regex=True, context_lines=2, results_limit=100
-    )
-    text = result["content"][0]["text"]
+    arguments = {"path": "src", "pattern": REGEX, "is_regex": True, "context_lines": 2, "results_limit": 100}
+    text = benchmark(server.text, "grep_files", **arguments)
     assert len(re.findall(r":\d+:\d+: ", text)) == min(100, len(source_tree.spec.regex_paths()))
-    check_memory(server, "grep")
+    check_memory(work, "grep", "grep_files", **arguments)
 
 
 def test_grep_rg_json_baseline(benchmark: Any, work: Path, source_tree: LocalTree) -> None:
@@ -137,11 +142,12 @@ def glob_count(scale: Scale) -> int:
     return scale.tree_files // 20  # one m07.py a folder
 
 
-def test_name_glob(benchmark: Any, server: StdioServer, scale: Scale) -> None:
+def test_name_glob(benchmark: Any, server: StdioServer, work: Path, scale: Scale) -> None:
     benchmark.group = "e2e 4 name glob over the tree"
-    text = benchmark(server.text, "search_files", path="src", pattern="**/m07.py", max_results=10000)
+    arguments = {"path": "src", "pattern": "**/m07.py", "max_results": 10000}
+    text = benchmark(server.text, "search_files", **arguments)
     assert text.count("m07.py") == glob_count(scale)
-    check_memory(server, "glob")
+    check_memory(work, "glob", "search_files", **arguments)
 
 
 def test_name_glob_find_baseline(benchmark: Any, work: Path, scale: Scale) -> None:
@@ -168,10 +174,11 @@ def tree_count(text: str) -> int:
 
 def test_tree_depth_3(benchmark: Any, server: StdioServer, work: Path) -> None:
     benchmark.group = "e2e 5 tree depth 3"
-    text = benchmark(server.text, "directory_tree", path=".", max_depth=3, max_entries=100000)
+    arguments = {"path": ".", "max_depth": 3, "max_entries": 100000}
+    text = benchmark(server.text, "directory_tree", **arguments)
     print(f"\ndirectory_tree depth 3: {len(text):,} characters")
     assert tree_count(text) == find_count(work, "3")
-    check_memory(server, "tree depth 3")
+    check_memory(work, "tree depth 3", "directory_tree", **arguments)
 
 
 def test_tree_depth_3_find_baseline(benchmark: Any, work: Path) -> None:
@@ -181,10 +188,11 @@ def test_tree_depth_3_find_baseline(benchmark: Any, work: Path) -> None:
 
 def test_full_tree(benchmark: Any, server: StdioServer, work: Path) -> None:
     benchmark.group = "e2e 6 full tree"
-    text = benchmark(server.text, "directory_tree", path="src", max_depth=100, max_entries=100000)
+    arguments = {"path": "src", "max_depth": 100, "max_entries": 100000}
+    text = benchmark(server.text, "directory_tree", **arguments)
     print(f"\ndirectory_tree full: {len(text):,} characters")
     assert tree_count(text) == find_count(work / "src")
-    check_memory(server, "full tree")
+    check_memory(work, "full tree", "directory_tree", **arguments)
 
 
 def test_full_tree_find_baseline(benchmark: Any, work: Path, scale: Scale) -> None:
@@ -210,11 +218,10 @@ def edit_target(work: Path) -> Iterator[Callable[[], None]]:
 def test_edit_one_string(benchmark: Any, server: StdioServer, work: Path, edit_target: Callable[[], None]) -> None:
     benchmark.group = "e2e 7 edit one string in 1 MB"
     edit = {"oldText": "retries = 3", "newText": "retries = 5"}
-    benchmark.pedantic(
-        server.call, kwargs={"tool": "edit_file", "path": "edit.txt", "edits": [edit]}, setup=edit_target, rounds=30
-    )
+    benchmark.pedantic(lambda: server.call("edit_file", path="edit.txt", edits=[edit]), setup=edit_target, rounds=30)
     assert b"retries = 5" in (work / "edit.txt").read_bytes()
-    check_memory(server, "edit")
+    edit_target()
+    check_memory(work, "edit (dry runs)", "edit_file", path="edit.txt", edits=[edit], dry_run=True)
 
 
 def test_edit_replace_and_write_baseline(benchmark: Any, work: Path, edit_target: Callable[[], None]) -> None:
@@ -240,7 +247,7 @@ def test_read_multiple_files(benchmark: Any, server: StdioServer, work: Path) ->
     benchmark.group = "e2e 8 read 100 small files"
     text = benchmark(server.text, "read_multiple_files", paths=small_paths(work))
     assert all(f"small file {i}\n" in text for i in range(SMALL_FILES))
-    check_memory(server, "100 small reads")
+    check_memory(work, "100 small reads", "read_multiple_files", paths=small_paths(work))
 
 
 def test_read_multiple_files_open_baseline(benchmark: Any, work: Path) -> None:
@@ -274,7 +281,9 @@ def test_lines_first_call(benchmark: Any, work: Path, numbered_log: LogFile, sca
     try:
         text = benchmark.pedantic(read, setup=fresh, rounds=scale.rounds)
         assert text.startswith(numbered_log.text(scale.offset, scale.offset + scale.limit))
-        check_memory(servers[-1], "lines, first call")
+        peak = servers[-1].peak_rss()
+        print(f"\npeak server memory, lines deep in a log: {peak / 10**6:.0f} MB (bound 150 MB)")
+        assert peak <= MEMORY_BOUND
     finally:
         for running in servers:
             running.close()

@@ -46,11 +46,27 @@ async def encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: Call
         if encodable(str(exc)) == str(exc):
             raise
         raise MCPError(INTERNAL_ERROR, encodable(str(exc))) from exc
+    return result if _encodes(result) else encodable_value(result)
+
+
+def _encodes(result: Any) -> bool:
+    """Whether ``result`` goes on the wire as it is: its text blocks searched (a 10 MB file's
+    text is not copied), the rest serialized as the transport will, in compiled code (not a
+    walk over a tree's 20,000 names)."""
     try:
-        to_json(result)  # what the transport will do, in one pass of compiled code
+        if not isinstance(result, CallToolResult):
+            to_json(result)
+            return True
+        for block in result.content:
+            if isinstance(block, TextContent):
+                if encodable(block.text) is not block.text:
+                    return False
+            else:
+                to_json(block)
+        to_json(result, exclude={"content"})
     except PydanticSerializationError:
-        return encodable_value(result)  # type: ignore[no-any-return]  # a lone surrogate somewhere
-    return result
+        return False
+    return True
 
 
 MAX_REQUEST_DEPTH = 200

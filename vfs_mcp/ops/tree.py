@@ -121,33 +121,36 @@ def directory_tree(
     selection = select(vfs, root, max_depth=max_depth, exclude=exclude_patterns, skip_git_dir=False)
     matches = name_matcher(pattern) if pattern else None
     top = TreeNode(name=root.name, type="directory", children=[])
-    nodes = {"": top}  # each kept directory by its relative path
+    nodes = {root.rel: top}  # each kept directory by its mount-relative path
     counts = {"directory": 0, "file": 0}
     kept = omitted = 0
     total = len(selection.entries)
     for done, entry in enumerate(selection.entries, 1):
         if progress and (done % PROGRESS_EVERY == 0 or done == total):
             progress(done, total, entry.path)
-        rel = selection.relative(entry)
-        if entry.type != "directory" and (not include_files or (matches is not None and not matches(entry.name, rel))):
+        kind = entry.type
+        folder, _, name = entry.target.rel.rpartition("/")
+        if kind != "directory" and (
+            not include_files or (matches is not None and not matches(name, selection.relative(entry)))
+        ):
             continue
-        parent = nodes.get(rel.rpartition("/")[0])
+        parent = nodes.get(folder)
         if parent is None or kept >= max_entries:
             omitted += 1  # over the cap, or inside a directory that was
             continue
         node = TreeNode.model_construct(  # our own fields: no validation, 20,000 times over
-            name=entry.name,
-            type=entry.type,
-            size=entry.size if entry.type == "file" else None,
-            children=[] if entry.type == "directory" else None,
+            name=name,
+            type=kind,
+            size=entry.size if kind == "file" else None,
+            children=[] if kind == "directory" else None,
         )
         assert parent.children is not None  # only directories are in `nodes`
         parent.children.append(node)
         kept += 1
-        if entry.type == "directory":
-            nodes[rel] = node
+        if kind == "directory":
+            nodes[entry.target.rel] = node
             counts["directory"] += 1
-        elif entry.type == "file":
+        elif kind == "file":
             counts["file"] += 1
     return TreeResult(
         path=root.display,

@@ -51,22 +51,30 @@ def select(
         raise InvalidArgument("max_depth must be 1 or more")
     include_spec, exclude_spec = caller_globs(include, "include"), caller_globs(exclude, "exclude")
     everything = vfs.find(target, max_depth)
-    selection = Selection(target, [], everything.skipped)
     rules = IgnoreRules.load(vfs, target, everything) if respect_gitignore else None
+    if not (skip_git_dir or include_spec or exclude_spec or rules):
+        return Selection(target, everything, everything.skipped)  # nothing to filter: no pass over it
+    selection = Selection(target, [], everything.skipped)
+    filtered = include_spec or exclude_spec or rules
     pruned = None  # the directory being skipped: depth-first order keeps its insides together
     for entry in everything:
-        rel = selection.relative(entry)
-        if pruned is not None and rel.startswith(pruned):
+        path = entry.target.rel
+        if pruned is not None and path.startswith(pruned):
             continue
         is_dir = entry.type == "directory"
-        name = entry.name
-        if (
-            (skip_git_dir and name in ALWAYS_SKIPPED)
-            or (exclude_spec is not None and exclude_spec.match_file(rel + ("/" if is_dir else "")))
-            or (rules is not None and rules.ignored(rel, is_dir))
+        if skip_git_dir and path.rpartition("/")[2] in ALWAYS_SKIPPED:
+            if is_dir:
+                pruned = path + "/"
+            continue
+        if not filtered:
+            selection.entries.append(entry)
+            continue
+        rel = selection.relative(entry)
+        if (exclude_spec is not None and exclude_spec.match_file(rel + ("/" if is_dir else ""))) or (
+            rules is not None and rules.ignored(rel, is_dir)
         ):
             if is_dir:
-                pruned = rel + "/"
+                pruned = path + "/"
             continue
         if include_spec is not None and not is_dir and not include_spec.match_file(rel):
             continue
