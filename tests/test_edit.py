@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 from conftest import ScopedSandbox
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from vfs_mcp.ops import textfile
 from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -803,3 +806,32 @@ async def test_two_edits_replacing_the_same_line_are_invalid_and_change_nothing(
 
 async def test_line_editing_a_missing_file_is_not_found(sandbox):
     failed_with(await edit_lines(sandbox, "nope.txt", [{"line_number": 1, "action": "delete"}]), "NOT_FOUND")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="ab\n", max_size=120),
+    changes=st.lists(st.tuples(st.integers(0, 130), st.sampled_from(["insert", "delete", "replace"])), max_size=3),
+    chunk=st.sampled_from([1, 2, 3, 7, 1 << 16]),
+)
+def test_the_common_prefix_and_suffix_of_two_texts_are_found_by_halving_as_by_stepping(
+    text: str, changes: list[tuple[int, str]], chunk: int
+) -> None:
+    new = list(text)
+    for at, how in changes:
+        at = min(at, len(new))
+        if how == "insert":
+            new.insert(at, "c")
+        elif at < len(new):
+            new[at : at + 1] = [] if how == "delete" else ["z"]
+    other = "".join(new)
+    kept, textfile.CHUNK = textfile.CHUNK, chunk
+    try:
+        head = textfile._same_head(text, other)
+        tail = textfile._same_tail(text, other, head)
+    finally:
+        textfile.CHUNK = kept
+    stepped = next((i for i, (x, y) in enumerate(zip(text, other, strict=False)) if x != y), min(len(text), len(other)))
+    room = min(len(text), len(other)) - stepped
+    back = next((i for i in range(room) if text[-1 - i] != other[-1 - i]), room)
+    assert (head, tail) == (stepped, back)

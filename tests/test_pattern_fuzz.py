@@ -8,6 +8,7 @@ braces, look-around). The tree holds long runs of the same letter for them to ch
 
 from __future__ import annotations
 
+import fnmatch
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.ops.globs import name_glob
 from vfs_mcp.tooling import error_of
 
 PER_CALL = 20.0
@@ -119,3 +121,18 @@ def test_random_regexes_and_globs_answer_in_time_on_every_tool(
     box, default, official = boxes
     anyio.run(exercise, default, default_calls(box, regex, glob))
     anyio.run(exercise, official, official_calls(box, regex, glob))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pattern=st.text(alphabet="aAbB.*?_é", min_size=1, max_size=6),
+    names=st.lists(st.text(alphabet="aAbB._é", max_size=7), max_size=8),
+    case_sensitive=st.booleans(),
+)
+def test_a_name_glob_answers_as_fnmatch_whatever_its_quick_refusal_skips(
+    pattern: str, names: list[str], case_sensitive: bool
+) -> None:
+    matches = name_glob(pattern, case_sensitive=case_sensitive)
+    for name in names:
+        expected = fnmatch.fnmatchcase(*((name, pattern) if case_sensitive else (name.lower(), pattern.lower())))
+        assert matches(name) == expected, (pattern, name)

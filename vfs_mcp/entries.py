@@ -15,7 +15,7 @@ Kind = Literal["file", "directory", "symlink", "other"]
 KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """Metadata of one path, the same fields on every backend (None where it has none)."""
 
@@ -59,8 +59,8 @@ class Found(list[Entry]):
 
 
 def timestamp(value: Any) -> float | None:
-    if value is None:
-        return None
+    if value is None or value.__class__ is float:  # a local walk's: 60,000 a big tree
+        return value  # type: ignore[no-any-return]
     if isinstance(value, datetime):
         return value.timestamp()
     return float(value)

@@ -145,22 +145,24 @@ class JailedFS:
             return self._entry(target, raw)
 
     def _entry(self, target: Target, raw: dict[str, Any]) -> Entry:
-        kind: Kind = KINDS.get(str(raw.get("type")), "file")
-        etag = raw.get("ETag") or raw.get("etag")
-        mode = raw.get("mode")
+        get = raw.get  # one per entry of a walk: positional, each field looked up once
+        kind: Kind = KINDS.get(str(get("type")), "file")
+        etag = get("ETag") or get("etag")
+        mode = get("mode")
+        mount = target.mount
         return Entry(
-            target=target,
-            type=kind,
-            size=int(raw.get("size") or 0) if kind == "file" else 0,
-            modified=timestamp(raw.get("LastModified") or raw.get("mtime")),
-            created=timestamp(raw.get("created")),
-            accessed=timestamp(raw.get("atime")),
-            mode=stat.S_IMODE(mode) if isinstance(mode, int) else None,
-            is_symlink=bool(raw.get("islink", kind == "symlink")),
-            links=raw.get("nlink"),
-            etag=str(etag).strip('"') if etag else None,
-            storage_class=raw.get("StorageClass"),
-            token=target.mount.backend.version_token(raw) if target.mount.capabilities.etags else None,
+            target,
+            kind,
+            int(get("size") or 0) if kind == "file" else 0,
+            timestamp(get("LastModified") or get("mtime")),
+            timestamp(get("created")),
+            timestamp(get("atime")),
+            stat.S_IMODE(mode) if isinstance(mode, int) else None,
+            bool(get("islink", kind == "symlink")),
+            get("nlink"),
+            str(etag).strip('"') if etag else None,
+            get("StorageClass"),
+            mount.backend.version_token(raw) if mount.capabilities.etags else None,
         )
 
     def exists(self, target: Target) -> bool:
@@ -252,11 +254,12 @@ class JailedFS:
         """Every visible path below a directory, depth first in name order; never follows a link."""
         yield from self.find(target, max_depth)
 
-    def find(self, target: Target, max_depth: int | None = None) -> Found:
+    def find(self, target: Target, max_depth: int | None = None, *, metadata: bool = True) -> Found:
         """Every visible path below a directory in one listing where the store can (one paged
         listing on S3, not one per "directory"), in depth-first name order. Links are reported,
         never descended. ``max_depth=1`` lists direct children only. Folders that cannot be
-        read are in ``skipped`` (their contents are missing).
+        read are in ``skipped`` (their contents are missing). ``metadata=False``: names and
+        types are all the caller needs; a store that can skip the rest does (sizes may be 0).
         """
         self.require_dir(target)
         mount = target.mount
@@ -265,7 +268,7 @@ class JailedFS:
         with self.guard(target):
             mount.backend.invalidate_tree(target.fs_path)
             base = target.fs_path.rstrip("/")
-            found = mount.fs.find(base, maxdepth=max_depth, withdirs=True, detail=True)
+            found = mount.backend.walk(base, max_depth, metadata)
             for key, raw in found.items():
                 name = str(key)
                 if name.endswith("/") or name == base or not name.startswith(base + "/"):

@@ -78,7 +78,7 @@ host path that no mount holds, not a path in the working mount. A fixed list, so
 never depends on (or reveals) what the host has."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     """A resolved path: its mount, canonical mount-relative path, and how to name it."""
 
@@ -234,12 +234,12 @@ class Jail:
 
     def is_hidden(self, rel: str) -> bool:
         """Whether a mount-relative path is invisible to every tool (deny list, temp files)."""
-        parts = rel.split("/")
         # The substring test first: a walk asks this of every entry, however deep.
-        if TEMP_PREFIX in rel and any(is_temp_name(part) for part in parts):
+        if TEMP_PREFIX in rel and any(is_temp_name(part) for part in rel.split("/")):
             return True
         if self._deny_spec is None or not rel:
             return False
+        parts = rel.split("/")
         # A hidden folder hides what is inside it, whatever a later negation says (as in git).
         if any(self._hidden_folder("/".join(parts[:depth])) for depth in range(1, len(parts))):
             return True

@@ -87,6 +87,13 @@ class BackendMount:
                 cache.pop(key, None)
         self.fs.invalidate_cache(path)
 
+    def walk(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> dict[str, dict[str, Any]]:
+        """Every entry below ``path`` by name (``fs.find(withdirs=True, detail=True)``).
+        ``metadata=False`` lets a store that can skip each entry's metadata (a local disk's
+        lstat) give names and types only; the others give everything anyway."""
+        found: dict[str, dict[str, Any]] = self.fs.find(path, maxdepth=maxdepth, withdirs=True, detail=True)
+        return found
+
     def host_path(self, path: str) -> str | None:
         """The real host path of ``path`` (links inside the store resolved); None where the
         store has no host paths.

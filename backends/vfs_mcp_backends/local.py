@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Options, ensure_wanted, path_lock
@@ -51,6 +51,12 @@ class LocalMount(BackendMount):
 
     def host_path(self, path: str) -> str | None:
         return self.store.real_path(path)
+
+    def walk(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = self.store.find(
+            path, maxdepth=maxdepth, withdirs=True, detail=True, metadata=metadata
+        )
+        return found
 
     def narrowed(self, root: str) -> BackendMount:
         return LocalMount(fs=self.store.subtree(root), root=root, capabilities=self.capabilities)

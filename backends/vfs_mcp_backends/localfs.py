@@ -124,17 +124,24 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         return found if detail else [item["name"] for item in found]
 
     def find(
-        self, path: str, maxdepth: int | None = None, withdirs: bool = False, detail: bool = False, **kwargs: Any
+        self,
+        path: str,
+        maxdepth: int | None = None,
+        withdirs: bool = False,
+        detail: bool = False,
+        metadata: bool = True,
+        **kwargs: Any,
     ) -> Any:
         """Everything below ``path``, never through a link. A folder that cannot be read is
         reported with ``"unreadable"`` set (its contents are missing), not raised.
+        ``metadata=False``: names and types only, no lstat of each entry (sizes are None).
         """
-        base = self._strip_protocol(path)
+        prefix = self._strip_protocol(path).rstrip("/") + "/"
         out: dict[str, dict[str, Any]] = {}
-        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth):
-            name = _join(base, visit.rel)
+        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth, stats=metadata):
+            name = prefix + visit.rel
             if visit.event == "entry" and (withdirs or not stat.S_ISDIR(visit.st.st_mode)):
-                out[name] = _info(name, visit.st)
+                out[name] = _info(name, visit.st) if metadata else {"name": name, "type": _kind(visit.st.st_mode)}
             elif visit.event == "unreadable" and name in out:
                 out[name]["unreadable"] = (
                     os.strerror(visit.error.errno or errno.EACCES) if visit.error else "unreadable"

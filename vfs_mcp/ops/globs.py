@@ -114,7 +114,23 @@ def name_glob(pattern: str, *, case_sensitive: bool = False) -> Callable[[str], 
     regex = re2_compile(
         _translate(pattern, any_char="."), re2_options(case_sensitive=case_sensitive, dot_nl=True), f"glob {pattern!r}"
     )
-    return lambda name: regex.fullmatch(name) is not None
+    if "[" in pattern or not (case_sensitive or pattern.isascii()):
+        return lambda name: regex.fullmatch(name) is not None
+    # A quick refusal first, by the literal text before the first wildcard and after the last
+    # (a walk tests every name, and nearly all fail): an exact test for ASCII names, whose case
+    # folds the same way in Python and RE2; other names go straight to the expression.
+    pieces = re.split(r"[*?]", pattern if case_sensitive else pattern.lower())
+    head, tail = pieces[0], pieces[-1] if len(pieces) > 1 else ""
+
+    def test(name: str) -> bool:
+        folded = name if case_sensitive else name.lower() if name.isascii() else None
+        if folded is not None and not (
+            len(folded) >= len(head) + len(tail) and folded.startswith(head) and folded.endswith(tail)
+        ):
+            return False
+        return regex.fullmatch(name) is not None
+
+    return test
 
 
 # -- minimatch ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ stays CRLF and nothing else about the bytes changes.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from vfs_mcp.errors import BinaryContent, TooLarge
@@ -95,22 +96,33 @@ def printable(text: str) -> str:
 
 
 def _same_head(a: str, b: str) -> int:
-    """Length of the common prefix, compared a chunk at a time (memcmp speed)."""
-    n, i = min(len(a), len(b)), 0
-    while i < n and a[i : i + CHUNK] == b[i : i + CHUNK]:
-        i += CHUNK
-    while i < n and a[i] == b[i]:
-        i += 1
-    return min(i, n)
+    """Length of the common prefix: compared a chunk at a time, then halving the chunk that
+    differs (every comparison a ``memcmp`` of a slice, none a character at a time)."""
+    n = min(len(a), len(b))
+    return _common(n, lambda i, k: a[i : i + k] == b[i : i + k])
 
 
 def _same_tail(a: str, b: str, head: int) -> int:
     """Length of the common suffix that does not overlap the common prefix."""
-    n, i = min(len(a), len(b)) - head, 0
-    while i + CHUNK <= n and a[len(a) - i - CHUNK : len(a) - i] == b[len(b) - i - CHUNK : len(b) - i]:
+    n, la, lb = min(len(a), len(b)) - head, len(a), len(b)
+    return _common(n, lambda i, k: a[la - i - k : la - i] == b[lb - i - k : lb - i])
+
+
+def _common(n: int, same: Callable[[int, int], bool]) -> int:
+    """The largest ``i <= n`` with ``same(0, i)``, where ``same(i, k)`` compares the ``k``
+    characters from ``i`` on (counted from the end for a suffix)."""
+    i = 0
+    while i + CHUNK <= n and same(i, CHUNK):
         i += CHUNK
-    while i < n and a[len(a) - i - 1] == b[len(b) - i - 1]:
-        i += 1
+    size = min(CHUNK, n - i)  # the first difference lies in [i, i + size), or there is none
+    while size > 0:
+        half = (size + 1) // 2
+        if same(i, half):
+            i, size = i + half, size - half
+        elif half == 1:
+            break
+        else:
+            size = half
     return i
 
 

@@ -26,6 +26,9 @@ def name_matcher(pattern: str) -> Callable[[str, str], bool]:
         raise InvalidArgument("pattern is empty")
     lowered = pattern.lower()
     glob = lowered if GLOB_CHARS & set(lowered) else f"*{lowered}*"
+    if lowered.startswith("**/") and lowered[3:] and "/" not in lowered[3:]:
+        matches_name = name_glob(glob[3:])  # `**/x` is `x` at any depth: the name alone decides
+        return lambda name, rel: matches_name(name)
     if "/" in lowered:
         # Gitignore glob rules like every other glob here: `*` stays within one component.
         spec = caller_globs([glob.lstrip("/")], "name")
@@ -62,7 +65,10 @@ def search_files(
         raise InvalidArgument("max_results must be 1 or more")
     matches = name_matcher(pattern)
     root = vfs.resolve(path)
-    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    # On a local disk the walk skips each entry's lstat; the few files that match are measured after.
+    measured = not root.mount.capabilities.local_io
+    depth = None if recursive else 1
+    selection = select(vfs, root, max_depth=depth, exclude=exclude_patterns, skip_git_dir=False, metadata=measured)
     found: list[FoundPath] = []
     more = False
     for entry in selection.entries:
@@ -73,8 +79,17 @@ def search_files(
         if len(found) == max_results:
             more = True
             break
-        found.append(FoundPath(path=entry.path, type=entry.type, size=entry.size if entry.type == "file" else None))
+        size = None if entry.type != "file" else entry.size if measured else _size(vfs, entry)
+        found.append(FoundPath(path=entry.path, type=entry.type, size=size))
     return SearchFilesResult(path=root.display, pattern=pattern, results=found, has_more=more)
+
+
+def _size(vfs: JailedFS, entry: Entry) -> int | None:
+    """A file's size, looked up (None if it went since the walk)."""
+    try:
+        return vfs.info(entry.target, follow=False).size
+    except VfsError:
+        return None
 
 
 def _contains(vfs: JailedFS, entry: Entry, needle: str) -> bool:

@@ -45,12 +45,14 @@ def select(
     exclude: Sequence[str] | None = None,
     respect_gitignore: bool = False,
     skip_git_dir: bool = True,
+    metadata: bool = True,
 ) -> Selection:
-    """Every entry under ``target`` that the filters keep, in depth-first name order."""
+    """Every entry under ``target`` that the filters keep, in depth-first name order.
+    ``metadata=False``: the caller needs names and types only (see ``JailedFS.find``)."""
     if max_depth is not None and max_depth < 1:
         raise InvalidArgument("max_depth must be 1 or more")
     include_spec, exclude_spec = caller_globs(include, "include"), caller_globs(exclude, "exclude")
-    everything = vfs.find(target, max_depth)
+    everything = vfs.find(target, max_depth, metadata=metadata)
     rules = IgnoreRules.load(vfs, target, everything) if respect_gitignore else None
     if not (skip_git_dir or include_spec or exclude_spec or rules):
         return Selection(target, everything, everything.skipped)  # nothing to filter: no pass over it
