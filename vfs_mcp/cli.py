@@ -235,13 +235,11 @@ def serve(argv: Sequence[str]) -> int:
         )
         serve_http(app, args.host, args.port)
         return 0
-    if sys.stdin.isatty():
-        print(
-            f"vfs-mcp: serving {served} to an MCP client on stdin/stdout: a client starts this command itself "
-            "(add it to the client's MCP servers, see README); Ctrl-C stops",
-            file=sys.stderr,
-        )
-    return run_until_stopped(lambda: server.run("stdio"))
+    banner = (
+        f"vfs-mcp: serving {served} to an MCP client on stdin/stdout: a client starts this command itself "
+        "(add it to the client's MCP servers, see README); Ctrl-C stops"
+    )
+    return run_until_stopped(lambda: server.run("stdio"), banner if sys.stdin.isatty() else None)
 
 
 GC_FIRST_GENERATION = 20_000
@@ -274,15 +272,18 @@ def settle_memory() -> None:
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
-def run_until_stopped(run: Callable[[], None]) -> int:
+def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int:
     """Run a stdio server; Ctrl-C or SIGTERM end it at once and quietly (exit 0), without
-    waiting for the thread that blocks on reading stdin, and without a traceback."""
+    waiting for the thread that blocks on reading stdin, and without a traceback. ``banner``
+    goes to stderr once a Ctrl-C is caught (a person reads it, and may press Ctrl-C at once)."""
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
     try:
+        if banner:
+            print(banner, file=sys.stderr, flush=True)
         run()
     except KeyboardInterrupt:
         sys.stderr.flush()

@@ -8,6 +8,7 @@ from typing import Any
 from mcp.server.mcpserver.tools import Tool
 from pydantic_core import PydanticUndefined
 
+from vfs_mcp import sdk
 from vfs_mcp.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.server import build_server
@@ -97,7 +98,7 @@ def visible_bytes(tools: list[Tool]) -> int:
 
 def _tools(profile: str) -> list[Tool]:
     server = build_server(open_mounts([MountSpec("memory://reference")]), Settings(profiles=(profile,)))
-    return server._tool_manager.list_tools()
+    return sdk.registered_tools(server)
 
 
 def render() -> str:

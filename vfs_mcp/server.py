@@ -44,7 +44,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from vfs_mcp import profiles, replies, resources, watch
+from vfs_mcp import profiles, replies, resources, sdk, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
@@ -196,7 +196,7 @@ class VfsServer(MCPServer):
                 if self.vfs_settings and self.vfs_settings.max_response_chars:
                     result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
                 if self.metrics is not None:
-                    known = name if self._tool_manager.get_tool(name) is not None else UNKNOWN_TOOL
+                    known = name if sdk.registered_tool(self, name) is not None else UNKNOWN_TOOL
                     self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
         finally:
             _request_logs.reset(token)
@@ -267,8 +267,8 @@ class VfsServer(MCPServer):
     async def _call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
-        if self._tool_manager.get_tool(name) is None:
-            known = difflib.get_close_matches(name, [tool.name for tool in self._tool_manager.list_tools()], n=1)
+        if sdk.registered_tool(self, name) is None:
+            known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
             hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
             return failed(InvalidArgument(f"there is no tool named {name!r}{hint}"))
         unknown = self._unknown_arguments(name, arguments)
@@ -287,7 +287,7 @@ class VfsServer(MCPServer):
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
         """Describe arguments the tool does not take (the SDK would drop them silently): the
         closest one it takes, what it takes, and the other spellings it accepts."""
-        tool = self._tool_manager.get_tool(name)
+        tool = sdk.registered_tool(self, name)
         if tool is None:
             return ""
         listed = list(tool.parameters.get("properties") or {})
@@ -327,9 +327,8 @@ class VfsServer(MCPServer):
 
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(relay)
-                await self._lowlevel_server.run(
-                    relay_out, write_stream, self._lowlevel_server.create_initialization_options()
-                )
+                lowlevel = sdk.lowlevel(self)
+                await lowlevel.run(relay_out, write_stream, lowlevel.create_initialization_options())
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -417,7 +416,7 @@ async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
 
 def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
     """Handlers the low-level server needs for what MCPServer has no hook for."""
-    lowlevel = server._lowlevel_server  # MCPServer has no hook for these: they go on its low-level server
+    lowlevel = sdk.lowlevel(server)  # MCPServer has no hook for these: they go on its low-level server
 
     async def set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
         watch.connection_state(ctx)[0][_LOG_LEVEL_STATE] = params.level

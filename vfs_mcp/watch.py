@@ -42,6 +42,7 @@ from mcp_types import (
 )
 from watchfiles import awatch
 
+from vfs_mcp import sdk
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
@@ -248,10 +249,10 @@ def connection_state(ctx: ServerRequestContext[Any, Any]) -> tuple[dict[str, Any
     """The connection's scratch state (kept across its requests) and the connection itself.
 
     The SDK (2.3) hands low-level handlers the per-request session only; the connection it
-    proxies, with ``state`` and the ``exit_stack`` unwound when the client goes, is the
-    session's ``_connection``. Without one (None), state lasts for the request.
+    proxies, with ``state`` and the ``exit_stack`` unwound when the client goes, is reached
+    through ``sdk.connection_of``. Without one (None), state lasts for the request.
     """
-    connection = getattr(ctx.session, "_connection", None)
+    connection: Any = sdk.connection_of(ctx.session)
     return (connection.state if connection is not None else {}), connection
 
 

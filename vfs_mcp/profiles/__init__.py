@@ -13,6 +13,7 @@ from typing import Protocol
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp import sdk
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.profiles import toolset
 from vfs_mcp.settings import Settings
@@ -50,9 +51,9 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     check(settings.profiles)
     exact: set[str] = set()
     for name in dict.fromkeys(settings.profiles):
-        before = {tool.name for tool in server._tool_manager.list_tools()}
+        before = {tool.name for tool in sdk.registered_tools(server)}
         module: Profile = importlib.import_module(PROFILES[name])  # type: ignore[assignment]
         module.register(server, vfs, settings)
         if name in SEED_EXACT:
-            exact |= {tool.name for tool in server._tool_manager.list_tools()} - before
+            exact |= {tool.name for tool in sdk.registered_tools(server)} - before
     toolset.publish(server, settings.tools, exact)

@@ -15,6 +15,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp import sdk
+
 BASIC = (
     "read_file read_multiple_files write_file create_directory list_directory move_file copy_file delete_path "
     "get_file_info list_allowed_directories edit_file change_directory get_working_directory"
@@ -115,7 +117,7 @@ def selected(wanted: Iterable[str], tools: dict[str, bool]) -> set[str]:
 def publish(server: MCPServer, wanted: tuple[str, ...], exact: set[str] | None = None) -> None:
     """Compact every registered tool's input schema (keeping the stated defaults of the
     ``exact`` ones); with ``wanted``, keep only those tools."""
-    tools = {tool.name: tool for tool in server._tool_manager.list_tools()}
+    tools = {tool.name: tool for tool in sdk.registered_tools(server)}
     if wanted:
         read_only = {name: bool(t.annotations and t.annotations.read_only_hint) for name, t in tools.items()}
         keep = selected(wanted, read_only)
@@ -123,7 +125,7 @@ def publish(server: MCPServer, wanted: tuple[str, ...], exact: set[str] | None =
             raise ValueError(f"--tools {','.join(wanted)} leaves no tool in the chosen profiles")
         for name in set(tools) - keep:
             server.remove_tool(name)
-    for tool in server._tool_manager.list_tools():
+    for tool in sdk.registered_tools(server):
         tool.parameters = compact_schema(tool.parameters, implied_defaults=tool.name not in (exact or set()))
 
 

@@ -1,0 +1,41 @@
+"""The MCP SDK's private names this server needs, in one place.
+
+mcp 2.x has no public way to do these few things; each is one function here, and
+``tests/test_sdk_seams.py`` fails loudly, naming the function, when an SDK release renames
+or removes what it reaches for.
+
+- ``registered_tools``/``registered_tool``: the tool objects (function, argument model,
+  output schema) behind ``tools/list``, read synchronously while profiles register (the
+  public ``MCPServer.list_tools`` is async and returns wire types only).
+- ``lowlevel``: the low-level server, to run a session over streams the transport wraps.
+- ``connection_of``: what one client connection shares across its requests, so state can
+  be kept per connection (the public session object is per request in the legacy era).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+
+
+def registered_tools(server: MCPServer) -> list[Tool]:
+    """Every tool registered on ``server``, in registration order."""
+    return list(server._tool_manager.list_tools())
+
+
+def registered_tool(server: MCPServer, name: str) -> Tool | None:
+    """The tool registered as ``name``, or None."""
+    return server._tool_manager.get_tool(name)
+
+
+def lowlevel(server: MCPServer) -> Server[Any]:
+    """The low-level server under ``server``."""
+    return server._lowlevel_server
+
+
+def connection_of(session: object) -> object | None:
+    """The connection a request's session belongs to, or None where the SDK gives none."""
+    return getattr(session, "_connection", None)
