@@ -63,7 +63,7 @@ def test_operations_import_neither_mcp_nor_the_layers_above_them() -> None:
 
 
 def test_the_policy_layer_imports_no_profile_and_only_the_glob_matcher_from_operations() -> None:
-    for name in ("filesystem.py", "jail.py"):
+    for name in ("filesystem.py", "reads.py", "jail.py"):
         found = imports_of(ROOT / "vfs_mcp" / name)
         wrong = {
             m
@@ -71,3 +71,15 @@ def test_the_policy_layer_imports_no_profile_and_only_the_glob_matcher_from_oper
             if m.startswith("vfs_mcp.profiles") or (m.startswith("vfs_mcp.ops") and m != "vfs_mcp.ops.globs")
         }
         assert not wrong, f"{name} imports {wrong}"
+
+
+MAX_MODULE_LINES = 420
+
+
+def test_no_module_is_longer_than_a_reader_holds_at_once() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in [*(ROOT / "vfs_mcp").rglob("*.py"), *(ROOT / "backends").rglob("*.py")]
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"split these by job: {long}"

@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import LoggingLevel, LoggingMessageNotificationParams
 
-from vfs_mcp.server import mcp_level
+from vfs_mcp.client_logs import mcp_level
 
 pytestmark = pytest.mark.anyio
 

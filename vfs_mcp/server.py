@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -30,21 +27,17 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
-    LOG_LEVEL_META_KEY,
     CallToolResult,
     EmptyResult,
     InputRequiredResult,
     ListRootsResult,
-    LoggingLevel,
-    LoggingMessageNotification,
-    LoggingMessageNotificationParams,
     NotificationParams,
     SetLevelRequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
-from vfs_mcp import profiles, replies, resources, sdk, watch
+from vfs_mcp import client_logs, profiles, replies, resources, sdk, watch
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
@@ -57,7 +50,7 @@ from vfs_mcp.roots import ClientRoots
 from vfs_mcp.sessions import Sessions, SessionState, serving
 from vfs_mcp.settings import Settings
 from vfs_mcp.tally import Tally, counting
-from vfs_mcp.tooling import encodable, failed, log
+from vfs_mcp.tooling import failed, log
 
 INSTRUCTIONS = (
     "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
@@ -80,60 +73,6 @@ def describe(error: ValidationError) -> str:
         where = ".".join(str(part) for part in item["loc"]) or "arguments"
         problems.append(f"{where}: {item['msg']}")
     return "; ".join(problems)
-
-
-# -- MCP log notifications ----------------------------------------------------------------
-
-MCP_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
-"""The MCP levels, least severe first."""
-
-_PYTHON_LEVELS = dict(zip(MCP_LEVELS, (10, 20, 25, 30, 40, 50, 55, 60), strict=True))
-_LOG_LEVEL_STATE = "vfs_mcp.log_level"
-
-
-def mcp_level(levelno: int) -> LoggingLevel:
-    """The MCP level of a Python log level (``notice``, ``alert`` and ``emergency`` in between)."""
-    chosen: LoggingLevel = "debug"
-    for name, number in _PYTHON_LEVELS.items():
-        if levelno >= number:
-            chosen = name
-    return chosen
-
-
-@dataclass
-class _RequestLogs:
-    threshold: int
-    records: list[logging.LogRecord] = field(default_factory=list)
-
-
-_request_logs: ContextVar[_RequestLogs | None] = ContextVar("vfs_mcp_request_logs", default=None)
-
-
-class _ToClient(logging.Handler):
-    """Keeps the ``vfs_mcp`` records of the request being served (worker threads included:
-    anyio copies the context into them) at or above the level its client asked for."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        logs = _request_logs.get()
-        if logs is not None and record.levelno >= logs.threshold:
-            logs.records.append(record)
-
-
-def _forward_logs() -> None:
-    if not any(isinstance(handler, _ToClient) for handler in log.handlers):
-        log.addHandler(_ToClient())
-
-
-def client_log_level(ctx: ServerRequestContext[Any, Any]) -> LoggingLevel | None:
-    """The level this request's client wants log notifications at, or None for none.
-
-    2026-07-28: the request's own ``_meta`` opt-in; earlier: the connection's ``logging/setLevel``
-    (nothing before the client sends one).
-    """
-    level = (ctx.meta or {}).get(LOG_LEVEL_META_KEY)
-    if level is None:
-        level = watch.connection_state(ctx)[0].get(_LOG_LEVEL_STATE)
-    return level if level in MCP_LEVELS else None
 
 
 def _request(context: Context[Any, Any] | None) -> ServerRequestContext[Any, Any] | None:
@@ -182,13 +121,7 @@ class VfsServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         started = time.perf_counter()
-        request = _request(context)
-        level = client_log_level(request) if request is not None else None
-        logs = _RequestLogs(_PYTHON_LEVELS[level]) if level is not None else None
-        if logs is not None and log.getEffectiveLevel() > logs.threshold:
-            log.setLevel(logs.threshold)  # stderr keeps its own level on its handler (cli)
-        token = _request_logs.set(logs)
-        try:
+        async with client_logs.forwarded(_request(context)):
             with self._session_of(context):
                 result, tally = await self._counted_call(name, arguments, context)
                 if isinstance(result, InputRequiredResult):
@@ -198,10 +131,6 @@ class VfsServer(MCPServer):
                 if self.metrics is not None:
                     known = name if sdk.registered_tool(self, name) is not None else UNKNOWN_TOOL
                     self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
-        finally:
-            _request_logs.reset(token)
-        if logs is not None and request is not None:
-            await _send_logs(request, logs.records)
         return result
 
     async def _counted_call(
@@ -387,17 +316,6 @@ class VfsServer(MCPServer):
         return self.vfs.resolve(uri)
 
 
-async def _send_logs(request: ServerRequestContext[Any, Any], records: list[logging.LogRecord]) -> None:
-    for record in records:
-        params = LoggingMessageNotificationParams(
-            level=mcp_level(record.levelno), logger=record.name, data=encodable(record.getMessage())
-        )
-        # Request-scoped: the only stream a 2026-07-28 client accepts log messages on.
-        await request.session.send_notification(
-            LoggingMessageNotification(params=params), related_request_id=request.request_id
-        )
-
-
 @asynccontextmanager
 async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
     """The server's lifespan (a stdio session, an in-process client, an HTTP app): its watches."""
@@ -419,7 +337,7 @@ def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
     lowlevel = sdk.lowlevel(server)  # MCPServer has no hook for these: they go on its low-level server
 
     async def set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
-        watch.connection_state(ctx)[0][_LOG_LEVEL_STATE] = params.level
+        client_logs.set_level(ctx, params.level)
         return EmptyResult()
 
     async def roots_changed(ctx: ServerRequestContext[Any, Any], params: NotificationParams) -> None:
@@ -453,5 +371,5 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
     server.middleware.insert(0, replies.encodable_replies)
-    _forward_logs()
+    client_logs.forward()
     return server

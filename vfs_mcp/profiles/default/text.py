@@ -10,6 +10,7 @@ from pydantic import Field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import compare, edit
+from vfs_mcp.ops import line_edits as numbered
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import patch as patching
 from vfs_mcp.ops.names import plural
@@ -115,7 +116,7 @@ def edit_text(result: edit.EditResult) -> str:
     return "\n".join([result.diff.rstrip("\n") or "No changes", *notes, outcome])
 
 
-def line_edit_text(result: edit.LineEditResult) -> tuple[str, str]:
+def line_edit_text(result: numbered.LineEditResult) -> tuple[str, str]:
     """(status, text): the first line says how many edits were applied, so a partial outcome
     cannot be missed; then each edit not applied, then the diff."""
     total = len(result.edits)
@@ -186,7 +187,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     @catching
     def edit_file_at_line(
         path: PathArg,
-        line_edits: Annotated[list[edit.LineEdit], Field(min_length=1)],
+        line_edits: Annotated[list[numbered.LineEdit], Field(min_length=1)],
         abort_on_verification_failure: bool = False,
         encoding: EncodingArg = "utf-8",
         dry_run: bool = False,
@@ -195,7 +196,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         limit: Annotated[int | None, Field(ge=1), Hidden] = None,
         relative_line_numbers: Annotated[bool, Hidden] = False,
     ) -> CallToolResult:
-        result = edit.edit_file_at_line(
+        result = numbered.edit_file_at_line(
             vfs,
             path,
             line_edits,

@@ -1,0 +1,137 @@
+"""Line-numbered edits: replace, insert or delete lines by their 1-based numbers, bottom-up
+so every number refers to the file as it was read, each optionally verified against the
+content the caller expects there; all apply or (with abort_on_verification_failure) none.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vfs_mcp.errors import Conflict, InvalidArgument
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable, unified_diff
+
+
+class LineEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    line_number: int
+    action: Literal["replace", "insert_before", "insert_after", "delete"]
+    content: str | None = Field(None, description="new line(s)")
+    expected_content: str | None = None
+
+
+class LineEditOutcome(BaseModel):
+    index: int
+    line_number: int = Field(description="Absolute 1-based line the edit targets")
+    action: str
+    verified: bool | None = Field(description="None when no expected_content was given")
+    applied: bool
+    actual_content: str | None = Field(None, description="The line's real content, when verification failed")
+    message: str | None = None
+
+
+class LineEditResult(BaseModel):
+    path: str
+    dry_run: bool
+    changed: bool
+    edits: list[LineEditOutcome]
+    applied: int
+    failed: int
+    diff: str
+    sha256: str | None = None
+
+
+def edit_file_at_line(
+    vfs: JailedFS,
+    path: str,
+    line_edits: list[LineEdit],
+    offset: int = 0,
+    limit: int | None = None,
+    relative_line_numbers: bool = False,
+    abort_on_verification_failure: bool = False,
+    encoding: str = "utf-8",
+    dry_run: bool = False,
+    expected_hash: str | None = None,
+    max_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+) -> LineEditResult:
+    """Replace, insert or delete lines by number; edits refer to the original numbering."""
+    if not line_edits:
+        raise InvalidArgument("line_edits is empty")
+    if offset < 0 or (limit is not None and limit < 1):
+        raise InvalidArgument("offset must be 0 or more and limit 1 or more")
+    target = vfs.resolve(path, write=not dry_run)
+    doc = TextFile.load(vfs, target, encoding, max_bytes)
+    if expected_hash is not None and expected_hash.lower() != doc.sha256:
+        raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
+    # An empty file has no lines; a file that had lines keeps its final newline (or lack of one).
+    final_newline = doc.text.endswith("\n") or not doc.text
+    lines = doc.text.split("\n") if doc.text else []
+    if doc.text.endswith("\n"):
+        lines.pop()
+    window_end = len(lines) if limit is None else min(len(lines), offset + limit)
+    outcomes: list[LineEditOutcome] = []
+    plan: list[tuple[int, int, LineEdit]] = []
+    for i, edit in enumerate(line_edits):
+        index = offset + edit.line_number if relative_line_numbers else edit.line_number - 1
+        outcome = LineEditOutcome(index=i, line_number=index + 1, action=edit.action, verified=None, applied=False)
+        outcomes.append(outcome)
+        if edit.action != "delete" and edit.content is None:
+            raise InvalidArgument(f"line edit {i}: {edit.action} needs content")
+        # insert_before the line after the last one appends; every other edit needs an existing line.
+        high = window_end + 1 if edit.action == "insert_before" and window_end == len(lines) else window_end
+        if not offset <= index < high:
+            raise InvalidArgument(
+                f"line edit {i}: line {index + 1} is outside lines {offset + 1}-{window_end} of {target.display}"
+            )
+        if edit.expected_content is not None:
+            actual = lines[index] if index < len(lines) else ""
+            expected = doc.normalise(edit.expected_content).rstrip("\n")
+            span = lines[index : index + expected.count("\n") + 1]
+            outcome.verified = "\n".join(span) == expected
+            if not outcome.verified:
+                outcome.actual_content = printable("\n".join(span) if span else actual)
+                outcome.message = "expected_content does not match the line"
+                continue
+        plan.append((index, i, edit))
+    failed = [o for o in outcomes if o.verified is False]
+    if failed and abort_on_verification_failure:
+        first = failed[0]
+        raise Conflict(
+            f"line {first.line_number} does not hold the expected content (it holds {first.actual_content!r}); "
+            "nothing was changed. Re-read the lines and retry"
+        )
+    targeted = [(index, edit.action) for index, _, edit in plan if edit.action in ("replace", "delete")]
+    if len(set(targeted)) != len(targeted) or len({i for i, _ in targeted}) != len(targeted):
+        raise InvalidArgument("two edits replace or delete the same line; combine them into one")
+    # Bottom-up, so every line number refers to the original file.
+    order = {"insert_after": 0, "replace": 1, "delete": 1, "insert_before": 2}
+    for index, i, edit in sorted(plan, key=lambda p: (p[0], -order[p[2].action], p[1]), reverse=True):
+        new = doc.normalise(edit.content or "").split("\n")
+        if edit.content is not None and edit.content.endswith("\n"):
+            new.pop()
+        if edit.action == "replace":
+            lines[index : index + 1] = new
+        elif edit.action == "delete":
+            del lines[index]
+        elif edit.action == "insert_before":
+            lines[index:index] = new
+        else:
+            lines[index + 1 : index + 1] = new
+        outcomes[i].applied = True
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    diff = unified_diff(doc.text, text, target.display)
+    written = doc.save(vfs, text) if not dry_run and text != doc.text else None
+    applied = sum(1 for o in outcomes if o.applied)
+    return LineEditResult(
+        path=target.display,
+        dry_run=dry_run,
+        changed=text != doc.text,
+        edits=outcomes,
+        applied=applied,
+        failed=len(outcomes) - applied,
+        diff=diff,
+        sha256=written,
+    )

@@ -1,0 +1,263 @@
+"""The reading half of the jailed filesystem: policy (the jail, the one error boundary, host
+paths), metadata, reads and listings. ``filesystem.JailedFS`` adds the writes; operations
+use that class, never this one alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import posixpath
+import stat
+from collections.abc import Iterator
+from typing import Any, BinaryIO, cast
+
+from vfs_mcp.entries import KINDS, Entry, Found, Kind, timestamp, tree_order
+from vfs_mcp.errors import (
+    AccessDenied,
+    Internal,
+    InvalidArgument,
+    IsADirectory,
+    NotADirectory,
+    NotFound,
+    translate,
+)
+from vfs_mcp.jail import Jail, Target
+from vfs_mcp.mounts import Mount
+from vfs_mcp.tally import Counted, count_read, count_written
+from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, ensure_wanted
+
+
+class JailedReads:
+    """One client's view: the jail (mounts, working directory) and the verbs that read through it."""
+
+    def __init__(self, jail: Jail) -> None:
+        self.jail = jail
+        self.caches: dict[str, Any] = {}
+        """Per-client caches the operations keep (line indexes), keyed by their owner."""
+        self.bytes_read = 0
+        self.bytes_written = 0
+
+    def _read(self, size: int) -> None:
+        self.bytes_read += size
+        count_read(size)
+
+    def _wrote(self, size: int) -> None:
+        self.bytes_written += size
+        count_written(size)
+
+    @property
+    def mounts(self) -> list[Mount]:
+        return self.jail.mounts
+
+    def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
+        return self.jail.resolve(path, follow=follow, write=write)
+
+    def is_hidden(self, target: Target) -> bool:
+        """Whether the deny list hides ``target`` (for results a store produced on its own)."""
+        return self.jail.is_hidden(target.rel)
+
+    @property
+    def deny(self) -> tuple[str, ...]:
+        """The deny patterns, as given (gitignore semantics, relative to each mount's root)."""
+        return tuple(self.jail.deny)
+
+    @contextlib.contextmanager
+    def guard(self, target: Target | str) -> Iterator[None]:
+        """Translate any foreign exception raised inside into our error tree."""
+        shown = target.display if isinstance(target, Target) else target
+        try:
+            yield
+        except NotRegularFile as exc:
+            raise InvalidArgument(
+                f"{shown} is not a regular file (a FIFO, socket or device); its content is never read"
+            ) from exc
+        except Abandoned as exc:
+            raise Internal(f"{shown} was not changed: the call was cancelled or timed out first") from exc
+        except OutsideRoot as exc:
+            raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused") from exc
+        except Exception as exc:  # this is the one translation boundary
+            raise translate(exc, shown) from exc
+
+    def before_commit(self, target: Target) -> None:
+        """Refuse a change when the call making it was abandoned (see ``commit_scope``)."""
+        with self.guard(target):
+            ensure_wanted()
+
+    def host_path(self, target: Target) -> str | None:
+        """The real host path of ``target`` on stores that have host paths (ripgrep, watchers),
+        links inside the mount resolved and checked; None on the others.
+        """
+        with self.guard(target):
+            return target.mount.backend.host_path(target.fs_path)
+
+    def canonical(self, target: Target) -> Target:
+        """``target`` with the links inside its mount resolved (itself on stores without links)."""
+        real = self.host_path(target) if target.mount.capabilities.symlinks else None
+        if real is None:
+            return target
+        # host_path has checked that the real path lies inside the mount's real root.
+        return Target(target.mount, real[len(target.mount.real_root) :].strip("/"))
+
+    # -- metadata ---------------------------------------------------------------------
+
+    def info(self, target: Target, *, follow: bool = True) -> Entry:
+        """Metadata of a path; NOT_FOUND if it does not exist. A mount root is a directory
+        whatever the store says of its name (an object ``pre`` beside ``s3://b/pre/``).
+        """
+        mount = target.mount
+        with self.guard(target):
+            if not target.is_root:
+                mount.backend.invalidate(target.fs_path)
+            try:
+                if mount.capabilities.symlinks:
+                    raw = mount.fs.info(target.fs_path, follow=follow)
+                else:
+                    raw = mount.fs.info(target.fs_path)
+            except FileNotFoundError:
+                if not target.is_root:
+                    raise
+                raw = {"type": "directory"}
+            if target.is_root and raw.get("type") != "directory":
+                raw = {"type": "directory"}
+            return self._entry(target, raw)
+
+    def _entry(self, target: Target, raw: dict[str, Any]) -> Entry:
+        get = raw.get  # one per entry of a walk: positional, each field looked up once
+        kind: Kind = KINDS.get(str(get("type")), "file")
+        etag = get("ETag") or get("etag")
+        mode = get("mode")
+        mount = target.mount
+        return Entry(
+            target,
+            kind,
+            int(get("size") or 0) if kind == "file" else 0,
+            timestamp(get("LastModified") or get("mtime")),
+            timestamp(get("created")),
+            timestamp(get("atime")),
+            stat.S_IMODE(mode) if isinstance(mode, int) else None,
+            bool(get("islink", kind == "symlink")),
+            get("nlink"),
+            str(etag).strip('"') if etag else None,
+            get("StorageClass"),
+            mount.backend.version_token(raw) if mount.capabilities.etags else None,
+        )
+
+    def exists(self, target: Target) -> bool:
+        try:
+            self.info(target, follow=False)
+        except NotFound:
+            return False
+        return True
+
+    def require_file(self, target: Target) -> Entry:
+        entry = self.info(target)
+        if entry.type == "directory":
+            raise IsADirectory(f"{target.display} is a directory; use list_directory or directory_tree")
+        if entry.type != "file":
+            raise InvalidArgument(f"{target.display} is not a regular file")
+        self._check_links(entry)
+        return entry
+
+    def _check_links(self, entry: Entry) -> None:
+        # A hard link can share a file with a place outside the mount; the option refuses them.
+        if entry.target.mount.deny_hardlinked and (entry.links or 1) > 1:
+            raise AccessDenied(f"{entry.path} has other hard links; refused on this mount (deny_hardlinked)")
+
+    def require_dir(self, target: Target) -> Entry:
+        entry = self.info(target)
+        if entry.type != "directory":
+            raise NotADirectory(f"{target.display} is not a directory")
+        return entry
+
+    # -- reading ----------------------------------------------------------------------
+
+    def cat(self, target: Target, start: int | None = None, end: int | None = None) -> bytes:
+        """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
+        with self.guard(target):
+            # s3fs: the 2nd positional argument is version_id, so always by keyword.
+            data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
+            self._read(len(data))
+            return data
+
+    @contextlib.contextmanager
+    def open_read(self, target: Target) -> Iterator[BinaryIO]:
+        """A seekable binary reader that fetches only what is read (range requests on S3)."""
+        with self.guard(target):
+            handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
+        try:
+            with self.guard(target):
+                yield cast(BinaryIO, Counted(handle, self._read))
+        finally:
+            handle.close()
+
+    def chunks(self, target: Target) -> Iterator[bytes]:
+        """A file's content in bounded pieces (``COPY_CHUNK``), however large it is."""
+        with self.open_read(target) as handle:
+            while chunk := handle.read(COPY_CHUNK):
+                yield chunk
+
+    def digest(self, target: Target) -> str:
+        """sha256 hex of a file's content, read in bounded pieces."""
+        digest = hashlib.sha256()
+        for chunk in self.chunks(target):
+            digest.update(chunk)
+        return digest.hexdigest()
+
+    def version(self, target: Target, entry: Entry | None = None) -> tuple[Any, ...]:
+        """What identifies one version of a file: its path, size and mtime or etag.
+
+        ``entry``: the file's metadata when the caller has just read it (saves a lookup).
+        """
+        entry = entry or self.require_file(target)
+        return (target.mount.url, target.rel, entry.size, entry.etag or entry.modified or entry.created)
+
+    # -- listing ----------------------------------------------------------------------
+
+    def ls(self, target: Target) -> list[Entry]:
+        """The visible entries of a directory, sorted by name."""
+        self.require_dir(target)
+        entries = []
+        with self.guard(target):
+            target.mount.backend.invalidate(target.fs_path)
+            base = target.fs_path.rstrip("/")
+            for raw in target.mount.fs.ls(target.fs_path, detail=True):
+                name = str(raw["name"]).rstrip("/")
+                if name and name != base:
+                    entries.append(self._entry(target.child(posixpath.basename(name)), raw))
+        visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
+        return sorted(visible, key=lambda e: e.name)
+
+    def walk(self, target: Target, max_depth: int | None = None) -> Iterator[Entry]:
+        """Every visible path below a directory, depth first in name order; never follows a link."""
+        yield from self.find(target, max_depth)
+
+    def find(self, target: Target, max_depth: int | None = None, *, metadata: bool = True) -> Found:
+        """Every visible path below a directory in one listing where the store can (one paged
+        listing on S3, not one per "directory"), in depth-first name order. Links are reported,
+        never descended. ``max_depth=1`` lists direct children only. Folders that cannot be
+        read are in ``skipped`` (their contents are missing). ``metadata=False``: names and
+        types are all the caller needs; a store that can skip the rest does (sizes may be 0).
+        """
+        self.require_dir(target)
+        mount = target.mount
+        entries: list[Entry] = []
+        skipped: list[Entry] = []
+        with self.guard(target):
+            mount.backend.invalidate_tree(target.fs_path)
+            base = target.fs_path.rstrip("/")
+            found = mount.backend.walk(base, max_depth, metadata)
+            for key, raw in found.items():
+                name = str(key)
+                if name.endswith("/") or name == base or not name.startswith(base + "/"):
+                    continue  # an S3 directory marker (also reported as a directory), or the root
+                rel = name[len(base) + 1 :]
+                if max_depth is not None and rel.count("/") >= max_depth:
+                    continue  # a store that honours maxdepth loosely (adlfs lists deeper)
+                entry = self._entry(Target(mount, f"{target.rel}/{rel}" if target.rel else rel), raw)
+                entries.append(entry)
+                if raw.get("unreadable"):
+                    skipped.append(entry)
+        hidden = self.jail.is_hidden
+        visible = sorted((e for e in entries if not hidden(e.target.rel)), key=tree_order)
+        return Found(visible, (e for e in skipped if not hidden(e.target.rel)))
