@@ -83,3 +83,10 @@ def test_no_module_is_longer_than_a_reader_holds_at_once() -> None:
         if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"split these by job: {long}"
+
+
+def test_operations_reach_the_filesystem_only_through_its_methods() -> None:
+    for path in (ROOT / "vfs_mcp" / "ops").glob("*.py"):
+        source = path.read_text()
+        assert ".jail." not in source and "vfs.jail" not in source, f"ops/{path.name} reaches into the jail"
+        assert "realpath(" not in source, f"ops/{path.name} resolves host paths itself (ask vfs.host_path)"

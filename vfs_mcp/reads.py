@@ -62,6 +62,16 @@ class JailedReads:
         """The deny patterns, as given (gitignore semantics, relative to each mount's root)."""
         return tuple(self.jail.deny)
 
+    @property
+    def cwd(self) -> Target:
+        """The working directory relative paths start at (the session's, see ``Jail.cwd``)."""
+        return self.jail.cwd
+
+    def chdir(self, target: Target) -> None:
+        """Make the directory ``target`` the working directory."""
+        self.require_dir(target)
+        self.jail.chdir(target)
+
     @contextlib.contextmanager
     def guard(self, target: Target | str) -> Iterator[None]:
         """Translate any foreign exception raised inside into our error tree."""

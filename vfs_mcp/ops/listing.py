@@ -150,9 +150,8 @@ class ChangeDirectoryResult(BaseModel):
 
 def change_directory(vfs: JailedFS, path: str) -> ChangeDirectoryResult:
     target = vfs.resolve(path)
-    vfs.require_dir(target)
-    previous = vfs.jail.cwd
-    vfs.jail.chdir(target)
+    previous = vfs.cwd
+    vfs.chdir(target)
     return ChangeDirectoryResult(previous_dir=previous.display, current_dir=target.display)
 
 
@@ -164,7 +163,7 @@ class WorkingDirectoryResult(BaseModel):
 def get_working_directory(vfs: JailedFS) -> WorkingDirectoryResult:
     # Seed 004 asks where the server's script lives; a host path outside every mount would
     # tell a client about the machine, so the answer is the package that runs.
-    return WorkingDirectoryResult(current_dir=vfs.jail.cwd.display, script_dir=f"vfs-mcp {package_version()}")
+    return WorkingDirectoryResult(current_dir=vfs.cwd.display, script_dir=f"vfs-mcp {package_version()}")
 
 
 def package_version() -> str:
