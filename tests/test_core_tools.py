@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import results
 from conftest import every_store
 from mcp_types import CallToolResult
+from results import ok
 
 import vfs_mcp
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.tooling import error_of
 
 pytestmark = [pytest.mark.anyio, every_store]
 
@@ -50,24 +52,14 @@ MULTIBYTE = "añb€c😀d — ünïcødé ✓ " * 3 + "end"
 # -- helpers ----------------------------------------------------------------------------
 
 
-def ok(result: CallToolResult) -> dict[str, Any]:
-    """The structured content of a successful call (fails with the error text otherwise)."""
-    assert not result.is_error, result.content[0].text if result.content else result
-    assert data_of(result) is not None
-    return data_of(result)
-
-
 def text(result: CallToolResult) -> str:
     assert result.content, result
     return result.content[0].text
 
 
 def assert_error(result: CallToolResult, code: str) -> str:
-    """An error result with ``code`` in the text and the structured content; returns the text."""
-    assert result.is_error, f"expected {code}, got success: {data_of(result)}"
-    line = text(result)
-    assert error_of(result) is not None, f"error result without a code: {line!r}"
-    assert error_of(result)["code"] == code, line
+    """An error result with ``code``, its text one line that starts with the code; returns it."""
+    line = results.assert_error(result, code)
     assert line.startswith(f"{code}: "), line
     assert "\n" not in line, f"error message is not one line: {line!r}"
     return line
@@ -1034,7 +1026,7 @@ async def test_get_file_info_has_the_fields_the_backend_supports(sandbox):
         assert info["etag"] and '"' not in info["etag"]
     else:
         assert info["etag"] is None
-    if sandbox.kind == "local":
+    if sandbox.mount.capabilities.modes:
         assert re.fullmatch(r"[r-][w-][x-][r-][w-][x-][r-][w-][x-]", info["permissions"])
         assert re.fullmatch(r"0[0-7]{3}", info["mode"])
     assert (folder["type"], folder["mime_type"]) == ("directory", None)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
-from mcp_types import CallToolResult
+from results import assert_error, ok
 
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import JailedFS
@@ -28,7 +28,6 @@ from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import MountSpec, open_mount
 from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
 from vfs_mcp.ops.ripgrep import rg_binary
-from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = [pytest.mark.anyio, every_store]
 
@@ -114,19 +113,6 @@ def rel_of(sandbox: Sandbox, path: str) -> str:
     root = sandbox.path("")
     assert path.startswith(root.rstrip("/") + "/"), (path, root)
     return path[len(root.rstrip("/")) + 1 :]
-
-
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text if result.content else result
-    assert data_of(result) is not None
-    return data_of(result)
-
-
-def assert_error(result: CallToolResult, code: str) -> str:
-    assert result.is_error, f"expected {code}, got success: {data_of(result)}"
-    assert error_of(result) is not None
-    assert error_of(result)["code"] == code, result.content[0].text
-    return result.content[0].text
 
 
 def comparable(result: GrepResult) -> dict[str, Any]:
@@ -434,7 +420,7 @@ async def test_every_backend_matches_local(
     async with loaded.client() as client:
         result = ok(await client.call_tool("grep_files", {"path": loaded.path(""), **args, "format": "json"}))
     assert result["path"] == loaded.path("")
-    assert result["engine"] == ("ripgrep" if loaded.kind == "local" else "python")
+    assert result["engine"] == ("ripgrep" if loaded.mount.capabilities.native_grep else "python")
     assert relativise(result, loaded.path("")) == expected_local[name]
 
 

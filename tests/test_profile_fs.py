@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
+from results import assert_error, ok
 
 from vfs_mcp import build_server
 from vfs_mcp.mounts import MountSpec, open_mounts
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -76,18 +76,6 @@ WRITE_TOOLS = set(SEED) - READ_TOOLS
 
 
 # -- helpers ----------------------------------------------------------------------------
-
-
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text if result.content else result
-    assert data_of(result) is not None
-    return data_of(result)
-
-
-def assert_error(result: CallToolResult, code: str) -> None:
-    assert result.is_error, f"expected {code}, got {data_of(result)}"
-    assert error_of(result) is not None
-    assert error_of(result)["code"] == code, result.content[0].text
 
 
 async def call(client: Client, tool: str, **args: Any) -> CallToolResult:

@@ -20,6 +20,7 @@ import pytest
 from conftest import CANARY, Sandbox, ScopedSandbox, make_sandbox
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
+from results import ok
 
 from vfs_mcp import build_server
 from vfs_mcp.errors import BinaryContent, TooLarge
@@ -85,12 +86,6 @@ def uri(box: Sandbox, rel: str) -> str:
     """How seed 003 names a file: file:// plus the percent-encoded path locally, the URL otherwise."""
     path = box.path(rel)
     return "file://" + quote(path) if box.kind == "local" else path
-
-
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text if result.content else result
-    assert data_of(result) is not None
-    return data_of(result)
 
 
 def error(result: CallToolResult, code: str, jsonrpc: int) -> dict[str, Any]:

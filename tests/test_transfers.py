@@ -15,29 +15,16 @@ import pytest
 from conftest import Sandbox, make_sandbox
 from fsspec.implementations.memory import MemoryFile
 from mcp_types import CallToolResult
+from results import code, ok
 
 from vfs_mcp.errors import Internal
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.mounts import Mount, MountSpec, open_mount
-from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
 DEPTH = 5000
-
-
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text if result.content else result
-    data = data_of(result)
-    assert data is not None, result.content
-    return data
-
-
-def code(result: CallToolResult) -> str:
-    error = error_of(result)
-    assert error is not None, result.content
-    return str(error["code"])
 
 
 def text(result: CallToolResult) -> str:
@@ -61,7 +48,7 @@ def files_under(mount: Mount) -> list[str]:
 
 def build_deep(vfs: JailedFS, sandbox: Sandbox, depth: int) -> None:
     """A chain ``deep/d/d/.../d`` of ``depth`` folders with a file in each, made around the jail."""
-    if sandbox.kind == "local":
+    if sandbox.mount.capabilities.host_paths:
         fd = os.open(sandbox.mount.fs_path(""), os.O_RDONLY | os.O_DIRECTORY)
         names = ["deep"] + ["d"] * (depth - 1)
         for name in names:
@@ -85,7 +72,7 @@ def build_deep(vfs: JailedFS, sandbox: Sandbox, depth: int) -> None:
 def deep_sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sandbox]:
     box = make_sandbox(request.param, tmp_path, request)
     yield box
-    if box.kind == "local":  # pytest's own clean-up recurses: take the deep chain down first
+    if box.mount.capabilities.host_paths:  # pytest's own clean-up recurses: take the deep chain down first
         subprocess.run(["rm", "-rf", box.mount.fs_path("deep")], check=True)
 
 

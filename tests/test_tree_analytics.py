@@ -18,8 +18,7 @@ from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
-
-from vfs_mcp.tooling import data_of, error_of
+from results import assert_error, ok
 
 pytestmark = [pytest.mark.anyio, every_store]
 
@@ -73,21 +72,9 @@ DUPS: dict[str, bytes] = {
 CORPUS = {**PROJ, **BIG, **DUPS}
 
 
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text if result.content else result
-    assert data_of(result) is not None
-    return data_of(result)
-
-
 def text(result: CallToolResult) -> str:
     assert result.content
     return result.content[0].text
-
-
-def assert_error(result: CallToolResult, code: str) -> None:
-    assert result.is_error, f"expected {code}, got {data_of(result)}"
-    assert error_of(result) is not None
-    assert error_of(result)["code"] == code, text(result)
 
 
 def rel(sandbox: Sandbox, path: str, base: str = "") -> str:

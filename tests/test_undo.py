@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from conftest import Sandbox
+from results import ok
 
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -17,13 +18,6 @@ pytestmark = pytest.mark.anyio
 async def calls(box: Sandbox, *steps: tuple[str, dict[str, Any]], **settings: Any) -> list[Any]:
     async with box.client(**settings) as client:
         return [await client.call_tool(name, args) for name, args in steps]
-
-
-def ok(result: Any) -> dict[str, Any]:
-    assert error_of(result) is None, result.content[0].text
-    data = data_of(result)
-    assert data is not None
-    return data
 
 
 async def test_undo_of_a_write_restores_the_bytes_and_the_mode(sandbox: Sandbox) -> None:

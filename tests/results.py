@@ -1,0 +1,31 @@
+"""Reading a tool result in a test: its fields on success, its stable code on failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_types import CallToolResult
+
+from vfs_mcp.tooling import data_of, error_of
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    """The fields of a successful call (fails with the error text otherwise)."""
+    assert not result.is_error, result.content[0].text if result.content else result
+    data = data_of(result)
+    assert data is not None, result.content
+    return data
+
+
+def code(result: CallToolResult) -> str | None:
+    """The stable error code of a failed call; None for a success."""
+    error = error_of(result)
+    return str(error["code"]) if error is not None else None
+
+
+def assert_error(result: CallToolResult, expected: str) -> str:
+    """A failed call with the code ``expected``; returns the text the model saw."""
+    assert result.is_error, f"expected {expected}, got success: {data_of(result)}"
+    shown = result.content[0].text if result.content else ""
+    assert code(result) == expected, shown
+    return shown
