@@ -10,7 +10,7 @@ Figures, not timings (``pytest benchmarks -s -k tool_list`` prints them; README 
   profile's read tool: the structured-first view (``JSON.stringify(structuredContent)`` when
   present) and the content-first view (the text blocks), in characters.
 
-The bounds asserted are the product's (tests/test_tool_list.py, tests/test_views.py hold the
+The bounds asserted are the product's (tests/profiles/test_tool_list.py, tests/profiles/test_views.py hold the
 same ones): default ≤ 10.5 kB (12 kB, less room for two more tools), official ≤ the
 reference, a read ≤ 1.3x the file in either view.
 """

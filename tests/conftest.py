@@ -192,7 +192,7 @@ def store_options(kind: str, request: pytest.FixtureRequest) -> dict[str, Any]:
     if kind == "s3rver":
         key = emulators.S3RVER_KEY
         endpoint = request.getfixturevalue("s3rver_endpoint")
-        # s3rver accepts If-Match and If-None-Match and ignores them (tests/test_stores.py).
+        # s3rver accepts If-Match and If-None-Match and ignores them (tests/backends/test_stores.py).
         return {"endpoint_url": endpoint, "key": key, "secret": key, "conditional_writes": False}
     if kind == "gcs":
         return {"endpoint_url": request.getfixturevalue("gcs_endpoint")}

@@ -1,7 +1,7 @@
 """The MCP SDK's private names this server needs, in one place.
 
 mcp 2.x has no public way to do these few things; each is one function here, and
-``tests/test_sdk_seams.py`` fails loudly, naming the function, when an SDK release renames
+``tests/transports/test_sdk_seams.py`` fails loudly, naming the function, when an SDK release renames
 or removes what it reaches for.
 
 - ``registered_tools``/``registered_tool``: the tool objects (function, argument model,

@@ -6,7 +6,7 @@ it is present and drop the text; content-first clients (Claude Desktop, claude.a
 forward the text blocks; TypeScript-SDK clients reject a ``structuredContent`` that does not
 fit the tool's output schema, error results included. So every result here is complete in
 both views, and the shape per tool family is the cheapest complete one, as measured by
-``views`` (tests/test_views.py, benchmarks/test_bench_tool_list.py):
+``views`` (tests/profiles/test_views.py, benchmarks/test_bench_tool_list.py):
 
 ==========================  ==========================  ==============================================
 family                      builder                     both views hold

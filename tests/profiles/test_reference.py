@@ -4,7 +4,7 @@ from pathlib import Path
 
 from vfs_mcp.reference import render
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "tools.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
 
 
 def test_the_committed_tool_reference_matches_the_code() -> None:
