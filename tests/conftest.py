@@ -34,6 +34,7 @@ from vfs_mcp.http import http_app, serving_in_thread
 from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import Mount, MountSpec, open_mount, open_mounts
 from vfs_mcp.settings import Settings
+from vfs_mcp.testing import HarnessFS
 
 BACKENDS = ["memory", "local", "s3"]
 EMULATED = ["s3rver", "gcs", "azure"]
@@ -122,12 +123,20 @@ SLOW_MODULES = {
 }
 """Modules that start server processes or run property searches: left out of the quick tier."""
 
+NETWORK_STORES = {"s3", "s3rver", "gcs", "azure"}
+"""Backends reached over HTTP (moto's server and the emulators): their cases run in the full
+suite only; the quick tier keeps memory and local."""
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.module.__name__ in SLOW_MODULES or item.get_closest_marker("emulator") is not None:
-            item.add_marker(pytest.mark.slow)
         params = getattr(getattr(item, "callspec", None), "params", {})
+        if (
+            item.module.__name__ in SLOW_MODULES
+            or item.get_closest_marker("emulator") is not None
+            or NETWORK_STORES & {value for value in params.values() if isinstance(value, str)}
+        ):
+            item.add_marker(pytest.mark.slow)
         for kind, bugs in EMULATOR_BUGS.items():
             reason = bugs.get(getattr(item, "originalname", ""))
             if reason and kind in params.values():
@@ -218,56 +227,23 @@ def _release_stores() -> Iterator[None]:
 
 
 @dataclass
-class Sandbox:
-    """A mount on one backend, with a way around the jail for setting up and checking.
+class Sandbox(HarnessFS):
+    """A mount on one backend (the harness's ``HarnessFS``: a way around the jail for setting
+    up and checking), with a folder outside it for escapes to aim at.
 
     ``kind`` is the backend (memory, local, s3, gcs, azure): an s3rver sandbox is of kind s3,
     since tests mean the store's kind, not which implementation serves it.
     """
 
-    kind: str
-    mount: Mount
-    outside: Path
+    kind: str = ""
+    outside: Path = Path()
     extra_mounts: list[Mount] = field(default_factory=list)
 
-    @property
-    def root(self) -> str:
-        return self.mount.url
-
-    def path(self, rel: str = "") -> str:
-        """How a user names ``rel`` in this mount."""
-        return self.mount.display(rel)
-
-    def _raw(self, rel: str) -> str:
-        return self.mount.fs_path(rel)
-
     def put(self, rel: str, data: bytes | str = b"") -> None:
-        payload = data.encode() if isinstance(data, str) else data
-        fs = self.mount.fs
-        if self.kind == "local":
-            Path(self._raw(rel)).parent.mkdir(parents=True, exist_ok=True)
-        fs.pipe_file(self._raw(rel), payload)
-        self.mount.backend.invalidate(self._raw(rel))
-
-    def mkdir(self, rel: str) -> None:
-        if not self.mount.capabilities.empty_dirs:
-            self.mount.fs.pipe_file(self._raw(rel) + "/", b"")
-        else:
-            self.mount.fs.makedirs(self._raw(rel), exist_ok=True)
-        self.mount.backend.invalidate(self._raw(rel))
+        self.write(rel, data)
 
     def get(self, rel: str) -> bytes:
-        self.mount.backend.invalidate(self._raw(rel))
-        data: bytes = self.mount.fs.cat_file(self._raw(rel))
-        return data
-
-    def exists(self, rel: str) -> bool:
-        self.mount.backend.invalidate(self._raw(rel))
-        return bool(self.mount.fs.exists(self._raw(rel)))
-
-    def isdir(self, rel: str) -> bool:
-        self.mount.backend.invalidate(self._raw(rel))
-        return bool(self.mount.fs.isdir(self._raw(rel)))
+        return self.read_bytes(rel)
 
     def vfs(self, **jail: Any) -> JailedFS:
         return JailedFS(Jail([self.mount, *self.extra_mounts], **jail))
@@ -369,7 +345,7 @@ def shared_backend(
 def scoped_sandbox(shared_backend: tuple[Sandbox, MCPServer]) -> ScopedSandbox:
     """A fresh folder on each backend in turn, inside a mount shared by the module."""
     box, server = shared_backend
-    return ScopedSandbox(box.kind, box.mount, box.outside, prefix=f"t{next(_test_ids)}", shared=server)
+    return ScopedSandbox(kind=box.kind, mount=box.mount, outside=box.outside, prefix=f"t{next(_test_ids)}", shared=server)
 
 
 @contextmanager

@@ -166,6 +166,7 @@ def rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
     proc.stdin.flush()
 
 
+@pytest.mark.slow  # starts and kills server processes
 def test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file(tmp_path: Path) -> None:
     size = 4 * 1024 * 1024
     versions = [bytes([65 + i]) * size for i in range(3)]  # AAAA..., BBBB..., CCCC...
