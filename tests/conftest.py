@@ -345,7 +345,9 @@ def shared_backend(
 def scoped_sandbox(shared_backend: tuple[Sandbox, MCPServer]) -> ScopedSandbox:
     """A fresh folder on each backend in turn, inside a mount shared by the module."""
     box, server = shared_backend
-    return ScopedSandbox(kind=box.kind, mount=box.mount, outside=box.outside, prefix=f"t{next(_test_ids)}", shared=server)
+    return ScopedSandbox(
+        kind=box.kind, mount=box.mount, outside=box.outside, prefix=f"t{next(_test_ids)}", shared=server
+    )
 
 
 @contextmanager
