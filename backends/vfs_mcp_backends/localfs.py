@@ -134,7 +134,7 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
     ) -> Any:
         """Everything below ``path``, never through a link. A folder that cannot be read is
         reported with ``"unreadable"`` set (its contents are missing), not raised.
-        ``metadata=False``: names and types only, no lstat of each entry (sizes are None).
+        ``metadata=False``: names and types only, no lstat of each entry (no sizes, modes or times).
         """
         prefix = self._strip_protocol(path).rstrip("/") + "/"
         out: dict[str, dict[str, Any]] = {}
