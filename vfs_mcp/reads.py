@@ -10,6 +10,7 @@ import hashlib
 import posixpath
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
 from vfs_mcp.entries import KINDS, Entry, Found, Kind, timestamp, tree_order
@@ -26,6 +27,15 @@ from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount
 from vfs_mcp.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, ensure_wanted
+
+
+@dataclass
+class Listing:
+    """A walk's paths as (mount-relative path, type, size), in depth-first name order, and the
+    folders it could not read (their contents are missing)."""
+
+    items: list[tuple[str, Kind, int]]
+    skipped: list[str]
 
 
 class JailedReads:
@@ -249,25 +259,45 @@ class JailedReads:
         read are in ``skipped`` (their contents are missing). ``metadata=False``: names and
         types are all the caller needs; a store that can skip the rest does (sizes may be 0).
         """
-        self.require_dir(target)
-        mount = target.mount
         entries: list[Entry] = []
         skipped: list[Entry] = []
+        for path, raw in self._listed(target, max_depth, metadata):
+            entry = self._entry(Target(target.mount, path), raw)
+            entries.append(entry)
+            if raw.get("unreadable"):
+                skipped.append(entry)
+        return Found(sorted(entries, key=tree_order), skipped)
+
+    def names(self, target: Target, max_depth: int | None = None, *, metadata: bool = True) -> Listing:
+        """What ``find`` lists, as (mount-relative path, type, size) tuples: for a caller that
+        needs no more, 20,000 paths stay tuples until they are rendered, without an ``Entry``
+        and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0)."""
+        items: list[tuple[str, Kind, int]] = []
+        skipped: list[str] = []
+        for path, raw in self._listed(target, max_depth, metadata):
+            kind: Kind = KINDS.get(str(raw.get("type")), "file")
+            items.append((path, kind, int(raw.get("size") or 0) if kind == "file" else 0))
+            if raw.get("unreadable"):
+                skipped.append(path)
+        items.sort(key=lambda item: item[0].replace("/", "\x00"))  # as tree_order sorts entries
+        return Listing(items, skipped)
+
+    def _listed(self, target: Target, max_depth: int | None, metadata: bool) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The mount-relative path and store metadata of every visible path below a directory."""
+        self.require_dir(target)
+        mount = target.mount
         with self.guard(target):
             mount.backend.invalidate_tree(target.fs_path)
             base = target.fs_path.rstrip("/")
             found = mount.backend.walk(base, max_depth, metadata)
-            for key, raw in found.items():
-                name = str(key)
-                if name.endswith("/") or name == base or not name.startswith(base + "/"):
-                    continue  # an S3 directory marker (also reported as a directory), or the root
-                rel = name[len(base) + 1 :]
-                if max_depth is not None and rel.count("/") >= max_depth:
-                    continue  # a store that honours maxdepth loosely (adlfs lists deeper)
-                entry = self._entry(Target(mount, f"{target.rel}/{rel}" if target.rel else rel), raw)
-                entries.append(entry)
-                if raw.get("unreadable"):
-                    skipped.append(entry)
         hidden = self.jail.is_hidden
-        visible = sorted((e for e in entries if not hidden(e.target.rel)), key=tree_order)
-        return Found(visible, (e for e in skipped if not hidden(e.target.rel)))
+        start, prefix = len(base) + 1, f"{target.rel}/" if target.rel else ""
+        for key, raw in found.items():
+            name = str(key)
+            if name.endswith("/") or name == base or not name.startswith(base + "/"):
+                continue  # an S3 directory marker (also reported as a directory), or the root
+            rel = name[start:]
+            if max_depth is not None and rel.count("/") >= max_depth:
+                continue  # a store that honours maxdepth loosely (adlfs lists deeper)
+            if not hidden(prefix + rel):
+                yield prefix + rel, raw

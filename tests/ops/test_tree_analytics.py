@@ -520,3 +520,17 @@ async def test_directory_tree_sends_progress_notifications_on_a_large_walk(sandb
     assert seen, "no progress notification reached the client"
     assert seen[-1] == (408, 408)
     assert [p for p, _ in seen] == sorted(p for p, _ in seen)
+
+
+@pytest.mark.parametrize("tool", ["directory_tree", "search_files"])
+async def test_a_walk_kept_in_tuples_answers_as_the_filtered_walk_does(loaded: Sandbox, tool: str) -> None:
+    """Without exclude globs a tree or a name search lists paths as tuples (JailedFS.names);
+    with one that prunes nothing they go through ``select``: both answer alike."""
+    args: dict[str, Any] = {"path": loaded.path("")}
+    args |= (
+        {"max_depth": 10, "max_entries": 5000} if tool == "directory_tree" else {"pattern": "*", "max_results": 5000}
+    )
+    plain = await call(loaded, tool, **args, format="json")
+    pruned = await call(loaded, tool, **args, exclude_patterns=["no-such-name-*"], format="json")
+    assert ok(plain) == ok(pruned)
+    assert text(plain) == text(pruned)

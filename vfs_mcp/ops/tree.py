@@ -7,9 +7,11 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, VfsError
-from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs, name_glob
 from vfs_mcp.ops.walk import select, skipped_note
+from vfs_mcp.reads import Listing
 
 DEFAULT_TREE_ENTRIES = 1000
 GLOB_CHARS = set("*?[")
@@ -67,36 +69,51 @@ def search_files(
     root = vfs.resolve(path)
     # On a local disk the walk skips each entry's lstat; the few files that match are measured after.
     measured = not root.mount.capabilities.local_io
-    depth = None if recursive else 1
-    selection = select(vfs, root, max_depth=depth, exclude=exclude_patterns, skip_git_dir=False, metadata=measured)
+    listing = _listing(vfs, root, None if recursive else 1, exclude_patterns, metadata=measured)
     found: list[FoundPath] = []
     more = False
-    for entry in selection.entries:
-        if not matches(entry.name, selection.relative(entry)):
+    for rel, kind, size in listing.items:
+        if not matches(rel.rpartition("/")[2], _below(root, rel)):
             continue
-        if content_match is not None and not _contains(vfs, entry, content_match):
+        target = Target(root.mount, rel)
+        if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
             continue
         if len(found) == max_results:
             more = True
             break
-        size = None if entry.type != "file" else entry.size if measured else _size(vfs, entry)
-        found.append(FoundPath(path=entry.path, type=entry.type, size=size))
+        shown = None if kind != "file" else size if measured else _size(vfs, target)
+        found.append(FoundPath(path=target.display, type=kind, size=shown))
     return SearchFilesResult(path=root.display, pattern=pattern, results=found, has_more=more)
 
 
-def _size(vfs: JailedFS, entry: Entry) -> int | None:
+def _listing(
+    vfs: JailedFS, root: Target, max_depth: int | None, exclude: list[str] | None, *, metadata: bool = True
+) -> Listing:
+    """The paths below ``root``, as tuples; through ``select`` only when exclude globs prune them."""
+    if not exclude:
+        return vfs.names(root, max_depth, metadata=metadata)
+    selection = select(vfs, root, max_depth=max_depth, exclude=exclude, skip_git_dir=False, metadata=metadata)
+    return Listing(
+        [(e.target.rel, e.type, e.size) for e in selection.entries], [e.target.rel for e in selection.skipped]
+    )
+
+
+def _below(root: Target, rel: str) -> str:
+    """``rel`` (mount-relative) relative to ``root``."""
+    return rel[len(root.rel) + 1 :] if root.rel else rel
+
+
+def _size(vfs: JailedFS, target: Target) -> int | None:
     """A file's size, looked up (None if it went since the walk)."""
     try:
-        return vfs.info(entry.target, follow=False).size
+        return vfs.info(target, follow=False).size
     except VfsError:
         return None
 
 
-def _contains(vfs: JailedFS, entry: Entry, needle: str) -> bool:
-    if entry.type != "file":
-        return False
+def _contains(vfs: JailedFS, target: Target, needle: str) -> bool:
     try:
-        data = vfs.cat(entry.target)
+        data = vfs.cat(target)
     except VfsError:
         return False
     return b"\x00" not in data[:8192] and needle in data.decode("utf-8", "replace")
@@ -133,20 +150,19 @@ def directory_tree(
     if max_depth < 1 or max_entries < 1:
         raise InvalidArgument("max_depth and max_entries must be 1 or more")
     root = vfs.resolve(path)
-    selection = select(vfs, root, max_depth=max_depth, exclude=exclude_patterns, skip_git_dir=False)
+    listing = _listing(vfs, root, max_depth, exclude_patterns)
     matches = name_matcher(pattern) if pattern else None
     top = TreeNode(name=root.name, type="directory", children=[])
     nodes = {root.rel: top}  # each kept directory by its mount-relative path
     counts = {"directory": 0, "file": 0}
     kept = omitted = 0
-    total = len(selection.entries)
-    for done, entry in enumerate(selection.entries, 1):
+    total = len(listing.items)
+    for done, (rel, kind, size) in enumerate(listing.items, 1):
         if progress and (done % PROGRESS_EVERY == 0 or done == total):
-            progress(done, total, entry.path)
-        kind = entry.type
-        folder, _, name = entry.target.rel.rpartition("/")
+            progress(done, total, root.mount.display(rel))
+        folder, _, name = rel.rpartition("/")
         if kind != "directory" and (
-            not include_files or (matches is not None and not matches(name, selection.relative(entry)))
+            not include_files or (matches is not None and not matches(name, _below(root, rel)))
         ):
             continue
         parent = nodes.get(folder)
@@ -156,14 +172,14 @@ def directory_tree(
         node = TreeNode.model_construct(  # our own fields: no validation, 20,000 times over
             name=name,
             type=kind,
-            size=entry.size if kind == "file" else None,
+            size=size if kind == "file" else None,
             children=[] if kind == "directory" else None,
         )
         assert parent.children is not None  # only directories are in `nodes`
         parent.children.append(node)
         kept += 1
         if kind == "directory":
-            nodes[entry.target.rel] = node
+            nodes[rel] = node
             counts["directory"] += 1
         elif kind == "file":
             counts["file"] += 1
@@ -174,7 +190,7 @@ def directory_tree(
         files=counts["file"],
         truncated=omitted > 0,
         omitted=omitted,
-        skipped=[e.path for e in selection.skipped],
+        skipped=[root.mount.display(rel) for rel in listing.skipped],
     )
 
 
