@@ -248,10 +248,6 @@ class JailedReads:
         visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
         return sorted(visible, key=lambda e: e.name)
 
-    def walk(self, target: Target, max_depth: int | None = None) -> Iterator[Entry]:
-        """Every visible path below a directory, depth first in name order; never follows a link."""
-        yield from self.find(target, max_depth)
-
     def find(self, target: Target, max_depth: int | None = None, *, metadata: bool = True) -> Found:
         """Every visible path below a directory in one listing where the store can (one paged
         listing on S3, not one per "directory"), in depth-first name order. Links are reported,
