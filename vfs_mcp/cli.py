@@ -258,8 +258,8 @@ def settle_memory() -> None:
     """Once the server is built: its modules, tool schemas and models live as long as the process,
     so the collector stops scanning them (``gc.freeze``), and collects less often (a walk of a
     big tree allocated thousands of collections' worth of objects that all survive). Big
-    blocks go back to the system when freed (``MMAP_THRESHOLD``)."""
-    gc.collect()
+    blocks go back to the system when freed (``MMAP_THRESHOLD``). No collection first: it
+    would take some 45 ms of every start to free a few hundred objects of import garbage."""
     gc.freeze()
     gc.set_threshold(GC_FIRST_GENERATION, *gc.get_threshold()[1:])
     if sys.platform == "linux":

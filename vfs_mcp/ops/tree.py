@@ -10,7 +10,7 @@ from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs, name_glob
-from vfs_mcp.ops.walk import select, skipped_note
+from vfs_mcp.ops.walk import below, select, skipped_note
 from vfs_mcp.reads import Listing
 
 DEFAULT_TREE_ENTRIES = 1000
@@ -73,7 +73,7 @@ def search_files(
     found: list[FoundPath] = []
     more = False
     for rel, kind, size in listing.items:
-        if not matches(rel.rpartition("/")[2], _below(root, rel)):
+        if not matches(rel.rpartition("/")[2], below(root, rel)):
             continue
         target = Target(root.mount, rel)
         if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
@@ -96,11 +96,6 @@ def _listing(
     return Listing(
         [(e.target.rel, e.type, e.size) for e in selection.entries], [e.target.rel for e in selection.skipped]
     )
-
-
-def _below(root: Target, rel: str) -> str:
-    """``rel`` (mount-relative) relative to ``root``."""
-    return rel[len(root.rel) + 1 :] if root.rel else rel
 
 
 def _size(vfs: JailedFS, target: Target) -> int | None:
@@ -161,9 +156,7 @@ def directory_tree(
         if progress and (done % PROGRESS_EVERY == 0 or done == total):
             progress(done, total, root.mount.display(rel))
         folder, _, name = rel.rpartition("/")
-        if kind != "directory" and (
-            not include_files or (matches is not None and not matches(name, _below(root, rel)))
-        ):
+        if kind != "directory" and (not include_files or (matches is not None and not matches(name, below(root, rel)))):
             continue
         parent = nodes.get(folder)
         if parent is None or kept >= max_entries:

@@ -29,8 +29,7 @@ class Selection:
     """Folders the walk could not read: their contents are missing (see ``skipped_note``)."""
 
     def relative(self, entry: Entry) -> str:
-        rel = entry.target.rel
-        return rel[len(self.root.rel) + 1 :] if self.root.rel else rel
+        return below(self.root, entry.target.rel)
 
     def files(self) -> list[Entry]:
         return [e for e in self.entries if e.type == "file"]
@@ -82,6 +81,11 @@ def select(
             continue
         selection.entries.append(entry)
     return selection
+
+
+def below(root: Target, rel: str) -> str:
+    """The mount-relative path ``rel`` as a path relative to ``root`` (which holds it)."""
+    return rel[len(root.rel) + 1 :] if root.rel else rel
 
 
 def skipped_note(paths: Sequence[str]) -> str:
