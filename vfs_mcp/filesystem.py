@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from vfs_mcp import journal
@@ -35,6 +36,20 @@ from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import PreconditionFailed, ensure_wanted
 from vfs_mcp_backends import commit_scope as commit_scope  # re-exported: the tooling layer runs calls in it
 
+
+@dataclass(frozen=True)
+class _Expected:
+    """What a checked write expects to find: a sha256, a ``version``, or the bytes read before."""
+
+    sha256: str | None = None
+    version: tuple[Any, ...] | None = None
+    content: bytes | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.sha256 is not None or self.version is not None or self.content is not None
+
+
 APPEND_RETRIES = 8
 """Tries of an append that meets concurrent writers on an object store (each reads again)."""
 _held: ContextVar[frozenset[tuple[int, str]]] = ContextVar("vfs_mcp_exclusive", default=frozenset())
@@ -47,11 +62,12 @@ class JailedFS(JailedReads):
 
     # -- writing ----------------------------------------------------------------------
 
-    def remember(self, target: Target, entry: Entry | None = None) -> None:
+    def remember(self, target: Target, entry: Entry | None = None, content: bytes | None = None) -> None:
         """Keep ``target``'s before-image for undo when the running call is being recorded
         (``vfs_mcp.journal``): a folder's files one by one, a file's bytes and mode, or absence.
-        ``entry``: its metadata when the caller has it (a walk's)."""
-        if not journal.wants((target.mount.url, target.rel)):
+        ``entry``: its metadata when the caller has it (a walk's); ``content``: a file's bytes
+        when the caller has just read them under the write lock."""
+        if not journal.touched((target.mount.url, target.rel)):
             return
         if entry is None:
             try:
@@ -67,7 +83,9 @@ class JailedFS(JailedReads):
         mode = entry.mode if entry is not None else None
 
         def read() -> tuple[bytes | None, int | None]:
-            return (self.cat(target), mode) if is_file else (None, None)
+            if not is_file:
+                return None, None
+            return (self.cat(target) if content is None else content), mode
 
         size = entry.size if entry is not None and is_file else 0
         journal.remember((target.mount.url, target.rel), target.display, size, read)
@@ -81,24 +99,26 @@ class JailedFS(JailedReads):
         create_dirs: bool = False,
         expected_hash: str | None = None,
         expected_version: tuple[Any, ...] | None = None,
+        expected_content: bytes | None = None,
         create_only: bool = False,
+        digest: str | None = None,
     ) -> bool:
         """Write a whole file (staged, then committed in one step) or append; returns whether it existed.
 
         The check and the write are one step for every other writer (see ``exclusive``):
-        CONFLICT (``Stale``) when ``expected_hash`` (sha256 hex of the current content) or
-        ``expected_version`` (from ``version``) no longer holds, ALREADY_EXISTS with
-        ``create_only`` when something is there. An append that meets a concurrent write
-        on an object store reads again and retries.
+        CONFLICT (``Stale``) when ``expected_hash`` (sha256 hex of the current content),
+        ``expected_version`` (from ``version``) or ``expected_content`` (the bytes read
+        before) no longer holds, ALREADY_EXISTS with ``create_only`` when something is
+        there. An append that meets a concurrent write on an object store reads again and
+        retries. ``digest``: the sha256 of ``data``, when the caller has it.
         """
+        expected = _Expected(expected_hash, expected_version, expected_content)
         for attempt in range(APPEND_RETRIES):
             try:
                 with self.exclusive(target):
-                    return self._write_checked(
-                        target, data, append, create_dirs, expected_hash, expected_version, create_only
-                    )
+                    return self._write_checked(target, data, append, create_dirs, expected, create_only, digest)
             except Stale:
-                if not append or expected_hash or expected_version or attempt == APPEND_RETRIES - 1:
+                if not append or expected.any or attempt == APPEND_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")
 
@@ -126,29 +146,31 @@ class JailedFS(JailedReads):
         data: bytes,
         append: bool,
         create_dirs: bool,
-        expected_hash: str | None,
-        expected_version: tuple[Any, ...] | None,
+        expected: _Expected,
         create_only: bool,
+        digest: str | None,
     ) -> bool:
         mount = target.mount
-        self.remember(target)
         existing = self._existing_file(target)
         if create_only and existing is not None:
             raise AlreadyExists(f"{target.display} already exists")
-        if expected_version is not None and (existing is None or self.version(target, existing) != expected_version):
+        if expected.version is not None and (existing is None or self.version(target, existing) != expected.version):
             raise Stale(f"{target.display} changed since it was read; read it again")
-        if expected_hash is not None:
+        if expected.sha256 is not None:
             current = self.digest(target) if existing else ""
-            if current != expected_hash.lower():
+            if current != expected.sha256.lower():
                 raise Stale(f"{target.display} changed since it was read (sha256 differs); read it again")
+        if expected.content is not None and (existing is None or self.cat(target) != expected.content):
+            raise Stale(f"{target.display} changed since it was read; read it again")
+        self.remember(target, content=expected.content)
         if existing is None:
             self._ensure_parent(target, create_dirs)
-        checked = create_only or append or expected_hash is not None or expected_version is not None
+        checked = create_only or append or expected.any
         if mount.capabilities.conditional_writes and checked and (existing is None or existing.token):
             content = self.cat(target) + data if append and existing is not None else data
-            self.put_if(target, content, existing)
+            self.put_if(target, content, existing, digest if content is data else None)
         elif not (append and existing is not None):
-            self.put(target, data)
+            self.put(target, data, digest=digest)
         elif mount.capabilities.append:
             with self.guard(target):
                 self._commit(target, mount.fs._open(target.fs_path, "ab", autocommit=False), [data])
@@ -156,10 +178,10 @@ class JailedFS(JailedReads):
             self.put(target, self._then(self.chunks(target), data))
         return existing is not None
 
-    def put_if(self, target: Target, content: bytes, existing: Entry | None) -> None:
+    def put_if(self, target: Target, content: bytes, existing: Entry | None, digest: str | None = None) -> None:
         """One conditional put, on stores with ``conditional_writes``: lands only if the object
         is still ``existing`` (by its token), or with ``existing=None`` if it is still absent;
-        else CONFLICT (``Stale``) or ALREADY_EXISTS."""
+        else CONFLICT (``Stale``) or ALREADY_EXISTS. ``digest``: ``content``'s sha256, if known."""
         mount = target.mount
         self.remember(target)
         with self.guard(target):
@@ -168,6 +190,7 @@ class JailedFS(JailedReads):
                 token = existing.token if existing is not None else None
                 mount.backend.put_if(target.fs_path, content, if_match=token, create_only=existing is None)
                 self._wrote(len(content))
+                self._settled(target, content, digest)
             except PreconditionFailed:
                 if existing is None:
                     raise AlreadyExists(f"{target.display} was created by someone else meanwhile") from None
@@ -181,12 +204,19 @@ class JailedFS(JailedReads):
         yield last
 
     def put(
-        self, target: Target, content: bytes | Iterable[bytes], *, follow: bool = True, permissions: int | None = None
+        self,
+        target: Target,
+        content: bytes | Iterable[bytes],
+        *,
+        follow: bool = True,
+        permissions: int | None = None,
+        digest: str | None = None,
     ) -> None:
         """Write ``content`` (bytes, or chunks of them) as the whole new content of ``target``,
         visible at once when all is written: the old content stays until then, and a failure
         leaves it. ``follow=False``: a link at ``target`` is replaced, never written through.
         ``permissions``: the mode, where the store has modes (default: the old file's).
+        ``digest``: the sha256 of bytes ``content``, when the caller has it.
         """
         mount = target.mount
         self.remember(target)
@@ -200,10 +230,18 @@ class JailedFS(JailedReads):
                 ensure_wanted()
                 mount.fs.pipe_file(target.fs_path, content, **options)  # one put; local disks stage it
                 self._wrote(len(content))
+                self._settled(target, content, digest)
             else:
                 # _open, not open: fsspec's open files a staged file in a transaction list it never empties.
                 self._commit(target, mount.fs._open(target.fs_path, "wb", autocommit=False, **options), content)
             mount.backend.invalidate(target.fs_path)
+
+    @staticmethod
+    def _settled(target: Target, content: bytes, digest: str | None) -> None:
+        """Tell undo's record what a write left at ``target``, so it need not read it back."""
+        key = (target.mount.url, target.rel)
+        if journal.recorded(key):
+            journal.wrote(key, digest or sha256(content))
 
     def _commit(self, target: Target, handle: Any, chunks: Iterable[bytes]) -> None:
         try:

@@ -33,6 +33,9 @@ class FileState:
     mode: int | None = None
     after: str | None = None
     """sha256 of the content the call left; None when the call left no file there."""
+    settled: bool = False
+    """``after`` is the sha256 of the bytes the call's last write put there (``wrote``), so
+    nothing needs reading back; any later change of the file unsettles it."""
 
 
 @dataclass
@@ -87,10 +90,30 @@ def recording(limit: int) -> Iterator[Recording]:
         _recording.reset(token)
 
 
-def wants(key: tuple[str, str]) -> bool:
-    """Whether a call is being recorded and ``key`` has no before-image in it yet."""
+def touched(key: tuple[str, str]) -> bool:
+    """The running call is about to change ``key``: whether it is being recorded and ``key``
+    has no before-image in it yet. A state the call settled before is no longer settled."""
     record = _recording.get()
-    return record is not None and record.wants(key)
+    if record is None:
+        return False
+    known = record.files.get(key)
+    if known is not None:
+        known.settled = False
+    return record.wants(key)
+
+
+def recorded(key: tuple[str, str]) -> bool:
+    """Whether the running call keeps a before-image of ``key``."""
+    record = _recording.get()
+    return record is not None and key in record.files
+
+
+def wrote(key: tuple[str, str], digest: str) -> None:
+    """The running call's write at ``key`` is done, its bytes hashing to ``digest``."""
+    record = _recording.get()
+    state = record.files.get(key) if record is not None else None
+    if state is not None:
+        state.after, state.settled = digest, True
 
 
 def remember(

@@ -158,9 +158,11 @@ class VfsServer(MCPServer):
         if vfs is None or settings is None:
             return
 
+        unsettled = [state for state in files if not state.settled]
+
         def states() -> bool:
             try:
-                for state in files:
+                for state in unsettled:
                     mount = next((m for m in vfs.mounts if m.url == state.key[0]), None)
                     state.after = vfs.state_after(Target(mount, state.key[1])) if mount is not None else None
             except Exception:  # a file that cannot be read back now: not undoable, the call stands
@@ -168,7 +170,7 @@ class VfsServer(MCPServer):
                 return False
             return True
 
-        if not await anyio.to_thread.run_sync(states):
+        if unsettled and not await anyio.to_thread.run_sync(states):
             return
         session_journal(vfs.caches, settings.undo_limit).add(Change(name, files))
 

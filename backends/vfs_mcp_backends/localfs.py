@@ -305,17 +305,18 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         """
         cutoff = time.time() - older_than
         removed = 0
-        for visit in walk_tree(self._dir.reopen()):
-            st = visit.st
-            if (
-                visit.event == "entry"
-                and is_temp_name(visit.name)
-                and stat.S_ISREG(st.st_mode)
-                and st.st_uid == os.geteuid()
-                and st.st_nlink == 1
-                and st.st_mtime <= cutoff
-            ):
-                with contextlib.suppress(OSError):
+        # Names and types only: an lstat for the few names of our form, not for every entry.
+        for visit in walk_tree(self._dir.reopen(), stats=False):
+            if visit.event != "entry" or not is_temp_name(visit.name):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
+                if (
+                    stat.S_ISREG(st.st_mode)
+                    and st.st_uid == os.geteuid()
+                    and st.st_nlink == 1
+                    and st.st_mtime <= cutoff
+                ):
                     os.unlink(visit.name, dir_fd=visit.dir_fd)
                     removed += 1
         return removed

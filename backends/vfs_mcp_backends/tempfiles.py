@@ -29,5 +29,7 @@ def new_temp_name() -> str:
 
 def is_temp_name(name: str) -> bool:
     """Whether a file name is one ``new_temp_name`` made."""
+    if not name.startswith(TEMP_PREFIX):  # most names: one comparison, no regex
+        return False
     match = _FORM.match(name)
     return match is not None and match.group(2) == _check(match.group(1))

@@ -6,6 +6,7 @@ ALREADY_EXISTS.
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from conftest import Sandbox, make_sandbox
 from mcp import Client
 from processes import mcp_client, vfs_mcp_http
 
+from vfs_mcp.errors import Stale
+from vfs_mcp.ops.textfile import TextFile
 from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -204,3 +207,21 @@ async def test_concurrent_edits_inside_one_server_all_land_on_every_backend(sand
                 group.start_soon(edit, i)
     assert outcomes == [None] * EDITS
     assert sandbox.get("shared.txt").decode() == "".join(f"LINE {i:02d} done\n" for i in range(EDITS))
+
+
+def test_a_file_rewritten_in_place_to_the_same_size_and_time_since_an_edit_read_it_is_a_conflict(
+    local_sandbox: Sandbox,
+) -> None:
+    """Another program's write the version cannot see (same size, its old mtime put back):
+    the edit's save compares the bytes and writes nothing."""
+    local_sandbox.put("a.txt", "alpha\n")
+    vfs = local_sandbox.vfs()
+    doc = TextFile.load(vfs, vfs.resolve("a.txt", write=True), "utf-8")
+    host = local_sandbox.mount.fs_path("a.txt")
+    before = os.stat(host)
+    with open(host, "r+b") as file:
+        file.write(b"omega\n")
+    os.utime(host, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(Stale):
+        doc.save(vfs, "ALPHA\n")
+    assert local_sandbox.get("a.txt") == b"omega\n"

@@ -3,6 +3,7 @@ still as the change left them; the journal is bounded and says what it dropped."
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from conftest import Sandbox
 from results import ok
 
+from vfs_mcp import journal
 from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
@@ -111,3 +113,31 @@ async def test_a_dry_run_shows_what_would_be_undone_and_changes_nothing(sandbox:
     )
     assert "would undo write_file" in preview.content[0].text
     assert ok(again)["tool"] == "write_file" and sandbox.get("d.txt") == b"before"
+
+
+def test_a_write_is_journalled_as_the_bytes_it_wrote_not_as_what_is_there_when_the_call_ends(
+    sandbox: Sandbox,
+) -> None:
+    """A change made between the write and the end of the call is someone else's: undo must
+    find the file differs from what the call left, so the record holds the written bytes'
+    hash, taken when they were written, and not a read-back."""
+    sandbox.put("a.txt", "before\n")
+    vfs = sandbox.vfs()
+    target = vfs.resolve("a.txt", write=True)
+    with journal.recording(10**6) as record:
+        vfs.write(target, b"mine\n")
+        sandbox.put("a.txt", "theirs\n")
+    (state,) = record.files.values()
+    assert state.before == b"before\n"
+    assert state.settled and state.after == hashlib.sha256(b"mine\n").hexdigest()
+
+
+def test_a_file_written_then_deleted_in_one_call_is_read_back_at_the_end(sandbox: Sandbox) -> None:
+    sandbox.put("a.txt", "before\n")
+    vfs = sandbox.vfs()
+    target = vfs.resolve("a.txt", write=True)
+    with journal.recording(10**6) as record:
+        vfs.write(target, b"mine\n")
+        vfs.rm(target)
+    (state,) = record.files.values()
+    assert not state.settled

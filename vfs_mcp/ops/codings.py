@@ -57,9 +57,11 @@ class Coding:
 UTF8 = Coding("utf-8", "utf-8")
 
 
-def _all_crlf(text: str) -> bool:
-    # Only a file whose every newline is CRLF is edited as CRLF; mixed files stay as they are.
-    return "\r\n" in text and text.count("\r\n") == text.count("\n")
+def all_crlf(text: str) -> bool:
+    """Whether every newline is CRLF: only then is a file edited as CRLF (mixed files stay as
+    they are). A lone "\r" is looked for first: a memchr, where "\r\n" is a scan that stops at
+    every "\n"."""
+    return "\r" in text and "\r\n" in text and text.count("\r\n") == text.count("\n")
 
 
 def _western(data: bytes) -> str | None:
@@ -114,7 +116,7 @@ def detect(data: bytes, shown: str, complete: bool = True) -> Coding:
 def _with_endings(coding: Coding, data: bytes, complete: bool) -> Coding:
     decoder = codecs.getincrementaldecoder(coding.codec)(errors="replace")
     text = decoder.decode(data[len(coding.bom) :], final=complete)
-    return Coding(coding.name, coding.codec, coding.bom, _all_crlf(text))
+    return Coding(coding.name, coding.codec, coding.bom, all_crlf(text))
 
 
 def chosen(encoding: str, data: bytes) -> Coding:

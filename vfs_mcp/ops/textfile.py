@@ -7,12 +7,14 @@ stays CRLF and nothing else about the bytes changes.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from vfs_mcp.errors import BinaryContent, TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256
 from vfs_mcp.jail import Target
+from vfs_mcp.ops.codings import all_crlf
 from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
 
 DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
@@ -24,10 +26,15 @@ class TextFile:
     text: str
     encoding: str
     crlf: bool
-    sha256: str
+    data: bytes
+    """The bytes as read: a save checks the file still holds them."""
     version: tuple[object, ...]
     errors: str = "strict"
     """"surrogateescape" for a UTF-8 file holding invalid bytes: they survive an edit untouched."""
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        return sha256(self.data)
 
     @classmethod
     def load(cls, vfs: JailedFS, target: Target, encoding: str, max_bytes: int = DEFAULT_MAX_EDIT_BYTES) -> TextFile:
@@ -44,10 +51,9 @@ class TextFile:
                 raise
             # Mostly UTF-8 with a few invalid bytes: edit around them, write them back as they were.
             raw, errors = data.decode("utf-8", "surrogateescape"), "surrogateescape"
-        # Only a file whose every newline is CRLF is treated as CRLF; mixed files are edited as they are.
-        crlf = "\r\n" in raw and raw.count("\r\n") == raw.count("\n")
+        crlf = all_crlf(raw)
         text = raw.replace("\r\n", "\n") if crlf else raw
-        return cls(target, text, encoding, crlf, sha256(data), version, errors)
+        return cls(target, text, encoding, crlf, data, version, errors)
 
     @property
     def raw(self) -> str:
@@ -71,9 +77,16 @@ class TextFile:
         modification time can repeat within the clock's step, the content cannot lie.
         """
         data = self.encode(text)
+        digest = sha256(data)
         strong = self.target.mount.capabilities.conditional_writes
-        vfs.write(self.target, data, expected_version=self.version, expected_hash=None if strong else self.sha256)
-        return sha256(data)
+        vfs.write(
+            self.target,
+            data,
+            expected_version=self.version,
+            expected_content=None if strong else self.data,
+            digest=digest,
+        )
+        return digest
 
 
 @dataclass

@@ -38,13 +38,16 @@ def write_file(
             "write it in parts with append=true"
         )
     target = vfs.resolve(path, write=True)
-    existed = vfs.write(target, data, append=append, create_dirs=create_dirs, expected_hash=expected_hash)
+    digest = sha256(data)
+    existed = vfs.write(
+        target, data, append=append, create_dirs=create_dirs, expected_hash=expected_hash, digest=digest
+    )
     return WriteResult(
         path=target.display,
         bytes_written=len(data),
         created=not existed,
         appended=append and existed,
-        sha256=None if append and existed else sha256(data),
+        sha256=None if append and existed else digest,
     )
 
 
