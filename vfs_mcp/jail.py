@@ -258,10 +258,7 @@ class Jail:
         # Defense in depth: the lexical check above cannot see symlinks; the real path can.
         mount = target.mount
         path = target.fs_path
-        if follow:
-            real = os.path.realpath(path)
-        else:
-            real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        real = real_path(path) if follow else os.path.join(real_path(os.path.dirname(path)), os.path.basename(path))
         root = mount.real_root
         if real != root and not real.startswith(root.rstrip("/") + "/"):
             raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused")
@@ -285,6 +282,29 @@ class Jail:
             state.cwd = target
         else:
             self.default_cwd = target
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, asked of the kernel where it can answer: an ``O_PATH`` open and
+    a ``readlink`` of its ``/proc/self/fd`` entry instead of an ``lstat`` per component (a
+    third of the time of a small read). A path that does not resolve whole (a missing or
+    dangling last part, a loop) and systems without ``O_PATH`` or ``/proc`` take ``os.path.realpath``.
+    ``O_PATH`` opens nothing for reading: no FIFO blocks, no device wakes."""
+    if _O_PATH is None:
+        return os.path.realpath(path)
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+    finally:
+        os.close(fd)
+
+
+_O_PATH: int | None = getattr(os, "O_PATH", None)
 
 
 def _check_deny(pattern: str, number: int, mounts: Sequence[Mount]) -> None:

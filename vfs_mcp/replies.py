@@ -50,23 +50,37 @@ async def encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: Call
 
 
 def _encodes(result: Any) -> bool:
-    """Whether ``result`` goes on the wire as it is: its text blocks searched (a 10 MB file's
-    text is not copied), the rest serialized as the transport will, in compiled code (not a
-    walk over a tree's 20,000 names)."""
+    """Whether ``result`` goes on the wire as it is: the text of its content blocks searched (a
+    10 MB file's text is neither copied nor serialized here), the rest serialized as the
+    transport will, in compiled code (not a walk over a tree's 20,000 names). A tool result
+    comes as the SDK's ``CallToolResult`` or as the dict it dumps it to."""
     try:
-        if not isinstance(result, CallToolResult):
+        if isinstance(result, CallToolResult):
+            blocks: list[Any] = list(result.content)
+            rest: Any = result.model_copy(update={"content": []})
+        elif isinstance(result, dict) and isinstance(result.get("content"), list):
+            blocks, rest = result["content"], {key: value for key, value in result.items() if key != "content"}
+        else:
             to_json(result)
             return True
-        for block in result.content:
-            if isinstance(block, TextContent):
-                if encodable(block.text) is not block.text:
-                    return False
-            else:
+        for block in blocks:
+            text = _text_of(block)
+            if text is None:
                 to_json(block)
-        to_json(result, exclude={"content"})
+            elif encodable(text) is not text:
+                return False
+        to_json(rest)
     except PydanticSerializationError:
         return False
     return True
+
+
+def _text_of(block: Any) -> str | None:
+    """The text of a text block (a model or its dict); None for any other block."""
+    if isinstance(block, TextContent):
+        return block.text
+    text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+    return text if isinstance(text, str) else None
 
 
 MAX_REQUEST_DEPTH = 200

@@ -236,6 +236,8 @@ def encodable(text: str) -> str:
     """``text`` with every lone surrogate (an undecodable byte of a name or file, or a bad
     ``\\ud800`` escape) replaced by U+FFFD: JSON on the wire must be valid UTF-8, and one such
     character would make the transport fail and take the server down."""
+    if text.isascii():  # known to the string itself: no scan (the search takes 4 ms a MB)
+        return text
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 

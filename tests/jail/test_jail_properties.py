@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail, Target
+from vfs_mcp.jail import Jail, Target, real_path
 from vfs_mcp.mounts import MountSpec, open_mount
 
 PROPERTY_SETTINGS = settings(
@@ -287,3 +287,20 @@ def test_a_relative_path_and_its_mount_url_form_name_the_same_key(twins: tuple[J
         relative = outcome(vfs, raw)
         if relative[0] == "ok" and not raw.startswith(("~", "/")):
             assert outcome(vfs, f"{vfs.mounts[0].url}/{raw}") == relative, raw
+
+
+@pytest.fixture
+def local_world(local_sandbox: Any) -> World:
+    return World(local_sandbox)
+
+
+@PROPERTY_SETTINGS
+@given(parts=st.lists(st.sampled_from(["sub", "a", "..", ".", *LINKS]), max_size=6))
+@example(parts=["loop", "x"])
+@example(parts=["hop", "secret.txt"])
+@example(parts=["link_in", "..", "link_up"])
+def test_the_kernel_real_path_is_the_one_os_path_realpath_computes(local_world: World, parts: list[str]) -> None:
+    """``real_path`` asks the kernel (``O_PATH`` and ``/proc/self/fd``): through links out, up,
+    in, dangling and looping, it names what ``os.path.realpath`` names."""
+    path = os.path.join(local_world.sb.mount.backend.root, *parts)
+    assert real_path(path) == os.path.realpath(path)

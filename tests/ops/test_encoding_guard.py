@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_types import CallToolResult, TextContent
 
 from vfs_mcp.profiles import PROFILES
+from vfs_mcp.replies import _encodes
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 ANSWER_SECONDS = 30  # a generous bound that proves "does not hang"
@@ -205,3 +207,18 @@ def test_an_edit_whose_diff_holds_an_undecodable_byte_is_answered(server: Raw, h
     assert "+LAST LINE" in text and "bad bytes: \ufffd( end" in text
     assert (hostile / "bad.txt").read_bytes() == b"bad bytes: \xc3\x28 end\nLAST LINE\n"
     assert server.alive
+
+
+@pytest.mark.parametrize("dumped", [True, False], ids=["dict", "model"])
+def test_the_reply_guard_finds_a_lone_surrogate_in_the_text_or_anywhere_else(dumped: bool) -> None:
+    """The guard searches text blocks without serializing them and serializes the rest; a tool
+    result reaches it as the SDK's model or as the dict the SDK dumps it to."""
+
+    def reply(text: str, meta: str) -> Any:
+        result = CallToolResult(content=[TextContent(type="text", text=text)], _meta={"vfs-mcp/result": {"p": meta}})
+        return result.model_dump(by_alias=True, exclude_none=True) if dumped else result
+
+    assert _encodes(reply("plain " * 1000, "fine"))
+    assert _encodes(reply("é and 😀", "fine"))
+    assert not _encodes(reply("bad \udcc3 byte", "fine"))
+    assert not _encodes(reply("fine", "bad \ud800 name"))

@@ -54,16 +54,24 @@ class ReadResult(BaseModel):
     mime_type: str | None = Field(None, description="An image or audio file: the content is its base64")
 
 
+_MEDIA_MATCHERS = [matcher for matcher in filetype.types if matcher.mime in MEDIA_TYPES]
+
+
 def media_type(data: bytes, name: str) -> str | None:
     """The image/audio type a model can be shown ``data`` as: sniffed from the content, else
     (for data that is not text) guessed from the name; None for anything else."""
-    kind = filetype.guess(data[:8192])
+    head = data[:8192]
+    # All of filetype's 79 matchers take some 40 µs, more than the rest of a small read; the
+    # matchers of the types above take 3 µs, and all are asked only when one of those matches.
+    by_name = None
+    if filetype.match(head, _MEDIA_MATCHERS) is None:
+        by_name = MEDIA_TYPES.get(mimetypes.guess_type(name)[0] or "") if b"\x00" in head else None
+        if by_name is None:
+            return None
+    kind = filetype.guess(head)
     if kind is not None:
         return MEDIA_TYPES.get(kind.mime)
-    guessed = mimetypes.guess_type(name)[0]
-    if guessed in MEDIA_TYPES and b"\x00" in data[:8192]:
-        return MEDIA_TYPES[guessed]
-    return None
+    return by_name
 
 
 def read_file(
