@@ -268,15 +268,15 @@ class JailedReads:
         """What ``find`` lists, as (mount-relative path, type, size) tuples: for a caller that
         needs no more, 20,000 paths stay tuples until they are rendered, without an ``Entry``
         and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0)."""
-        items: list[tuple[str, Kind, int]] = []
-        skipped: list[str] = []
-        for path, raw in self._listed(target, max_depth, metadata):
-            kind: Kind = KINDS.get(str(raw.get("type")), "file")
-            items.append((path, kind, int(raw.get("size") or 0) if kind == "file" else 0))
-            if raw.get("unreadable"):
-                skipped.append(path)
-        items.sort(key=lambda item: item[0].replace("/", "\x00"))  # as tree_order sorts entries
-        return Listing(items, skipped)
+        self.require_dir(target)
+        mount = target.mount
+        with self.guard(target):
+            mount.backend.invalidate_tree(target.fs_path)
+            found, unreadable = mount.backend.names(target.fs_path, max_depth, metadata)
+        hidden = self.jail.is_hidden
+        prefix = f"{target.rel}/" if target.rel else ""
+        items = [(prefix + rel, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(prefix + rel)]
+        return Listing(items, [prefix + rel for rel in unreadable])
 
     def _listed(self, target: Target, max_depth: int | None, metadata: bool) -> Iterator[tuple[str, dict[str, Any]]]:
         """The mount-relative path and store metadata of every visible path below a directory."""
@@ -284,16 +284,9 @@ class JailedReads:
         mount = target.mount
         with self.guard(target):
             mount.backend.invalidate_tree(target.fs_path)
-            base = target.fs_path.rstrip("/")
-            found = mount.backend.walk(base, max_depth, metadata)
+            found = list(mount.backend.entries(target.fs_path, max_depth, metadata))
         hidden = self.jail.is_hidden
-        start, prefix = len(base) + 1, f"{target.rel}/" if target.rel else ""
-        for key, raw in found.items():
-            name = str(key)
-            if name.endswith("/") or name == base or not name.startswith(base + "/"):
-                continue  # an S3 directory marker (also reported as a directory), or the root
-            rel = name[start:]
-            if max_depth is not None and rel.count("/") >= max_depth:
-                continue  # a store that honours maxdepth loosely (adlfs lists deeper)
+        prefix = f"{target.rel}/" if target.rel else ""
+        for rel, raw in found:
             if not hidden(prefix + rel):
                 yield prefix + rel, raw

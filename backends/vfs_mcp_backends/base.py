@@ -13,6 +13,9 @@ from typing import Any
 
 from fsspec import AbstractFileSystem
 
+Names = tuple[list[tuple[str, str, int]], list[str]]
+"""A walk as (path, fsspec type, size) in depth-first name order, and the folders it could not read."""
+
 Options = Mapping[str, Any]
 """Storage options for one mount (from the config file), passed to the backend as-is."""
 
@@ -93,6 +96,35 @@ class BackendMount:
         lstat) give names and types only; the others give everything anyway."""
         found: dict[str, dict[str, Any]] = self.fs.find(path, maxdepth=maxdepth, withdirs=True, detail=True)
         return found
+
+    def entries(
+        self, path: str, maxdepth: int | None = None, metadata: bool = True
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``walk``'s entries as (path below ``path``, metadata): without the root itself, the
+        markers object stores keep for folders, or anything deeper than ``maxdepth``."""
+        base = path.rstrip("/")
+        start = len(base) + 1
+        for key, raw in self.walk(base, maxdepth, metadata).items():
+            name = str(key)
+            if name.endswith("/") or name == base or not name.startswith(base + "/"):
+                continue  # an S3 directory marker (also reported as a directory), or the root
+            rel = name[start:]
+            if maxdepth is not None and rel.count("/") >= maxdepth:
+                continue  # a store that honours maxdepth loosely (adlfs lists deeper)
+            yield rel, raw
+
+    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> Names:
+        """What ``entries`` lists, as (path below ``path``, type, size) in depth-first name
+        order, and the folders that could not be read: for callers that need no more."""
+        items: list[tuple[str, str, int]] = []
+        unreadable: list[str] = []
+        for rel, raw in self.entries(path, maxdepth, metadata):
+            kind = str(raw.get("type"))
+            items.append((rel, kind, int(raw.get("size") or 0) if kind == "file" else 0))
+            if raw.get("unreadable"):
+                unreadable.append(rel)
+        items.sort(key=lambda item: item[0].replace("/", "\x00"))  # "/" before every character of a name
+        return items, unreadable
 
     def host_path(self, path: str) -> str | None:
         """The real host path of ``path`` (links inside the store resolved); None where the

@@ -27,7 +27,7 @@ from typing import Any
 from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
-from vfs_mcp_backends.base import NotRegularFile
+from vfs_mcp_backends.base import Names, NotRegularFile
 from vfs_mcp_backends.descriptors import DIR_FLAGS, RootDescriptor, canonical, remove_tree, scan, walk_tree
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
@@ -147,6 +147,19 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
                     os.strerror(visit.error.errno or errno.EACCES) if visit.error else "unreadable"
                 )
         return out if detail else sorted(out)
+
+    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> Names:
+        """What ``find`` lists, as (path below ``path``, type, size) in the walk's depth-first
+        name order, and the folders that could not be read: no dict per entry."""
+        items: list[tuple[str, str, int]] = []
+        unreadable: list[str] = []
+        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth, stats=metadata):
+            if visit.event == "entry":
+                kind = _kind(visit.st.st_mode)
+                items.append((visit.rel, kind, visit.st.st_size if kind == "file" else 0))
+            elif visit.event == "unreadable":
+                unreadable.append(visit.rel)
+        return items, unreadable
 
     def modified(self, path: str) -> datetime:
         return datetime.fromtimestamp(self.info(path)["mtime"], tz=UTC)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -114,16 +115,18 @@ def _contains(vfs: JailedFS, target: Target, needle: str) -> bool:
     return b"\x00" not in data[:8192] and needle in data.decode("utf-8", "replace")
 
 
-class TreeNode(BaseModel):
-    name: str
-    type: str
-    size: int | None = None
-    children: list[TreeNode] | None = None
+def tree_node(name: str, kind: str, size: int | None, children: list[TreeNode] | None) -> TreeNode:
+    """One entry of a tree, a plain dict (a tree may hold 100,000): ``size`` for files,
+    ``children`` for directories, None on the others."""
+    return {"name": name, "type": kind, "size": size, "children": children}
+
+
+TreeNode = dict[str, Any]
 
 
 class TreeResult(BaseModel):
     path: str
-    tree: TreeNode
+    tree: TreeNode = Field(description="Nested nodes: name, type, size (files), children (directories)")
     directories: int
     files: int
     truncated: bool = Field(description="True when max_entries cut the tree; see omitted")
@@ -147,7 +150,7 @@ def directory_tree(
     root = vfs.resolve(path)
     listing = _listing(vfs, root, max_depth, exclude_patterns)
     matches = name_matcher(pattern) if pattern else None
-    top = TreeNode(name=root.name, type="directory", children=[])
+    top = tree_node(root.name, "directory", None, [])
     nodes = {root.rel: top}  # each kept directory by its mount-relative path
     counts = {"directory": 0, "file": 0}
     kept = omitted = 0
@@ -162,14 +165,10 @@ def directory_tree(
         if parent is None or kept >= max_entries:
             omitted += 1  # over the cap, or inside a directory that was
             continue
-        node = TreeNode.model_construct(  # our own fields: no validation, 20,000 times over
-            name=name,
-            type=kind,
-            size=size if kind == "file" else None,
-            children=[] if kind == "directory" else None,
-        )
-        assert parent.children is not None  # only directories are in `nodes`
-        parent.children.append(node)
+        node = tree_node(name, kind, size if kind == "file" else None, [] if kind == "directory" else None)
+        siblings = parent["children"]
+        assert siblings is not None  # only directories are in `nodes`
+        siblings.append(node)
         kept += 1
         if kind == "directory":
             nodes[rel] = node
@@ -193,12 +192,12 @@ def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:
     lines = [name(result.path)]
 
     def walk(node: TreeNode, prefix: str) -> None:
-        children = node.children or []
+        children = node["children"] or []
         for i, child in enumerate(children):
             last = i == len(children) - 1
-            suffix = "/" if child.type == "directory" else ""
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{name(child.name)}{suffix}")
-            if child.children is not None:
+            suffix = "/" if child["type"] == "directory" else ""
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{name(child['name'])}{suffix}")
+            if child["children"] is not None:
                 walk(child, prefix + ("    " if last else "│   "))
 
     walk(result.tree, "")
