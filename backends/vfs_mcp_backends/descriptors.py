@@ -148,6 +148,8 @@ def scan(fd: int, stats: bool = True) -> list[tuple[str, os.stat_result]]:
     return out
 
 
+TYPE_BITS = 0o170000
+"""The file type bits of ``st_mode`` (``stat.S_IFMT``), masked inline on a walk's every entry."""
 _TYPE_ONLY = {kind: os.stat_result((kind, *(0,) * 9)) for kind in (stat.S_IFDIR, stat.S_IFREG, stat.S_IFLNK, 0)}
 
 
@@ -207,37 +209,41 @@ def walk_tree(fd: int, max_depth: int | None = None, stats: bool = True) -> Iter
         while stack:
             level = stack[-1]
             assert level.fd is not None
-            if not level.todo:
+            todo, prefix, deeper = level.todo, level.prefix, max_depth is None or level.depth < max_depth
+            while todo:  # this level's entries, until one is a directory to go into
+                name, st = todo.pop()
+                rel = prefix + name
+                yield Visit("entry", rel, st, level.fd, name)
+                if st.st_mode & TYPE_BITS != stat.S_IFDIR or not deeper:
+                    continue
+                try:
+                    child = os.open(name, DIR_FLAGS, dir_fd=level.fd)
+                except FileNotFoundError:
+                    continue  # removed since the listing
+                except OSError as exc:
+                    if exc.errno == errno.ENOTDIR or exc.errno == errno.ELOOP:
+                        continue  # replaced by a file or a link since the listing: nothing to descend into
+                    yield Visit("unreadable", rel, st, level.fd, name, exc)
+                    continue
+                try:
+                    listed = scan(child, stats)
+                except OSError as exc:
+                    os.close(child)
+                    yield Visit("unreadable", rel, st, level.fd, name, exc)
+                    continue
+                stack.append(
+                    _Level(child, _ident(os.fstat(child)), rel + "/", _reversed(listed), level.depth + 1, name, st)
+                )
+                if len(stack) > WINDOW and stack[-WINDOW - 1].fd is not None:
+                    os.close(stack[-WINDOW - 1].fd)  # type: ignore[arg-type]
+                    stack[-WINDOW - 1].fd = None
+                break
+            else:  # every entry of this level visited: leave it
                 stack.pop()
                 _close(level, stack)
                 if stack and level.st is not None:
                     assert stack[-1].fd is not None
                     yield Visit("leave", level.prefix.rstrip("/"), level.st, stack[-1].fd, level.name)
-                continue
-            name, st = level.todo.pop()
-            rel = level.prefix + name
-            yield Visit("entry", rel, st, level.fd, name)
-            if not stat.S_ISDIR(st.st_mode) or (max_depth is not None and level.depth >= max_depth):
-                continue
-            try:
-                child = os.open(name, DIR_FLAGS, dir_fd=level.fd)
-            except FileNotFoundError:
-                continue  # removed since the listing
-            except OSError as exc:
-                if exc.errno == errno.ENOTDIR or exc.errno == errno.ELOOP:
-                    continue  # replaced by a file or a link since the listing: nothing to descend into
-                yield Visit("unreadable", rel, st, level.fd, name, exc)
-                continue
-            try:
-                todo = scan(child, stats)
-            except OSError as exc:
-                os.close(child)
-                yield Visit("unreadable", rel, st, level.fd, name, exc)
-                continue
-            stack.append(_Level(child, _ident(os.fstat(child)), rel + "/", _reversed(todo), level.depth + 1, name, st))
-            if len(stack) > WINDOW and stack[-WINDOW - 1].fd is not None:
-                os.close(stack[-WINDOW - 1].fd)  # type: ignore[arg-type]
-                stack[-WINDOW - 1].fd = None
     finally:
         for level in stack:
             if level.fd is not None:

@@ -28,7 +28,7 @@ from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import Names, NotRegularFile
-from vfs_mcp_backends.descriptors import DIR_FLAGS, RootDescriptor, canonical, remove_tree, scan, walk_tree
+from vfs_mcp_backends.descriptors import DIR_FLAGS, TYPE_BITS, RootDescriptor, canonical, remove_tree, scan, walk_tree
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
 
@@ -155,8 +155,9 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         unreadable: list[str] = []
         for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth, stats=metadata):
             if visit.event == "entry":
-                kind = _kind(visit.st.st_mode)
-                items.append((visit.rel, kind, visit.st.st_size if kind == "file" else 0))
+                st = visit.st
+                kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")
+                items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
             elif visit.event == "unreadable":
                 unreadable.append(visit.rel)
         return items, unreadable
@@ -355,12 +356,12 @@ def _join(base: str, rel: str) -> str:
     return f"{base.rstrip('/')}/{rel}"
 
 
+_KINDS = {stat.S_IFDIR: "directory", stat.S_IFREG: "file", stat.S_IFLNK: "symlink"}
+"""fsspec's type names by the file type bits of ``st_mode``; any other type is "other"."""
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISREG(mode):
-        return "file"
-    return "symlink" if stat.S_ISLNK(mode) else "other"
+    return _KINDS.get(stat.S_IFMT(mode), "other")
 
 
 def _info(name: str, st: os.stat_result, is_link: bool | None = None) -> dict[str, Any]:
