@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 
-_UNSAFE = re.compile(r'[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^"')
+_CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]"
+_UNSAFE = re.compile(_CONTROL + '|^"')
+_ANY_CONTROL = re.compile(_CONTROL)
 NAMES_NOTE = "(names in double quotes hold control characters, shown as JSON strings)"
 
 
@@ -22,8 +24,9 @@ def shown(name: str) -> str:
 
 
 def escaped(*names: str) -> bool:
-    """Whether ``shown`` quotes any of ``names`` (the text then ends with ``NAMES_NOTE``)."""
-    return any(_UNSAFE.search(name) for name in names)
+    """Whether ``shown`` quotes any of ``names`` (the text then ends with ``NAMES_NOTE``): one
+    search of them all, not one per name (a tree has 20,000)."""
+    return bool(_ANY_CONTROL.search("".join(names))) or any(name.startswith('"') for name in names)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -184,6 +184,16 @@ def directory_tree(
         omitted=omitted,
         skipped=[root.mount.display(rel) for rel in listing.skipped],
     )
+
+
+def names_in(node: TreeNode) -> Iterator[str]:
+    """The name of every node below ``node``."""
+    stack = [node]
+    while stack:
+        for child in stack.pop()["children"] or ():
+            yield child["name"]
+            if child["children"]:
+                stack.append(child)
 
 
 def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:

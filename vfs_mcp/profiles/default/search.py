@@ -234,14 +234,8 @@ def render_grep(result: grep.GrepResult) -> str:
 
 
 def render_tree(result: tree.TreeResult) -> str:
-    """The tree as indented text with box-drawing branches; names as ``shown`` writes them."""
-    quoted = False
-
-    def safe(name: str) -> str:
-        nonlocal quoted
-        written = shown(name)
-        quoted = quoted or written is not name
-        return written
-
-    text = tree.render_tree(result, safe)
-    return f"{text}\n{NAMES_NOTE}" if quoted else text
+    """The tree as indented text with box-drawing branches; names as ``shown`` writes them
+    (each name looked at only when one of them needs it)."""
+    if not escaped(result.path, *tree.names_in(result.tree)):
+        return tree.render_tree(result)
+    return f"{tree.render_tree(result, shown)}\n{NAMES_NOTE}"
