@@ -26,7 +26,7 @@ from vfs_mcp.errors import (
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount
 from vfs_mcp.tally import Counted, count_read, count_written
-from vfs_mcp_backends import COPY_CHUNK, Abandoned, NotRegularFile, OutsideRoot, ensure_wanted
+from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
 
 
 @dataclass
@@ -264,15 +264,18 @@ class JailedReads:
                 skipped.append(entry)
         return Found(sorted(entries, key=tree_order), skipped)
 
-    def names(self, target: Target, max_depth: int | None = None, *, metadata: bool = True) -> Listing:
+    def names(
+        self, target: Target, max_depth: int | None = None, *, metadata: bool = True, keep: Keep | None = None
+    ) -> Listing:
         """What ``find`` lists, as (mount-relative path, type, size) tuples: for a caller that
         needs no more, 20,000 paths stay tuples until they are rendered, without an ``Entry``
-        and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0)."""
+        and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0).
+        ``keep(name, path below target)``: only the entries it accepts (measured only those)."""
         self.require_dir(target)
         mount = target.mount
         with self.guard(target):
             mount.backend.invalidate_tree(target.fs_path)
-            found, unreadable = mount.backend.names(target.fs_path, max_depth, metadata)
+            found, unreadable = mount.backend.names(target.fs_path, max_depth, metadata, keep)
         hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
         items = [(prefix + rel, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(prefix + rel)]

@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import errno
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +15,9 @@ from fsspec import AbstractFileSystem
 
 Names = tuple[list[tuple[str, str, int]], list[str]]
 """A walk as (path, fsspec type, size) in depth-first name order, and the folders it could not read."""
+
+Keep = Callable[[str, str], bool]
+"""Whether a walk lists an entry, by its name and its path below the walk's start."""
 
 Options = Mapping[str, Any]
 """Storage options for one mount (from the config file), passed to the backend as-is."""
@@ -113,16 +116,19 @@ class BackendMount:
                 continue  # a store that honours maxdepth loosely (adlfs lists deeper)
             yield rel, raw
 
-    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> Names:
+    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True, keep: Keep | None = None) -> Names:
         """What ``entries`` lists, as (path below ``path``, type, size) in depth-first name
-        order, and the folders that could not be read: for callers that need no more."""
+        order, and the folders that could not be read: for callers that need no more.
+        ``keep(name, path below)``: list only the entries it accepts (a name search)."""
         items: list[tuple[str, str, int]] = []
         unreadable: list[str] = []
         for rel, raw in self.entries(path, maxdepth, metadata):
-            kind = str(raw.get("type"))
-            items.append((rel, kind, int(raw.get("size") or 0) if kind == "file" else 0))
             if raw.get("unreadable"):
                 unreadable.append(rel)
+            if keep is not None and not keep(rel.rpartition("/")[2], rel):
+                continue
+            kind = str(raw.get("type"))
+            items.append((rel, kind, int(raw.get("size") or 0) if kind == "file" else 0))
         items.sort(key=lambda item: item[0].replace("/", "\x00"))  # "/" before every character of a name
         return items, unreadable
 

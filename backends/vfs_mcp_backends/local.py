@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from vfs_mcp_backends.base import BackendMount, Capabilities, Names, Options, ensure_wanted, path_lock
+from vfs_mcp_backends.base import BackendMount, Capabilities, Keep, Names, Options, ensure_wanted, path_lock
 from vfs_mcp_backends.localfs import DescriptorFileSystem
 
 CAPABILITIES = Capabilities(
@@ -58,8 +58,8 @@ class LocalMount(BackendMount):
         )
         return found
 
-    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> Names:
-        return self.store.names(path, maxdepth, metadata)
+    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True, keep: Keep | None = None) -> Names:
+        return self.store.names(path, maxdepth, metadata, keep)
 
     def narrowed(self, root: str) -> BackendMount:
         return LocalMount(fs=self.store.subtree(root), root=root, capabilities=self.capabilities)

@@ -27,7 +27,7 @@ from typing import Any
 from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
-from vfs_mcp_backends.base import Names, NotRegularFile
+from vfs_mcp_backends.base import Keep, Names, NotRegularFile
 from vfs_mcp_backends.descriptors import DIR_FLAGS, TYPE_BITS, RootDescriptor, canonical, remove_tree, scan, walk_tree
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
@@ -148,18 +148,29 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
                 )
         return out if detail else sorted(out)
 
-    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> Names:
+    def names(self, path: str, maxdepth: int | None = None, metadata: bool = True, keep: Keep | None = None) -> Names:
         """What ``find`` lists, as (path below ``path``, type, size) in the walk's depth-first
-        name order, and the folders that could not be read: no dict per entry."""
+        name order, and the folders that could not be read: no dict per entry. With ``keep``
+        only the entries it accepts are listed, and only those are measured (an lstat each)."""
         items: list[tuple[str, str, int]] = []
         unreadable: list[str] = []
-        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth, stats=metadata):
-            if visit.event == "entry":
-                st = visit.st
-                kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")
-                items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
-            elif visit.event == "unreadable":
+        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth, stats=metadata and not keep):
+            if visit.event == "unreadable":
                 unreadable.append(visit.rel)
+                continue
+            if visit.event != "entry":
+                continue
+            st = visit.st
+            if keep is not None:
+                if not keep(visit.name, visit.rel):
+                    continue
+                if metadata:
+                    try:
+                        st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue  # gone since the listing
+            kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")
+            items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
         return items, unreadable
 
     def modified(self, path: str) -> datetime:

@@ -43,3 +43,23 @@ def test_the_local_name_walk_lists_what_the_generic_walk_lists(
     assert [(rel, kind) for rel, kind, _ in items] == deep_enough
     sizes = {rel: size for rel, _, size in items}
     assert sizes.get("a.txt") == (1 if metadata else 0)  # a walk without metadata has no sizes
+
+
+@pytest.mark.parametrize("metadata", [True, False])
+def test_a_name_walk_that_keeps_some_names_lists_and_measures_just_those(local_sandbox: Sandbox, metadata: bool) -> None:
+    for rel, data in {"a/x.py": "xx", "a/b/y.py": "yyy", "a/b/z.txt": "", "w.py": "w"}.items():
+        local_sandbox.put(rel, data)
+    backend, path = local_sandbox.mount.backend, local_sandbox.mount.fs_path("")
+
+    def keep(name: str, rel: str) -> bool:
+        return name.endswith(".py") or rel == "a/b"
+
+    kept, _ = backend.names(path, None, metadata, keep)
+    assert [(rel, kind) for rel, kind, _ in kept] == [
+        ("a/b", "directory"),
+        ("a/b/y.py", "file"),
+        ("a/x.py", "file"),
+        ("w.py", "file"),
+    ]
+    assert [size for _, _, size in kept] == ([0, 3, 2, 1] if metadata else [0, 0, 0, 0])
+    assert backend.names(path, None, True, keep) == BackendMount.names(backend, path, None, True, keep)

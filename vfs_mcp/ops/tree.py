@@ -68,9 +68,13 @@ def search_files(
         raise InvalidArgument("max_results must be 1 or more")
     matches = name_matcher(pattern)
     root = vfs.resolve(path)
-    # On a local disk the walk skips each entry's lstat; the few files that match are measured after.
-    measured = not root.mount.capabilities.local_io
-    listing = _listing(vfs, root, None if recursive else 1, exclude_patterns, metadata=measured)
+    depth = None if recursive else 1
+    if exclude_patterns:
+        # On a local disk the walk skips each entry's lstat; the few files that match are measured after.
+        measured = not root.mount.capabilities.local_io
+        listing = _listing(vfs, root, depth, exclude_patterns, metadata=measured)
+    else:  # the walk keeps the matches only, and measures those (on a local disk, those alone)
+        measured, listing = True, vfs.names(root, depth, keep=matches)
     found: list[FoundPath] = []
     more = False
     for rel, kind, size in listing.items:
