@@ -46,7 +46,9 @@ def test_the_local_name_walk_lists_what_the_generic_walk_lists(
 
 
 @pytest.mark.parametrize("metadata", [True, False])
-def test_a_name_walk_that_keeps_some_names_lists_and_measures_just_those(local_sandbox: Sandbox, metadata: bool) -> None:
+def test_a_name_walk_that_keeps_some_names_lists_and_measures_just_those(
+    local_sandbox: Sandbox, metadata: bool
+) -> None:
     for rel, data in {"a/x.py": "xx", "a/b/y.py": "yyy", "a/b/z.txt": "", "w.py": "w"}.items():
         local_sandbox.put(rel, data)
     backend, path = local_sandbox.mount.backend, local_sandbox.mount.fs_path("")
