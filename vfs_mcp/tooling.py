@@ -75,8 +75,8 @@ def answer(*texts: str, data: BaseModel | Mapping[str, Any] | None = None) -> Ca
     return CallToolResult(content=[TextContent(type="text", text=t) for t in texts], _meta=meta)
 
 
-def report(model: BaseModel, text: str, fmt: str = "text") -> CallToolResult:
-    """A listing or report: ``text``, or the model as compact JSON with ``format='json'``."""
+def report(model: BaseModel | Mapping[str, Any], text: str, fmt: str = "text") -> CallToolResult:
+    """A listing or report: ``text``, or the fields as compact JSON with ``format='json'``."""
     return answer(compact_json(_dump(model)) if fmt == "json" else text, data=model)
 
 

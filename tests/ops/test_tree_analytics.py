@@ -20,6 +20,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from results import assert_error, ok
 
+from vfs_mcp.ops.tree import directory_tree, tree_fields
+
 pytestmark = [pytest.mark.anyio, every_store]
 
 MiB = 1024 * 1024
@@ -534,3 +536,11 @@ async def test_a_walk_kept_in_tuples_answers_as_the_filtered_walk_does(loaded: S
     pruned = await call(loaded, tool, **args, exclude_patterns=["no-such-name-*"], format="json")
     assert ok(plain) == ok(pruned)
     assert text(plain) == text(pruned)
+
+
+def test_a_tree_s_fields_are_its_model_dump_with_the_tree_not_copied(loaded: Sandbox) -> None:
+    result = directory_tree(loaded.vfs(), loaded.path(""), max_depth=10, max_entries=5000)
+    fields = tree_fields(result)
+    assert fields == result.model_dump(mode="json")
+    assert list(fields) == list(result.model_dump(mode="json"))
+    assert fields["tree"] is result.tree

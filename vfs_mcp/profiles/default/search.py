@@ -119,7 +119,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         result = tree.directory_tree(
             vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries, reporter(ctx)
         )
-        return report(result, render_tree(result), format)
+        return report(tree.tree_fields(result), render_tree(result), format)
 
     @server.tool(
         title="Directory size",
