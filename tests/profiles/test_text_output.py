@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 from conftest import Sandbox, make_sandbox
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp_types import CallToolResult, TextContent
 
-from vfs_mcp.ops.names import NAMES_NOTE, shown
+from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.tooling import data_of
 
 pytestmark = pytest.mark.anyio
@@ -29,6 +31,16 @@ def test_a_name_is_shown_as_is_unless_it_could_forge_a_line() -> None:
     assert shown("sep\u2028arator") == '"sep\\u2028arator"'
     assert shown("bad\udcc3.txt") == '"bad\\udcc3.txt"'
     assert shown('"quoted".txt') == '"\\"quoted\\".txt"'
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(
+    names=st.lists(
+        st.text(alphabet=st.sampled_from(["a", '"', "\n", "\t", "/", "é", "\u2028", "\udcc3", " "]), max_size=4)
+    )
+)
+def test_one_search_of_many_names_says_whether_any_is_quoted(names: list[str]) -> None:
+    assert escaped(*names) == any(shown(name) != name for name in names)
 
 
 @pytest.mark.parametrize("kind", ["local", "memory"])

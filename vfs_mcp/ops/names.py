@@ -25,8 +25,10 @@ def shown(name: str) -> str:
 
 def escaped(*names: str) -> bool:
     """Whether ``shown`` quotes any of ``names`` (the text then ends with ``NAMES_NOTE``): one
-    search of them all, not one per name (a tree has 20,000)."""
-    return bool(_ANY_CONTROL.search("".join(names))) or any(name.startswith('"') for name in names)
+    search of them all, not one per name (a tree has 20,000). A name that starts with a quote
+    is one that follows a newline once they are joined by newlines (a name holding a newline
+    is quoted anyway)."""
+    return bool(_ANY_CONTROL.search("".join(names))) or '\n"' in "\n" + "\n".join(names)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
