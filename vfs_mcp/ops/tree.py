@@ -119,13 +119,13 @@ def _contains(vfs: JailedFS, target: Target, needle: str) -> bool:
     return b"\x00" not in data[:8192] and needle in data.decode("utf-8", "replace")
 
 
-def tree_node(name: str, kind: str, size: int | None, children: list[TreeNode] | None) -> TreeNode:
-    """One entry of a tree, a plain dict (a tree may hold 100,000): ``size`` for files,
-    ``children`` for directories, None on the others."""
-    return {"name": name, "type": kind, "size": size, "children": children}
-
-
 TreeNode = dict[str, Any]
+"""One entry of a tree, a plain dict (a tree may hold 100,000): name, type, ``size`` for files,
+``children`` for directories (None on the others)."""
+
+
+def tree_node(name: str, kind: str, size: int | None, children: list[TreeNode] | None) -> TreeNode:
+    return {"name": name, "type": kind, "size": size, "children": children}
 
 
 class TreeResult(BaseModel):
