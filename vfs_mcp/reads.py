@@ -9,9 +9,9 @@ import contextlib
 import hashlib
 import posixpath
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 from vfs_mcp.entries import KINDS, Entry, Found, Kind, timestamp, tree_order
 from vfs_mcp.errors import (
@@ -27,6 +27,8 @@ from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Mount
 from vfs_mcp.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -271,23 +273,25 @@ class JailedReads:
         needs no more, 20,000 paths stay tuples until they are rendered, without an ``Entry``
         and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0).
         ``keep(name, path below target)``: only the entries it accepts (measured only those)."""
-        self.require_dir(target)
-        mount = target.mount
-        with self.guard(target):
-            mount.backend.invalidate_tree(target.fs_path)
-            found, unreadable = mount.backend.names(target.fs_path, max_depth, metadata, keep)
+        found, unreadable = self._walked(
+            target, lambda path: target.mount.backend.names(path, max_depth, metadata, keep)
+        )
         hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
         items = [(prefix + rel, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(prefix + rel)]
         return Listing(items, [prefix + rel for rel in unreadable])
 
+    def _walked(self, target: Target, walk: Callable[[str], T]) -> T:
+        """``walk`` of a directory's store path, fresh (cached listings below it forgotten), its
+        errors ours."""
+        self.require_dir(target)
+        with self.guard(target):
+            target.mount.backend.invalidate_tree(target.fs_path)
+            return walk(target.fs_path)
+
     def _listed(self, target: Target, max_depth: int | None, metadata: bool) -> Iterator[tuple[str, dict[str, Any]]]:
         """The mount-relative path and store metadata of every visible path below a directory."""
-        self.require_dir(target)
-        mount = target.mount
-        with self.guard(target):
-            mount.backend.invalidate_tree(target.fs_path)
-            found = list(mount.backend.entries(target.fs_path, max_depth, metadata))
+        found = self._walked(target, lambda path: list(target.mount.backend.entries(path, max_depth, metadata)))
         hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
         for rel, raw in found:

@@ -28,7 +28,7 @@ from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import Keep, Names, NotRegularFile
-from vfs_mcp_backends.descriptors import DIR_FLAGS, TYPE_BITS, RootDescriptor, canonical, remove_tree, scan, walk_tree
+from vfs_mcp_backends.descriptors import DIR_FLAGS, RootDescriptor, canonical, remove_tree, scan, walk_tree
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
 
@@ -169,7 +169,7 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
                         st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
                     except FileNotFoundError:
                         continue  # gone since the listing
-            kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")
+            kind = _kind(st.st_mode)
             items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
         return items, unreadable
 

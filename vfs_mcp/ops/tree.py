@@ -72,14 +72,13 @@ def search_files(
     if exclude_patterns:
         # On a local disk the walk skips each entry's lstat; the few files that match are measured after.
         measured = not root.mount.capabilities.local_io
-        listing = _listing(vfs, root, depth, exclude_patterns, metadata=measured)
+        listed = _listing(vfs, root, depth, exclude_patterns, metadata=measured).items
+        items = [item for item in listed if matches(item[0].rpartition("/")[2], below(root, item[0]))]
     else:  # the walk keeps the matches only, and measures those (on a local disk, those alone)
-        measured, listing = True, vfs.names(root, depth, keep=matches)
+        measured, items = True, vfs.names(root, depth, keep=matches).items
     found: list[FoundPath] = []
     more = False
-    for rel, kind, size in listing.items:
-        if not matches(rel.rpartition("/")[2], below(root, rel)):
-            continue
+    for rel, kind, size in items:
         target = Target(root.mount, rel)
         if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
             continue
