@@ -93,12 +93,15 @@ def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return sandbox
 
 
-_servers: dict[int, MCPServer] = {}
+_servers: dict[str, MCPServer] = {}
 
 
 async def call(sandbox: Sandbox, tool: str, **args: Any) -> CallToolResult:
     """One call through a fresh in-process client (the server, read-only here, is built once)."""
-    server = _servers.setdefault(id(sandbox), sandbox.server())
+    # Keyed by the mount's URL (unique per sandbox), not id(): a torn-down sandbox's id is reused.
+    if sandbox.mount.url not in _servers:
+        _servers[sandbox.mount.url] = sandbox.server()
+    server = _servers[sandbox.mount.url]
     async with Client(server) as client:  # type: ignore[arg-type]
         return await client.call_tool(tool, args)
 
