@@ -421,11 +421,11 @@ def s3_proxy(moto_port: int) -> Iterator[LatencyProxy]:
         proxy.stop()
 
 
-def s3fs_client(endpoint: str) -> Any:
+def s3fs_client(endpoint: str, **options: Any) -> Any:
     """A plain s3fs filesystem with no cached listings."""
     import s3fs
 
-    return s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True, **S3_CREDENTIALS)
+    return s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True, **S3_CREDENTIALS, **options)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 Targets (README): grep through the ripgrep engine ≤ 1.5x ``rg --json`` run directly with the
 same options, and the Python engine over a memory mount ≤ 4x that rg; grep over S3 objects
-behind 20 ms of latency ≥ 8x faster than fetching them one by one; ``directory_tree`` and
-``calculate_directory_size`` of 5,000 S3 keys in ≤ 6 list requests; ``find_duplicate_files``
+behind 20 ms of latency ≤ 1.1x a 16-thread GET loop and ≥ 8x faster than fetching them one
+by one; ``directory_tree`` and ``calculate_directory_size`` of 5,000 S3 keys in their listing's
+5 pages and no other request; ``find_duplicate_files``
 reading ≤ 5% of the tree. Timings are reported, never asserted: the ``*_ratio`` tests print
 one-shot ratios (``pytest benchmarks -s``). Request counts and bytes read are asserted.
 """
@@ -18,6 +19,7 @@ import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -196,11 +198,16 @@ def test_grep_ratio(kind: str, tree_vfs: JailedFS, memory_tree_vfs: JailedFS, so
     show_ratio(f"grep {kind}: python engine on memory / rg ({python * 1e3:.0f} ms)", python / rg, at_most=4)
 
 
-# -- 6. grep S3 objects behind 20 ms of latency: Python engine vs fetching one by one ------
+# -- 6. grep S3 objects behind 20 ms of latency: Python engine vs a 16-thread GET loop ------
+
+GET_THREADS = 16
 
 
 def s3_grep_group(s3_data: S3Data) -> str:
-    return f"6 grep {s3_data.grep_tree.count} S3 objects, +20 ms a request: python engine ≥ 8x faster than one by one"
+    return (
+        f"6 grep {s3_data.grep_tree.count} S3 objects, +20 ms a request:"
+        f" python engine ≤ 1.1x a {GET_THREADS}-thread GET loop, ≥ 8x one by one"
+    )
 
 
 def grep_s3(s3_data: S3Data, proxy: LatencyProxy) -> GrepResult:
@@ -208,14 +215,24 @@ def grep_s3(s3_data: S3Data, proxy: LatencyProxy) -> GrepResult:
     return grep_files(vfs, ".", literal_query(), engine="python")
 
 
+def matching(key: str, data: bytes) -> list[str]:
+    """``key`` once for each line of ``data`` holding the literal."""
+    return [key for line in data.decode("utf-8", "replace").splitlines() if RARE_LITERAL in line]
+
+
 def fetch_one_by_one(s3_data: S3Data, proxy: LatencyProxy) -> list[str]:
     """One listing, then each object fetched in turn and scanned; the paths of matching lines."""
     fs = s3fs_client(proxy.url)
-    hits = []
-    for key in fs.find(s3_data.grep_prefix):
-        text = fs.cat_file(key).decode("utf-8", "replace")
-        hits += [key for line in text.splitlines() if RARE_LITERAL in line]
-    return hits
+    return [hit for key in fs.find(s3_data.grep_prefix) for hit in matching(key, fs.cat_file(key))]
+
+
+def fetch_in_threads(s3_data: S3Data, proxy: LatencyProxy) -> list[str]:
+    """One listing, then the objects fetched by 16 threads (a client pooling 16 connections)
+    and scanned as they arrive, in key order; the paths of matching lines."""
+    fs = s3fs_client(proxy.url, config_kwargs={"max_pool_connections": GET_THREADS})
+    keys = fs.find(s3_data.grep_prefix)
+    with ThreadPoolExecutor(GET_THREADS) as pool:
+        return [hit for key, data in zip(keys, pool.map(fs.cat_file, keys), strict=True) for hit in matching(key, data)]
 
 
 def check_s3_grep(s3_data: S3Data, result: GrepResult | list[str]) -> None:
@@ -235,19 +252,27 @@ def test_s3_grep_one_by_one_baseline(benchmark: Any, s3_data: S3Data, s3_proxy: 
     check_s3_grep(s3_data, benchmark.pedantic(fetch_one_by_one, args=(s3_data, s3_proxy), rounds=scale.s3_rounds))
 
 
+def test_s3_grep_threaded_get_baseline(benchmark: Any, s3_data: S3Data, s3_proxy: LatencyProxy, scale: Scale) -> None:
+    benchmark.group = s3_grep_group(s3_data)
+    check_s3_grep(s3_data, benchmark.pedantic(fetch_in_threads, args=(s3_data, s3_proxy), rounds=scale.s3_rounds))
+
+
 def test_s3_grep_ratio(s3_data: S3Data, s3_proxy: LatencyProxy) -> None:
-    s3_proxy.reset()
-    ours, result = once(lambda: grep_s3(s3_data, s3_proxy))
-    our_requests = s3_proxy.count()
-    s3_proxy.reset()
-    plain, hits = once(lambda: fetch_one_by_one(s3_data, s3_proxy))
-    check_s3_grep(s3_data, result)
-    check_s3_grep(s3_data, hits)
+    timed: dict[str, tuple[float, int]] = {}
+    for name, run in [("ours", grep_s3), ("threads", fetch_in_threads), ("one by one", fetch_one_by_one)]:
+        s3_proxy.reset()
+        seconds, result = once(lambda run=run: run(s3_data, s3_proxy))  # type: ignore[misc]
+        check_s3_grep(s3_data, result)
+        timed[name] = seconds, s3_proxy.count()
+    (ours, our_requests), (threads, thread_requests), (plain, plain_requests) = timed.values()
     show_ratio(
-        f"S3 grep: one by one / python engine ({plain:.2f} s, {s3_proxy.count()} requests"
-        f" / {ours:.2f} s, {our_requests} requests)",
-        plain / ours,
-        at_least=8,
+        f"S3 grep: python engine / {GET_THREADS}-thread GET loop ({ours:.2f} s, {our_requests} requests"
+        f" / {threads:.2f} s, {thread_requests} requests)",
+        ours / threads,
+        at_most=1.1,
+    )
+    show_ratio(
+        f"S3 grep: one by one / python engine ({plain:.2f} s, {plain_requests} requests)", plain / ours, at_least=8
     )
 
 
@@ -261,12 +286,12 @@ def is_list_request(request_line: str) -> bool:
 
 
 def list_bound(s3_data: S3Data) -> int:
-    """One request a page of 1,000 keys, and one to look at the root: 6 for 5,000 keys."""
-    return math.ceil(s3_data.tree_keys / S3_LIST_PAGE) + 1
+    """One request a page of 1,000 keys: 5 for 5,000 keys (the listing shows the root is there)."""
+    return math.ceil(s3_data.tree_keys / S3_LIST_PAGE)
 
 
 def s3_tree_group(s3_data: S3Data) -> str:
-    return f"7 {s3_data.tree_keys:,} S3 keys, +20 ms a request: tree and size ≤ {list_bound(s3_data)} list requests"
+    return f"7 {s3_data.tree_keys:,} S3 keys, +20 ms a request: tree and size in {list_bound(s3_data)} list requests, no more"
 
 
 def s3_tree(s3_data: S3Data, proxy: LatencyProxy) -> TreeResult:
@@ -300,9 +325,6 @@ def test_s3_one_paged_find_baseline(benchmark: Any, s3_data: S3Data, s3_proxy: L
     assert len(benchmark.pedantic(s3_find, args=(s3_data, s3_proxy), rounds=scale.s3_rounds)) == s3_data.tree_keys
 
 
-# A known miss (README, "Targets missed"); strict, so the mark must go once the bound is met.
-
-
 @pytest.mark.parametrize(
     "operation",
     [
@@ -320,9 +342,9 @@ def test_s3_list_requests(
     bound = list_bound(s3_data)
     print(
         f"\n{operation.__name__} of {s3_data.tree_keys:,} keys: {lists} list requests ({total} in all),"
-        f" {seconds:.2f} s (bound ≤ {bound}: {'met' if lists <= bound else 'MISSED'})"
+        f" {seconds:.2f} s (bound: {bound} list requests and no other: {'met' if total == lists <= bound else 'MISSED'})"
     )
-    assert lists <= bound
+    assert total == lists <= bound
 
 
 # -- 8. find_duplicate_files: bytes read, and time beside hashing every file --------------

@@ -128,6 +128,9 @@ class JailedReads:
         whatever the store says of its name (an object ``pre`` beside ``s3://b/pre/``).
         """
         mount = target.mount
+        if target.is_root and not mount.capabilities.empty_dirs:
+            # A root that is a key prefix has no metadata to look up (it was a HEAD and a listing).
+            return self._entry(target, {"type": "directory"})
         with self.guard(target):
             if not target.is_root:
                 mount.backend.invalidate(target.fs_path)
@@ -274,24 +277,31 @@ class JailedReads:
         and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0).
         ``keep(name, path below target)``: only the entries it accepts (measured only those)."""
         found, unreadable = self._walked(
-            target, lambda path: target.mount.backend.names(path, max_depth, metadata, keep)
+            target, lambda path: target.mount.backend.names(path, max_depth, metadata, keep), any
         )
         hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
         items = [(prefix + rel, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(prefix + rel)]
         return Listing(items, [prefix + rel for rel in unreadable])
 
-    def _walked(self, target: Target, walk: Callable[[str], T]) -> T:
+    def _walked(self, target: Target, walk: Callable[[str], T], found: Callable[[T], bool]) -> T:
         """``walk`` of a directory's store path, fresh (cached listings below it forgotten), its
-        errors ours."""
-        self.require_dir(target)
+        errors ours. Where folders are key prefixes, a walk that ``found`` keys shows the folder
+        is there, so only an empty walk is looked up (a file, a missing path or an empty folder):
+        a tree costs its listing's pages and no more requests."""
+        prefixed = not target.mount.capabilities.empty_dirs
+        if not prefixed:
+            self.require_dir(target)
         with self.guard(target):
             target.mount.backend.invalidate_tree(target.fs_path)
-            return walk(target.fs_path)
+            listed = walk(target.fs_path)
+        if prefixed and not found(listed):
+            self.require_dir(target)
+        return listed
 
     def _listed(self, target: Target, max_depth: int | None, metadata: bool) -> Iterator[tuple[str, dict[str, Any]]]:
         """The mount-relative path and store metadata of every visible path below a directory."""
-        found = self._walked(target, lambda path: list(target.mount.backend.entries(path, max_depth, metadata)))
+        found = self._walked(target, lambda path: list(target.mount.backend.entries(path, max_depth, metadata)), bool)
         hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
         for rel, raw in found:
