@@ -66,7 +66,7 @@ class RootDescriptor:
         a final symlink is resolved too, so ``name`` is never a link.
         """
         for _ in range(MAX_HOPS):
-            fd = self.reopen()
+            fd = self.fd  # the root is never closed here; each folder opened below it is
             try:
                 walked: list[str] = []
                 redirect: list[str] | None = None
@@ -78,7 +78,8 @@ class RootDescriptor:
                             raise
                         redirect = self._through_link(fd, part, walked, parts[index + 1 :])
                         break
-                    os.close(fd)
+                    if fd != self.fd:
+                        os.close(fd)
                     fd = child
                     walked.append(part)
                 if redirect is None:
@@ -88,7 +89,8 @@ class RootDescriptor:
                         return
                     redirect = self._through_link(fd, name, walked, [])
             finally:
-                os.close(fd)
+                if fd != self.fd:
+                    os.close(fd)
             parts = redirect
         raise OSError(errno.ELOOP, "too many levels of symbolic links")
 

@@ -27,14 +27,11 @@ from typing import Any
 from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
-from vfs_mcp_backends.base import Keep, Names, NotRegularFile
+from vfs_mcp_backends.base import Keep, Names
 from vfs_mcp_backends.descriptors import DIR_FLAGS, RootDescriptor, canonical, remove_tree, scan, walk_tree
+from vfs_mcp_backends.regular_files import APPEND_FLAGS, READ_FLAGS, open_regular, read_range, refuse
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
-
-NO_WAIT = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
-READ_FLAGS = os.O_RDONLY | NO_WAIT
-APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | NO_WAIT
 
 
 class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
@@ -183,10 +180,13 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
 
     def open_regular(self, path: str) -> int:
         """A read descriptor of the regular file ``path``; never blocks on a FIFO or device."""
-        with self._dir.parent(self._parts(path)) as (fd, name, _):
-            if not name:
-                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-            return open_regular(fd, name, READ_FLAGS)
+        parts = self._parts(path)
+        with self._dir.parent(parts, follow=False) as (fd, name, _):
+            st = os.stat(_named(name, path), dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISLNK(st.st_mode):
+                return open_regular(fd, name, READ_FLAGS, st)
+        with self._dir.parent(parts) as (fd, name, _):  # a link: what it leads to, inside the root
+            return open_regular(fd, _named(name, path), READ_FLAGS)
 
     def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
         fd = self.open_regular(path)
@@ -295,7 +295,7 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         try:
             st = os.fstat(handle)
             if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-                _refuse(st, name)
+                refuse(st, name)
             os.fchmod(handle, mode)
         finally:
             os.close(handle)
@@ -347,22 +347,6 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         return removed
 
 
-def read_range(fd: int, first: int, last: int) -> bytes:
-    """Bytes ``[first, last)`` of an open file, fewer if it ends sooner: ``pread`` straight into
-    the result (no file object, no buffer copy; one call for a file that does not change)."""
-    if last <= first:
-        return b""
-    data = os.pread(fd, last - first, first)
-    if not data or len(data) == last - first:
-        return data
-    parts = [data]
-    offset = first + len(data)
-    while offset < last and (more := os.pread(fd, last - offset, offset)):
-        parts.append(more)
-        offset += len(more)
-    return b"".join(parts)
-
-
 def _join(base: str, rel: str) -> str:
     return f"{base.rstrip('/')}/{rel}"
 
@@ -392,22 +376,8 @@ def _info(name: str, st: os.stat_result, is_link: bool | None = None) -> dict[st
     }
 
 
-def _refuse(st: os.stat_result, name: str) -> None:
-    if stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError(errno.EISDIR, "is a directory", name)
-    raise NotRegularFile(name)
-
-
-def open_regular(fd: int, name: str, flags: int) -> int:
-    """Open the regular file ``name`` in ``fd`` without blocking: anything else is refused,
-    before the open (lstat) and after it (fstat of the descriptor, whatever was swapped in).
-    """
-    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    if not stat.S_ISREG(st.st_mode):
-        _refuse(st, name)
-    handle = os.open(name, flags, dir_fd=fd)
-    st = os.fstat(handle)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(handle)
-        _refuse(st, name)
-    return handle
+def _named(name: str, path: str) -> str:
+    """``name`` from a walk to ``path``, which is "" when ``path`` is the root: not a file."""
+    if not name:
+        raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+    return name
