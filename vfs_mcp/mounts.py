@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -50,7 +49,10 @@ class Mount:
 
     def fs_path(self, rel: str) -> str:
         """The path inside the backend filesystem for a canonical mount-relative path."""
-        return posixpath.join(self.backend.root, rel) if rel else self.backend.root
+        root = self.backend.root
+        if not rel:
+            return root
+        return f"{root}/{rel}" if root and not root.endswith("/") else root + rel  # posixpath.join, for a canonical rel
 
     def display(self, rel: str) -> str:
         """The path as the user addresses this mount (host path for local, URL otherwise)."""

@@ -21,6 +21,7 @@ from vfs_mcp.errors import (
     IsADirectory,
     NotADirectory,
     NotFound,
+    VfsError,
     translate,
 )
 from vfs_mcp.jail import Jail, Target
@@ -87,19 +88,10 @@ class JailedReads:
     @contextlib.contextmanager
     def guard(self, target: Target | str) -> Iterator[None]:
         """Translate any foreign exception raised inside into our error tree."""
-        shown = target.display if isinstance(target, Target) else target
         try:
             yield
-        except NotRegularFile as exc:
-            raise InvalidArgument(
-                f"{shown} is not a regular file (a FIFO, socket or device); its content is never read"
-            ) from exc
-        except Abandoned as exc:
-            raise Internal(f"{shown} was not changed: the call was cancelled or timed out first") from exc
-        except OutsideRoot as exc:
-            raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused") from exc
         except Exception as exc:  # this is the one translation boundary
-            raise translate(exc, shown) from exc
+            raise _translated(exc, target.display if isinstance(target, Target) else target) from exc
 
     def before_commit(self, target: Target) -> None:
         """Refuse a change when the call making it was abandoned (see ``commit_scope``)."""
@@ -205,6 +197,27 @@ class JailedReads:
             self._read(len(data))
             return data
 
+    def read_whole(self, target: Target, limit: int) -> tuple[Entry, bytes | None]:
+        """A regular file's entry, checked as ``require_file`` checks it, and its bytes when it
+        holds at most ``limit`` bytes (None when it holds more; a file that grew since it was
+        measured may hold more): one open on stores that offer it, an info and a cat elsewhere.
+        """
+        try:
+            with self.guard(target):
+                found = target.mount.backend.read_whole(target.fs_path, limit)
+        except VfsError:
+            self.require_file(target)  # its error says what the path is instead
+            raise
+        if found is None:
+            entry = self.require_file(target)
+            return entry, self.cat(target) if entry.size <= limit else None
+        raw, data = found
+        entry = self._entry(target, raw)
+        self._check_links(entry)
+        if data is not None:
+            self._read(len(data))
+        return entry, data
+
     @contextlib.contextmanager
     def open_read(self, target: Target) -> Iterator[BinaryIO]:
         """A seekable binary reader that fetches only what is read (range requests on S3)."""
@@ -307,3 +320,14 @@ class JailedReads:
         for rel, raw in found:
             if not hidden(prefix + rel):
                 yield prefix + rel, raw
+
+
+def _translated(exc: Exception, shown: str) -> Exception:
+    """Our error for an exception raised about ``shown`` (named only once something failed)."""
+    if isinstance(exc, NotRegularFile):
+        return InvalidArgument(f"{shown} is not a regular file (a FIFO, socket or device); its content is never read")
+    if isinstance(exc, Abandoned):
+        return Internal(f"{shown} was not changed: the call was cancelled or timed out first")
+    if isinstance(exc, OutsideRoot):
+        return AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused")
+    return translate(exc, shown)

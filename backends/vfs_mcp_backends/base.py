@@ -132,6 +132,13 @@ class BackendMount:
         items.sort(key=lambda item: item[0].replace("/", "\x00"))  # "/" before every character of a name
         return items, unreadable
 
+    def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
+        """A regular file's ``info`` (links followed) and its bytes when it holds at most
+        ``limit`` bytes (else None), from one open: for a store that can measure an open file
+        (a local disk). None where it cannot; the caller then asks ``info`` and ``cat_file``.
+        """
+        return None
+
     def host_path(self, path: str) -> str | None:
         """The real host path of ``path`` (links inside the store resolved); None where the
         store has no host paths.

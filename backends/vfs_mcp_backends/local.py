@@ -52,6 +52,9 @@ class LocalMount(BackendMount):
     def host_path(self, path: str) -> str | None:
         return self.store.real_path(path)
 
+    def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None]:
+        return self.store.read_whole(path, limit)
+
     def walk(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = self.store.find(
             path, maxdepth=maxdepth, withdirs=True, detail=True, metadata=metadata

@@ -180,13 +180,27 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
 
     def open_regular(self, path: str) -> int:
         """A read descriptor of the regular file ``path``; never blocks on a FIFO or device."""
+        return self._open_file(path)[0]
+
+    def _open_file(self, path: str) -> tuple[int, bool]:
+        """``open_regular``, and whether ``path`` is a link (to the file opened)."""
         parts = self._parts(path)
         with self._dir.parent(parts, follow=False) as (fd, name, _):
             st = os.stat(_named(name, path), dir_fd=fd, follow_symlinks=False)
             if not stat.S_ISLNK(st.st_mode):
-                return open_regular(fd, name, READ_FLAGS, st)
+                return open_regular(fd, name, READ_FLAGS, st), False
         with self._dir.parent(parts) as (fd, name, _):  # a link: what it leads to, inside the root
-            return open_regular(fd, _named(name, path), READ_FLAGS)
+            return open_regular(fd, _named(name, path), READ_FLAGS), True
+
+    def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None]:
+        """The file's ``info`` and, when it holds at most ``limit`` bytes, its bytes: one walk, one open."""
+        fd, is_link = self._open_file(path)
+        try:
+            st = os.fstat(fd)
+            data = read_range(fd, 0, st.st_size) if st.st_size <= limit else None
+            return _info(self._strip_protocol(path), st, is_link), data
+        finally:
+            os.close(fd)
 
     def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
         fd = self.open_regular(path)

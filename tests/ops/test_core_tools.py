@@ -360,6 +360,17 @@ async def test_read_multiple_files_reports_each_failure_on_its_own_without_faili
         assert code in block.text
 
 
+async def test_read_multiple_files_spends_its_byte_limit_in_order_and_an_oversized_file_spends_none(sandbox):
+    for name, size in (("huge.txt", 100), ("a.txt", 30), ("b.txt", 30), ("c.txt", 10)):
+        sandbox.put(name, "x" * size)
+    paths = [sandbox.path(p) for p in ("huge.txt", "a.txt", "b.txt", "c.txt")]
+    async with sandbox.client(max_read_bytes=50) as client:
+        files = ok(await client.call_tool("read_multiple_files", {"paths": paths}))["files"]
+    assert [f["error"]["code"] if f["error"] else f["size"] for f in files] == ["TOO_LARGE", 30, "TOO_LARGE", 10]
+    assert "over the 50-byte limit for whole reads" in files[0]["error"]["message"]
+    assert "would take this reply over its 50-byte limit" in files[2]["error"]["message"]
+
+
 # -- write_file -------------------------------------------------------------------------------
 
 

@@ -92,9 +92,10 @@ def read_file(
     """
     encoding = check_encoding(encoding)
     target = vfs.resolve(path)
-    entry = vfs.require_file(target)
     if offset_bytes is None and max_bytes is None:
-        return _whole(vfs, target, entry, encoding, max_read_bytes, media)
+        entry, data = vfs.read_whole(target, max_read_bytes)
+        return _decoded(target, _within(target, entry, data, max_read_bytes), encoding, media)
+    entry = vfs.require_file(target)
     start = offset_bytes or 0
     if start < 0:
         raise InvalidArgument("offset_bytes must be 0 or more")
@@ -126,17 +127,20 @@ def read_file(
     )
 
 
-def _whole(
-    vfs: JailedFS, target: Target, entry: Entry, encoding: str, limit: int, media: bool
-) -> tuple[str, ReadResult]:
-    if entry.size > limit:
+def _within(target: Target, entry: Entry, data: bytes | None, limit: int) -> bytes:
+    """The bytes of a whole read, or TOO_LARGE when the file holds more than ``limit`` (None:
+    measured over it and not read)."""
+    if data is None:
         raise TooLarge(
             f"{target.display} is {entry.size} bytes, over the {limit}-byte limit for whole reads; "
             "read a range with offset_bytes/max_bytes, or use read_file_lines, head_file or tail_file"
         )
-    data = vfs.cat(target)
     if len(data) > limit:  # it grew since it was measured
         raise TooLarge(f"{target.display} grew past the {limit}-byte limit while it was read; read a range")
+    return data
+
+
+def _decoded(target: Target, data: bytes, encoding: str, media: bool) -> tuple[str, ReadResult]:
     mime = media_type(data, target.rel) if media and encoding != BASE64 else None
     text = decode(data, BASE64 if mime else encoding, target.display)
     return text, ReadResult(
@@ -177,12 +181,30 @@ def each_file(vfs: JailedFS, fn: Callable[..., T], *args: Iterable[object]) -> I
         pool.shutdown()
 
 
+class Budget:
+    """One byte budget for all the files of a reply, spent in the order they are given."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.left = total
+
+    def spend(self, target: Target, entry: Entry) -> None:
+        """Count a file in, or TOO_LARGE when it would take the reply over (a later, smaller
+        one may still fit). A file over the whole budget spends nothing: its own read refuses it."""
+        if self.total >= entry.size > self.left:
+            raise TooLarge(
+                f"{target.display} ({entry.size} bytes) would take this reply over its {self.total}-byte limit "
+                f"for all files together ({self.total - self.left} bytes already); read it in another call"
+            )
+        if entry.size <= self.total:
+            self.left -= entry.size
+
+
 def admit(vfs: JailedFS, paths: list[str], budget: int) -> list[tuple[Target, Entry] | VfsError]:
     """Each path's file, or its error, within one byte budget for the whole reply.
 
-    Files are measured concurrently and admitted in the order given: one that would take
-    the total over ``budget`` gets TOO_LARGE (a later, smaller one may still fit), so a
-    reply holding many large files stays bounded.
+    Files are measured concurrently and admitted in the order given (``Budget``), so a reply
+    holding many large files stays bounded.
     """
 
     def measure(path: str) -> tuple[Target, Entry] | VfsError:
@@ -192,20 +214,48 @@ def admit(vfs: JailedFS, paths: list[str], budget: int) -> list[tuple[Target, En
         except VfsError as err:
             return err
 
-    measured = list(each_file(vfs, measure, paths))
-    left = budget
+    spent = Budget(budget)
     admitted: list[tuple[Target, Entry] | VfsError] = []
-    for found in measured:
-        if isinstance(found, tuple) and budget >= found[1].size > left:
-            target, entry = found
-            found = TooLarge(
-                f"{target.display} ({entry.size} bytes) would take this reply over its {budget}-byte limit for "
-                f"all files together ({budget - left} bytes already); read it in another call"
-            )
-        elif isinstance(found, tuple):
-            left -= found[1].size
+    for found in each_file(vfs, measure, paths):
+        if isinstance(found, tuple):
+            try:
+                spent.spend(*found)
+            except TooLarge as err:
+                found = err
         admitted.append(found)
     return admitted
+
+
+def fetch_all(vfs: JailedFS, paths: list[str], budget: int) -> Iterator[tuple[Target, bytes] | VfsError]:
+    """Each path's bytes, or its error, within one byte budget for the whole reply (``Budget``).
+
+    Where every mount answers from this machine (``local_io``) each file is measured and read
+    in one open, one after another; elsewhere all are measured, then the admitted ones
+    fetched, ``READ_CONCURRENCY`` at a time.
+    """
+    if not all(mount.capabilities.local_io for mount in vfs.mounts):
+
+        def fetch(found: tuple[Target, Entry] | VfsError) -> tuple[Target, bytes] | VfsError:
+            if isinstance(found, VfsError):
+                return found
+            target, entry = found
+            try:
+                data = vfs.cat(target) if entry.size <= budget else None
+                return target, _within(target, entry, data, min(entry.size, budget))
+            except VfsError as err:
+                return err
+
+        yield from each_file(vfs, fetch, admit(vfs, paths, budget))
+        return
+    spent = Budget(budget)
+    for path in paths:
+        try:
+            target = vfs.resolve(path)
+            entry, data = vfs.read_whole(target, spent.left)
+            spent.spend(target, entry)
+            yield target, _within(target, entry, data, budget)
+        except VfsError as err:
+            yield err
 
 
 def read_multiple_files(
@@ -214,26 +264,24 @@ def read_multiple_files(
     encoding: str = "utf-8",
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
 ) -> tuple[list[str | None], MultiReadResult]:
-    """Read files concurrently; each path gets its content or its own error, in the order given.
+    """Read files; each path gets its content or its own error, in the order given.
 
-    All of them together are bounded by ``max_read_bytes`` (see ``admit``).
+    All of them together are bounded by ``max_read_bytes`` (see ``fetch_all``).
     """
     if not paths:
         raise InvalidArgument("paths is empty; give at least one path")
     encoding = check_encoding(encoding)
 
-    def one(path: str, found: tuple[Target, Entry] | VfsError) -> tuple[str | None, FileRead]:
+    def one(path: str, found: tuple[Target, bytes] | VfsError) -> tuple[str | None, FileRead]:
         try:
             if isinstance(found, VfsError):
                 raise found
-            target, entry = found
-            text, meta = _whole(vfs, target, entry, encoding, min(entry.size, max_read_bytes), media=False)
+            text, meta = _decoded(*found, encoding, media=False)
         except VfsError as err:
             return None, FileRead(path=path, ok=False, error=err.to_dict())
         return text, FileRead(path=path, ok=True, size=meta.size, sha256=meta.sha256)
 
-    admitted = admit(vfs, paths, max_read_bytes)
-    outcomes = list(each_file(vfs, one, paths, admitted))
+    outcomes = [one(path, found) for path, found in zip(paths, fetch_all(vfs, paths, max_read_bytes), strict=True)]
     files = [meta for _, meta in outcomes]
     ok = sum(1 for f in files if f.ok)
     return [text for text, _ in outcomes], MultiReadResult(files=files, succeeded=ok, failed=len(files) - ok)
