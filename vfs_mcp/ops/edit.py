@@ -189,12 +189,13 @@ def _tokens(text: str, old: str, everything: bool) -> tuple[list[tuple[int, int]
 
 def _report(number: int, text: str, strategy: Strategy, spans: list[tuple[int, int]], confidence: float) -> MatchReport:
     start, end = spans[0]
+    first = _line_of(text, start)
     return MatchReport(
         edit=number,
         strategy=strategy,
         occurrences=len(spans),
-        line_start=_line_of(text, start),
-        line_end=_line_of(text, max(start, end - 1)),
+        line_start=first,
+        line_end=first + text.count("\n", start, max(start, end - 1)),  # counted from the first line, not the top
         confidence=round(confidence, 3),
     )
 
