@@ -10,6 +10,7 @@ with a ``connection_string`` naming their ``BlobEndpoint``. Needs ``vfs-mcp-back
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +28,20 @@ CAPABILITIES = Capabilities(
 )
 
 _CONCURRENT_DELETES = 32  # one request per blob: Azurite refuses batch deletes (InvalidInput)
+_LISTING_FOLDER: ContextVar[bool] = ContextVar("vfs_mcp_azure_listing_folder", default=False)
+"""Set while ``find`` walks what its caller takes for a folder (see ``AzureMount.walk``)."""
 
 
 @dataclass
 class AzureMount(BackendMount):
+    def walk(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> dict[str, dict[str, Any]]:
+        """``find`` without adlfs's look at whether ``path`` is a file (a HEAD before every
+        listing): the walk's caller looks a path up only when its listing is empty."""
+        found: dict[str, dict[str, Any]] = self.fs.find(
+            path, maxdepth=maxdepth, withdirs=True, detail=True, folder=True
+        )
+        return found
+
     def put_if(self, path: str, data: bytes, *, if_match: str | None = None, create_only: bool = False) -> str | None:
         from azure.core import MatchConditions
         from azure.core.exceptions import ResourceModifiedError
@@ -72,6 +83,16 @@ def _filesystem_class() -> type[Any]:
                 if entry.get("creation_time") is not None:
                     entry.setdefault("created", entry["creation_time"])
             return out
+
+        async def _find(self, path: str, *args: Any, folder: bool = False, **kwargs: Any) -> Any:
+            token = _LISTING_FOLDER.set(folder)
+            try:
+                return await super()._find(path, *args, **kwargs)
+            finally:
+                _LISTING_FOLDER.reset(token)
+
+        async def _isfile(self, path: str) -> bool:
+            return False if _LISTING_FOLDER.get() else bool(await super()._isfile(path))
 
         async def _pipe_file(self, path: str, value: bytes, *args: Any, **kwargs: Any) -> Any:
             if not (path.endswith("/") and not value):
