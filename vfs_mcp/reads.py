@@ -294,7 +294,7 @@ class JailedReads:
         )
         hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
-        items = [(prefix + rel, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(prefix + rel)]
+        items = [(path, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(path := prefix + rel)]
         return Listing(items, [prefix + rel for rel in unreadable])
 
     def _walked(self, target: Target, walk: Callable[[str], T], found: Callable[[T], bool]) -> T:

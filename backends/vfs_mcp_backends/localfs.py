@@ -28,7 +28,15 @@ from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import Keep, Names
-from vfs_mcp_backends.descriptors import DIR_FLAGS, RootDescriptor, canonical, remove_tree, scan, walk_tree
+from vfs_mcp_backends.descriptors import (
+    DIR_FLAGS,
+    TYPE_BITS,
+    RootDescriptor,
+    canonical,
+    remove_tree,
+    scan,
+    walk_tree,
+)
 from vfs_mcp_backends.regular_files import APPEND_FLAGS, READ_FLAGS, open_regular, read_range, refuse
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
@@ -166,7 +174,7 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
                         st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
                     except FileNotFoundError:
                         continue  # gone since the listing
-            kind = _kind(st.st_mode)
+            kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")  # _kind, inline: once an entry
             items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
         return items, unreadable
 
@@ -370,7 +378,7 @@ _KINDS = {stat.S_IFDIR: "directory", stat.S_IFREG: "file", stat.S_IFLNK: "symlin
 
 
 def _kind(mode: int) -> str:
-    return _KINDS.get(stat.S_IFMT(mode), "other")
+    return _KINDS.get(mode & TYPE_BITS, "other")
 
 
 def _info(name: str, st: os.stat_result, is_link: bool | None = None) -> dict[str, Any]:
