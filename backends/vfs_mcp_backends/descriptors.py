@@ -22,7 +22,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -201,10 +201,13 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def walk_tree(fd: int, max_depth: int | None = None, stats: bool = True) -> Iterator[Visit]:
+def walk_tree(
+    fd: int, max_depth: int | None = None, stats: bool = True, keep: Callable[[str, str], bool] | None = None
+) -> Iterator[Visit]:
     """Every entry below the open directory ``fd`` (owned: closed at the end), depth first;
     never crosses a link. ``max_depth=1`` visits direct children only. ``stats=False``: each
-    visit's ``st`` holds the type only (see ``scan``).
+    visit's ``st`` holds the type only (see ``scan``). ``keep(name, rel)``: visit only the
+    entries it accepts (folders are gone into all the same), for a search that keeps few.
     """
     stack = [_Level(fd, _ident(os.fstat(fd)), "", _reversed(scan(fd, stats)), 1)]
     try:
@@ -215,7 +218,8 @@ def walk_tree(fd: int, max_depth: int | None = None, stats: bool = True) -> Iter
             while todo:  # this level's entries, until one is a directory to go into
                 name, st = todo.pop()
                 rel = prefix + name
-                yield Visit("entry", rel, st, level.fd, name)
+                if keep is None or keep(name, rel):
+                    yield Visit("entry", rel, st, level.fd, name)
                 if st.st_mode & TYPE_BITS != stat.S_IFDIR or not deeper:
                     continue
                 try:

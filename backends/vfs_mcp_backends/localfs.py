@@ -159,21 +159,19 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         only the entries it accepts are listed, and only those are measured (an lstat each)."""
         items: list[tuple[str, str, int]] = []
         unreadable: list[str] = []
-        for visit in walk_tree(self._dir.open_directory(self._parts(path)), maxdepth, stats=metadata and not keep):
+        top = self._dir.open_directory(self._parts(path))
+        for visit in walk_tree(top, maxdepth, stats=metadata and not keep, keep=keep):
             if visit.event == "unreadable":
                 unreadable.append(visit.rel)
                 continue
             if visit.event != "entry":
                 continue
             st = visit.st
-            if keep is not None:
-                if not keep(visit.name, visit.rel):
-                    continue
-                if metadata:
-                    try:
-                        st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
-                    except FileNotFoundError:
-                        continue  # gone since the listing
+            if keep is not None and metadata:
+                try:
+                    st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # gone since the listing
             kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")  # _kind, inline: once an entry
             items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
         return items, unreadable
