@@ -131,7 +131,7 @@ class VfsServer(MCPServer):
                 if self.metrics is not None:
                     known = name if sdk.registered_tool(self, name) is not None else UNKNOWN_TOOL
                     self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
-        return result
+        return replies.wired(result)
 
     async def _counted_call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None

@@ -1,7 +1,8 @@
-"""The MCP SDK's private names the server reaches for (``vfs_mcp.sdk``) are still there.
+"""The MCP SDK's private names the server reaches for (``vfs_mcp.sdk``) are still there, and
+its runner still dumps a tool result with the result's own ``model_dump`` (``replies.WireResult``).
 
 When an SDK release renames one, these fail first, naming the function to fix, instead of
-the server failing somewhere else.
+the server failing somewhere else (or, for the dump, quietly copying every reply once more).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import pytest
 from mcp import Client
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent
 
-from vfs_mcp import sdk
+from vfs_mcp import replies, sdk
 from vfs_mcp.mounts import MountSpec, open_mounts
 from vfs_mcp.server import build_server
 from vfs_mcp.settings import Settings
@@ -55,3 +57,33 @@ async def test_a_requests_session_names_its_connection_with_state_and_an_exit_st
             assert not result.is_error, result.content
 
     assert all(isinstance(connection.state, dict) and connection.exit_stack is not None for connection in seen)
+
+
+WIRE = {"by_alias": True, "mode": "json", "exclude_none": True}
+"""How the SDK's runner dumps a handler's result."""
+
+
+def test_a_wire_result_dumps_as_the_result_it_wraps_handing_its_meta_over() -> None:
+    meta = {"vfs-mcp/result": {"tree": {"name": "x", "type": "directory", "size": None, "children": []}}}
+    result = CallToolResult(
+        content=[TextContent(type="text", text="t")], structured_content={"a": 1}, is_error=False, _meta=meta
+    )
+    wired = replies.wired(result)
+    assert wired.model_dump(**WIRE) == result.model_dump(**WIRE)
+    assert wired.model_dump(**WIRE)["_meta"] is result.meta  # not copied
+    assert wired.model_dump() == result.model_dump()
+
+
+async def test_the_runner_dumps_a_tool_result_with_the_results_own_model_dump(monkeypatch: pytest.MonkeyPatch) -> None:
+    dumps: list[dict[str, Any]] = []
+    dump = replies.WireResult.model_dump
+
+    def counted(self: replies.WireResult, **options: Any) -> dict[str, Any]:
+        dumps.append(options)
+        return dump(self, **options)
+
+    monkeypatch.setattr(replies.WireResult, "model_dump", counted)
+    async with Client(a_server()) as client:
+        result = await client.call_tool("list_allowed_directories", {})
+    assert not result.is_error
+    assert WIRE.items() <= dumps[0].items()
