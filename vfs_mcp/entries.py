@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -68,6 +69,24 @@ def timestamp(value: Any) -> float | None:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+HASH_ASIDE_BYTES = 512 * 1024
+"""From this size a hash is worth a thread: it costs ten times the hand-over."""
+_hasher: ThreadPoolExecutor | None = None
+
+
+def sha256_aside(data: bytes) -> Callable[[], str]:
+    """The sha256 of ``data``, to be had by calling what this returns: meanwhile a big one is
+    hashed on another thread (hashlib lets go of the GIL), so the caller's own work on the
+    same bytes (decoding them, writing them) runs beside it."""
+    global _hasher
+    if len(data) < HASH_ASIDE_BYTES:
+        digest = sha256(data)
+        return lambda: digest
+    if _hasher is None:
+        _hasher = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
+    return _hasher.submit(sha256, data).result
 
 
 def tree_order(entry: Entry) -> str:

@@ -10,12 +10,18 @@ or removes what it reaches for.
 - ``lowlevel``: the low-level server, to run a session over streams the transport wraps.
 - ``connection_of``: what one client connection shares across its requests, so state can
   be kept per connection (the public session object is per request in the legacy era).
+- ``claimed_stdio``: standard input and output claimed for the wire as the SDK's stdio
+  transport claims them, for a transport that writes its replies as bytes (``vfs_mcp.stdio``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any, BinaryIO
 
+from mcp.server import stdio
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -39,3 +45,22 @@ def lowlevel(server: MCPServer) -> Server[Any]:
 def connection_of(session: object) -> object | None:
     """The connection a request's session belongs to, or None where the SDK gives none."""
     return getattr(session, "_connection", None)
+
+
+@contextmanager
+def claimed_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """The wire's standard input and output, binary, claimed as the SDK's ``stdio_server``
+    claims them: meanwhile descriptor 0 reads the null device and 1 writes to standard error,
+    so nothing else in the process reads the requests or writes into the replies; both are
+    given back on exit. RuntimeError when another transport holds them."""
+    with ExitStack() as claims:
+        streams = []
+        for fd, stream, mode, diversion in (
+            (0, sys.stdin, "rb", stdio._open_stdin_diversion),
+            (1, sys.stdout, "wb", stdio._open_stdout_diversion),
+        ):
+            claimed, release = stdio._claim_fd(fd, stream, mode, diversion)  # type: ignore[arg-type]
+            if release is not None:
+                claims.callback(release)
+            streams.append(claimed)
+        yield streams[0], streams[1]

@@ -21,10 +21,8 @@ from mcp.server.mcpserver.resolve import (
     find_resolved_parameters,
     resolve_arguments,
 )
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
     CallToolResult,
@@ -49,6 +47,7 @@ from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.sessions import Sessions, SessionState, serving
 from vfs_mcp.settings import Settings
+from vfs_mcp.stdio import stdio_streams
 from vfs_mcp.tally import Tally, counting
 from vfs_mcp.tooling import failed, log
 
@@ -236,30 +235,11 @@ class VfsServer(MCPServer):
         return message + (f" (also accepted: {', '.join(others)})" if others else "")
 
     async def run_stdio_async(self) -> None:
-        """stdio, where a request whose JSON holds a lone surrogate escape (``"\\udcc3"``, as a
-        client names a file whose name is not valid UTF-8) is still answered: the SDK's parser
-        refuses such a line and would leave the request unanswered; it is read leniently. A line
-        that cannot be served (a batch, too deep, a number too long, not JSON) is answered with
-        a JSON-RPC error (``replies.reread``)."""
-        async with stdio_server() as (read_stream, write_stream):
-            relay_in, relay_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-            async def relay() -> None:
-                async with relay_in:
-                    async for item in read_stream:
-                        if not isinstance(item, ValidationError):
-                            await relay_in.send(item)
-                            continue
-                        message, refusal = replies.reread(item)
-                        if message is not None:
-                            await relay_in.send(message)
-                        if refusal is not None:
-                            await write_stream.send(refusal)
-
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(relay)
-                lowlevel = sdk.lowlevel(self)
-                await lowlevel.run(relay_out, write_stream, lowlevel.create_initialization_options())
+        """stdio (``vfs_mcp.stdio``: replies written as bytes, a line the SDK cannot parse read
+        again or answered)."""
+        async with stdio_streams() as (read_stream, write_stream):
+            lowlevel = sdk.lowlevel(self)
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None

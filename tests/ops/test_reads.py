@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import struct
 from pathlib import Path
@@ -90,6 +91,18 @@ async def test_the_official_profile_keeps_images_to_read_media_file(sandbox: San
         media = await client.call_tool("read_media_file", {"path": sandbox.path("pic.png")})
     assert error_of(text)["code"] == "BINARY_CONTENT"  # type: ignore[index]
     assert isinstance(media.content[0], ImageContent)
+
+
+# -- whole reads ---------------------------------------------------------------------------
+
+
+async def test_a_whole_read_of_a_big_file_reports_the_hash_of_its_bytes(sandbox: Sandbox) -> None:
+    content = "".join(f"line {n} ✓\n" for n in range(100_000))  # over a megabyte: hashed on another thread
+    sandbox.put("big.txt", content)
+    async with sandbox.client() as client:
+        result = await client.call_tool("read_file", {"path": sandbox.path("big.txt")})
+    assert texts(result)[0] == content
+    assert data_of(result)["sha256"] == hashlib.sha256(content.encode()).hexdigest()  # type: ignore[index]
 
 
 # -- several files in one reply ------------------------------------------------------------

@@ -87,3 +87,10 @@ async def test_the_runner_dumps_a_tool_result_with_the_results_own_model_dump(mo
         result = await client.call_tool("list_allowed_directories", {})
     assert not result.is_error
     assert WIRE.items() <= dumps[0].items()
+
+
+def test_standard_input_and_output_are_claimed_through_the_sdks_claim() -> None:
+    # Under pytest neither stream is backed by its descriptor, so the claim serves them in
+    # place; a renamed claim function fails here (what it diverts: tests/transports/test_stdio.py).
+    with sdk.claimed_stdio() as (stdin, stdout):
+        assert callable(stdin.read) and callable(stdout.write)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from processes import RawStdio
 
 from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
+
+
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
 
 
 def server_params(*args: str) -> StdioServerParameters:
@@ -54,8 +60,6 @@ async def test_read_only_stdio_server_does_not_list_write_tools(tmp_path: Path) 
 
 
 def test_bad_root_exits_with_a_clear_message(tmp_path: Path) -> None:
-    import subprocess
-
     missing = tmp_path / "missing"
     done = subprocess.run([sys.executable, "-m", "vfs_mcp", str(missing)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
@@ -72,3 +76,60 @@ async def test_a_30_mb_request_is_refused_and_the_server_keeps_serving(tmp_path:
         assert not after.is_error
     assert not (tmp_path / "huge.txt").exists()
     assert (tmp_path / "small.txt").read_text() == "still serving"
+
+
+# -- the transport: replies as the serializer's bytes, stray output off the wire ----------------
+
+SHOUTING_SERVER = """
+import os, sys, anyio
+from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.server import build_server
+from vfs_mcp.settings import Settings
+
+server = build_server(open_mounts([MountSpec(sys.argv[1])]), Settings())
+
+@server.tool()
+def shout() -> str:
+    print("stray print", flush=True)
+    os.write(1, b"stray write\\n")
+    os.system("echo stray child")
+    return "shouted"
+
+anyio.run(server.run_stdio_async)
+"""
+
+
+def test_what_a_tool_or_its_child_writes_to_standard_output_never_reaches_the_wire(tmp_path: Path) -> None:
+    script = tmp_path / "shouting.py"
+    script.write_text(SHOUTING_SERVER)
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shout", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_allowed_directories"}},
+    ]
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)],
+        input="".join(json.dumps(line) + "\n" for line in lines).encode(),
+        capture_output=True,
+        timeout=120,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]  # every line on the wire is JSON-RPC
+    assert [answer["id"] for answer in answers] == [1, 2, 3]
+    assert answers[1]["result"]["content"][0]["text"] == "shouted"
+    assert {b"stray print", b"stray write", b"stray child"} <= set(done.stderr.splitlines())
+
+
+def test_a_reply_is_one_line_of_utf8_json_holding_every_character_as_read(tmp_path: Path) -> None:
+    content = "".join(f'{n}\\t"quoted" back\\\\slash é ✓ 🙂\\r\\n' for n in range(20_000))
+    (tmp_path / "mixed.txt").write_text(content, newline="")
+    with RawStdio(tmp_path) as server:
+        answer = server.call("read_file", path="mixed.txt")
+    assert answer["result"]["content"][0]["text"] == content
+
+
+def test_a_request_id_too_big_for_64_bits_is_answered_with_it(tmp_path: Path) -> None:
+    with RawStdio(tmp_path) as server:
+        line = {"jsonrpc": "2.0", "id": 2**70, "method": "tools/call", "params": {"name": "list_allowed_directories"}}
+        answer = server.exchange(json.dumps(line).encode())
+    assert answer["id"] == 2**70 and not answer["result"]["isError"]

@@ -10,8 +10,9 @@ from typing import TypeVar
 import filetype
 from pydantic import BaseModel, Field
 
+from vfs_mcp.entries import sha256_aside
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
-from vfs_mcp.filesystem import Entry, JailedFS, sha256
+from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.text import BASE64, check_encoding, decode, decode_range
 
@@ -142,6 +143,7 @@ def _within(target: Target, entry: Entry, data: bytes | None, limit: int) -> byt
 
 def _decoded(target: Target, data: bytes, encoding: str, media: bool) -> tuple[str, ReadResult]:
     mime = media_type(data, target.rel) if media and encoding != BASE64 else None
+    digest = sha256_aside(data)
     text = decode(data, BASE64 if mime else encoding, target.display)
     return text, ReadResult(
         path=target.display,
@@ -150,7 +152,7 @@ def _decoded(target: Target, data: bytes, encoding: str, media: bool) -> tuple[s
         offset_bytes=0,
         bytes_read=len(data),
         has_more=False,
-        sha256=sha256(data),
+        sha256=digest(),
         mime_type=mime,
     )
 
