@@ -71,12 +71,15 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+Digest = Callable[[], str]
+"""A sha256 hex digest, had by calling (``sha256_aside``)."""
+
 HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
 _hasher: ThreadPoolExecutor | None = None
 
 
-def sha256_aside(data: bytes) -> Callable[[], str]:
+def sha256_aside(data: bytes) -> Digest:
     """The sha256 of ``data``, to be had by calling what this returns: meanwhile a big one is
     hashed on another thread (hashlib lets go of the GIL), so the caller's own work on the
     same bytes (decoding them, writing them) runs beside it."""

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from vfs_mcp import journal
+from vfs_mcp.entries import Digest
 from vfs_mcp.entries import Entry as Entry
 from vfs_mcp.entries import Found as Found
 from vfs_mcp.entries import sha256 as sha256
+from vfs_mcp.entries import sha256_aside as sha256_aside
 from vfs_mcp.errors import (
     AccessDenied,
     AlreadyExists,
@@ -101,7 +103,7 @@ class JailedFS(JailedReads):
         expected_version: tuple[Any, ...] | None = None,
         expected_content: bytes | None = None,
         create_only: bool = False,
-        digest: str | None = None,
+        digest: Digest | None = None,
     ) -> bool:
         """Write a whole file (staged, then committed in one step) or append; returns whether it existed.
 
@@ -110,7 +112,7 @@ class JailedFS(JailedReads):
         ``expected_version`` (from ``version``) or ``expected_content`` (the bytes read
         before) no longer holds, ALREADY_EXISTS with ``create_only`` when something is
         there. An append that meets a concurrent write on an object store reads again and
-        retries. ``digest``: the sha256 of ``data``, when the caller has it.
+        retries. ``digest``: the sha256 of ``data``, when the caller has it (or has it hashed meanwhile).
         """
         expected = _Expected(expected_hash, expected_version, expected_content)
         for attempt in range(APPEND_RETRIES):
@@ -148,7 +150,7 @@ class JailedFS(JailedReads):
         create_dirs: bool,
         expected: _Expected,
         create_only: bool,
-        digest: str | None,
+        digest: Digest | None,
     ) -> bool:
         mount = target.mount
         existing = self._existing_file(target)
@@ -178,7 +180,7 @@ class JailedFS(JailedReads):
             self.put(target, self._then(self.chunks(target), data))
         return existing is not None
 
-    def put_if(self, target: Target, content: bytes, existing: Entry | None, digest: str | None = None) -> None:
+    def put_if(self, target: Target, content: bytes, existing: Entry | None, digest: Digest | None = None) -> None:
         """One conditional put, on stores with ``conditional_writes``: lands only if the object
         is still ``existing`` (by its token), or with ``existing=None`` if it is still absent;
         else CONFLICT (``Stale``) or ALREADY_EXISTS. ``digest``: ``content``'s sha256, if known."""
@@ -210,7 +212,7 @@ class JailedFS(JailedReads):
         *,
         follow: bool = True,
         permissions: int | None = None,
-        digest: str | None = None,
+        digest: Digest | None = None,
     ) -> None:
         """Write ``content`` (bytes, or chunks of them) as the whole new content of ``target``,
         visible at once when all is written: the old content stays until then, and a failure
@@ -237,11 +239,11 @@ class JailedFS(JailedReads):
             mount.backend.invalidate(target.fs_path)
 
     @staticmethod
-    def _settled(target: Target, content: bytes, digest: str | None) -> None:
+    def _settled(target: Target, content: bytes, digest: Digest | None) -> None:
         """Tell undo's record what a write left at ``target``, so it need not read it back."""
         key = (target.mount.url, target.rel)
         if journal.recorded(key):
-            journal.wrote(key, digest or sha256(content))
+            journal.wrote(key, digest() if digest is not None else sha256(content))
 
     def _commit(self, target: Target, handle: Any, chunks: Iterable[bytes]) -> None:
         try:

@@ -33,6 +33,24 @@ async def test_undo_of_a_write_restores_the_bytes_and_the_mode(sandbox: Sandbox)
         assert os.stat(sandbox.mount.fs_path("notes.txt")).st_mode & 0o777 == 0o750
 
 
+async def test_big_writes_and_edits_report_the_hash_of_what_they_left_and_undo_takes_them_back(sandbox: Sandbox) -> None:
+    # Over half a megabyte: the hash is made on another thread while the bytes are written.
+    one = "".join(f"row {n}\n" for n in range(100_000))
+    two = one.replace("row 500\n", "row five hundred\n")
+    sandbox.put("big.txt", "before\n")
+    written, edited, *undone = await calls(
+        sandbox,
+        ("write_file", {"path": "big.txt", "content": one}),
+        ("edit_file", {"path": "big.txt", "edits": [{"oldText": "row 500\n", "newText": "row five hundred\n"}]}),
+        ("undo", {}),
+        ("undo", {}),
+    )
+    assert ok(written)["sha256"] == hashlib.sha256(one.encode()).hexdigest()
+    assert ok(edited)["sha256"] == hashlib.sha256(two.encode()).hexdigest()
+    assert [ok(result)["restored"] for result in undone] == [[sandbox.path("big.txt")]] * 2
+    assert sandbox.get("big.txt") == b"before\n"
+
+
 async def test_undo_of_an_edit_and_of_a_created_file(sandbox: Sandbox) -> None:
     sandbox.put("a.txt", "alpha\n")
     results = await calls(

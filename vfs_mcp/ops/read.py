@@ -10,9 +10,8 @@ from typing import TypeVar
 import filetype
 from pydantic import BaseModel, Field
 
-from vfs_mcp.entries import sha256_aside
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
-from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.filesystem import Entry, JailedFS, sha256_aside
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.text import BASE64, check_encoding, decode, decode_range
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vfs_mcp.errors import BinaryContent, TooLarge
-from vfs_mcp.filesystem import JailedFS, sha256
+from vfs_mcp.filesystem import JailedFS, sha256, sha256_aside
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.codings import all_crlf
 from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
@@ -77,7 +77,7 @@ class TextFile:
         modification time can repeat within the clock's step, the content cannot lie.
         """
         data = self.encode(text)
-        digest = sha256(data)
+        digest = sha256_aside(data)  # hashed while it is written
         strong = self.target.mount.capabilities.conditional_writes
         vfs.write(
             self.target,
@@ -86,7 +86,7 @@ class TextFile:
             expected_content=None if strong else self.data,
             digest=digest,
         )
-        return digest
+        return digest()
 
 
 @dataclass

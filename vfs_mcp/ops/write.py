@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import NotFound, TooLarge
-from vfs_mcp.filesystem import JailedFS, sha256
+from vfs_mcp.filesystem import JailedFS, sha256_aside
 from vfs_mcp.ops.text import encode
 
 
@@ -38,7 +38,7 @@ def write_file(
             "write it in parts with append=true"
         )
     target = vfs.resolve(path, write=True)
-    digest = sha256(data)
+    digest = sha256_aside(data)  # hashed while it is written
     existed = vfs.write(
         target, data, append=append, create_dirs=create_dirs, expected_hash=expected_hash, digest=digest
     )
@@ -47,7 +47,7 @@ def write_file(
         bytes_written=len(data),
         created=not existed,
         appended=append and existed,
-        sha256=None if append and existed else digest,
+        sha256=None if append and existed else digest(),
     )
 
 
