@@ -33,7 +33,9 @@ async def test_undo_of_a_write_restores_the_bytes_and_the_mode(sandbox: Sandbox)
         assert os.stat(sandbox.mount.fs_path("notes.txt")).st_mode & 0o777 == 0o750
 
 
-async def test_big_writes_and_edits_report_the_hash_of_what_they_left_and_undo_takes_them_back(sandbox: Sandbox) -> None:
+async def test_big_writes_and_edits_report_the_hash_of_what_they_left_and_undo_takes_them_back(
+    sandbox: Sandbox,
+) -> None:
     # Over half a megabyte: the hash is made on another thread while the bytes are written.
     one = "".join(f"row {n}\n" for n in range(100_000))
     two = one.replace("row 500\n", "row five hundred\n")
