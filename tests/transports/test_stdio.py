@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -108,16 +110,26 @@ def test_what_a_tool_or_its_child_writes_to_standard_output_never_reaches_the_wi
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shout", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_allowed_directories"}},
     ]
-    done = subprocess.run(
+    server = subprocess.Popen(
         [sys.executable, str(script), str(tmp_path)],
-        input="".join(json.dumps(line) + "\n" for line in lines).encode(),
-        capture_output=True,
-        timeout=120,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]  # every line on the wire is JSON-RPC
-    assert [answer["id"] for answer in answers] == [1, 2, 3]
-    assert answers[1]["result"]["content"][0]["text"] == "shouted"
-    assert {b"stray print", b"stray write", b"stray child"} <= set(done.stderr.splitlines())
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+    server.stdin.flush()
+    answers = [json.loads(server.stdout.readline()) for _ in range(3)]  # every line on the wire is JSON-RPC
+    server.stdin.close()  # input ends once every request is answered, as a client ends it
+    server.wait(60)
+    assert server.stderr is not None
+    stderr = server.stderr.read()
+    server.stdout.close()
+    server.stderr.close()
+    assert sorted(answer["id"] for answer in answers) == [1, 2, 3]
+    shouted = next(answer for answer in answers if answer["id"] == 2)
+    assert shouted["result"]["content"][0]["text"] == "shouted"
+    assert {b"stray print", b"stray write", b"stray child"} <= set(stderr.splitlines())
 
 
 def test_a_reply_is_one_line_of_utf8_json_holding_every_character_as_read(tmp_path: Path) -> None:
@@ -133,3 +145,40 @@ def test_a_request_id_too_big_for_64_bits_is_answered_with_it(tmp_path: Path) ->
         line = {"jsonrpc": "2.0", "id": 2**70, "method": "tools/call", "params": {"name": "list_allowed_directories"}}
         answer = server.exchange(json.dumps(line).encode())
     assert answer["id"] == 2**70 and not answer["result"]["isError"]
+
+
+@pytest.mark.parametrize("replies_to", ["pipe", "file"])
+def test_a_request_longer_than_one_read_is_answered_whether_replies_go_to_a_pipe_or_a_file(
+    tmp_path: Path, replies_to: str
+) -> None:
+    # The event loop waits on a pipe; a worker thread writes a file.
+    (tmp_path / "root").mkdir()
+    content = "x" * 300_000  # one request line over four 64 KiB reads
+    replies = tmp_path / "replies.jsonl"
+    with replies.open("wb") as file:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "vfs_mcp", str(tmp_path / "root")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE if replies_to == "pipe" else file,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def ask(method: str, params: dict[str, object], number: int) -> dict[str, Any]:
+        assert server.stdin is not None
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode())
+        server.stdin.write(b"\n")
+        server.stdin.flush()
+        if server.stdout is not None:
+            return json.loads(server.stdout.readline())  # type: ignore[no-any-return]
+        deadline = time.monotonic() + 60
+        while replies.read_bytes().count(b"\n") < number and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return json.loads(replies.read_bytes().splitlines()[number - 1])  # type: ignore[no-any-return]
+
+    with server:
+        assert ask("initialize", INITIALIZE, 1)["result"]["serverInfo"]
+        written = ask("tools/call", {"name": "write_file", "arguments": {"path": "long.txt", "content": content}}, 2)
+        read = ask("tools/call", {"name": "read_file", "arguments": {"path": "long.txt"}}, 3)
+        server.kill()
+    assert not written["result"]["isError"]
+    assert read["result"]["content"][0]["text"] == content
