@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 from conftest import ALL_STORES, CANARY, Sandbox, every_store, make_sandbox
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from results import assert_error, ok
 
 from vfs_mcp.errors import InvalidArgument, VfsError
@@ -27,7 +29,7 @@ from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail
 from vfs_mcp.mounts import MountSpec, open_mount
 from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
-from vfs_mcp.ops.ripgrep import rg_binary
+from vfs_mcp.ops.ripgrep import needs_transcoding, rg_binary
 
 pytestmark = [pytest.mark.anyio, every_store]
 
@@ -255,6 +257,108 @@ FILE_CASES: list[tuple[str, str, dict[str, Any]]] = [
 def test_engines_agree_on_a_single_file(corpus: Sandbox, rel: str, query: dict[str, Any]) -> None:
     rg, py = run_both(corpus, corpus.path(rel), query, {})
     assert comparable(rg) == comparable(py)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "is_regex", "whole_word", "transcoded"),
+    [
+        ("needle", False, False, False),
+        ("caf\u00e9 na.ve [x]", False, False, False),  # a literal: dots and brackets are text
+        (r"deadline_ms = \d{5,}", True, False, False),
+        (r"\bneed(le|les)\s+\w+$", True, False, False),
+        ("caf\u00e9\\.[a-z]+[]x]$", True, False, False),
+        ("needle", False, True, True),  # a whole word is told by the non-word characters around it
+        (r"na.ve", True, False, True),
+        (r"[^a-z]needle", True, False, True),
+        (r"[[:^alpha:]]", True, False, True),
+        (r"[\x{e0}-\x{ff}]", True, False, True),
+        ("[\u00e0-\uffff]", True, False, True),
+        ("[\u00e0-\U0010ffff]", True, False, True),
+        (r"^needle", True, False, True),  # an anchor at the start tells whether a byte-order mark was there
+        (r"\Aneedle", True, False, True),
+        ("\ufeffneedle", False, False, True),
+        (r"\Wneedle", True, False, True),
+        (r"\S+", True, False, True),
+        (r"\p{So}", True, False, True),
+        (r"\xff", True, False, True),
+        ("\ufffd", False, False, True),
+    ],
+)
+def test_ripgrep_transcodes_only_for_a_pattern_that_can_match_an_invalid_byte(
+    pattern: str, is_regex: bool, whole_word: bool, transcoded: bool
+) -> None:
+    assert needs_transcoding(GrepQuery(pattern=pattern, is_regex=is_regex, whole_word=whole_word)) is transcoded
+
+
+INVALID_BYTES = {
+    "latin1.txt": b"caf\xe9 needle na\xefve\nsecond\xff\xfeline na\xefve needle\n",
+    "bom.txt": b"\xef\xbb\xbfneedle after a BOM\nsecond line\n",
+    "two_boms.txt": b"\xef\xbb\xbf\xef\xbb\xbfneedle after two\n",
+    "utf16.txt": "needle in UTF-16\n".encode("utf-16"),
+    "mixed.txt": "real \ufffd and ".encode() + b"fake \x80 \xc3( needle\xe2\x82 end\n",
+}
+FRAGMENTS = [
+    "\ufeff",
+    "needle",
+    "na",
+    "ve",
+    "caf",
+    "e",
+    "\\.",
+    ".",
+    "[^a-z]",
+    "\\w",
+    "\\W",
+    "\\d",
+    "\\s",
+    "\\S",
+    "\\b",
+    "[a-z]+",
+    "\u00e9",
+    "\ufffd",
+    "+",
+    "*",
+    "^",
+    "$",
+    " ",
+]
+
+
+@pytest.fixture(scope="module")
+def invalid_bytes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    sandbox = make_sandbox("local", tmp_path_factory.mktemp("grep-invalid"), request)
+    for rel, data in INVALID_BYTES.items():
+        sandbox.put(rel, data)
+    return sandbox
+
+
+@pytest.mark.parametrize("pattern", ["needle", "^needle", "n.edle", "\\bneedle"])
+def test_a_byte_order_mark_is_not_content_to_either_engine(invalid_bytes: Sandbox, pattern: str) -> None:
+    rg, py = run_both(invalid_bytes, invalid_bytes.path("bom.txt"), {"pattern": pattern, "is_regex": True}, {})
+    assert comparable(rg) == comparable(py)
+    assert [(m.line, m.column) for m in rg.matches] == [("needle after a BOM", 1)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    fragments=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=4),
+    case_sensitive=st.booleans(),
+    whole_word=st.booleans(),
+)
+def test_engines_agree_on_invalid_bytes_whatever_the_pattern(
+    invalid_bytes: Sandbox, fragments: list[str], case_sensitive: bool, whole_word: bool
+) -> None:
+    query = {
+        "pattern": "".join(fragments),
+        "is_regex": True,
+        "case_sensitive": case_sensitive,
+        "whole_word": whole_word,
+    }
+    try:
+        rg, py = run_both(invalid_bytes, invalid_bytes.path(""), {**query, "before": 1}, {})
+    except (InvalidArgument, VfsError):
+        return  # "+" first, "**": not a regex to either engine
+    assert comparable(rg) == comparable(py), query
 
 
 def test_grep_results_in_depth_first_name_order_with_exact_fields(corpus: Sandbox) -> None:

@@ -36,7 +36,7 @@ from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.regex import compile_regex
-from vfs_mcp.ops.text import SNIFF_BYTES
+from vfs_mcp.ops.searched import as_searched, is_binary_head
 from vfs_mcp.ops.walk import select
 
 FETCH_CONCURRENCY = 16
@@ -307,19 +307,6 @@ class Collector:
         )
 
 
-def is_binary_head(data: bytes) -> bool:
-    return b"\x00" in data[:SNIFF_BYTES]
-
-
-def _utf8(data: bytes) -> bytes:
-    """The bytes as valid UTF-8: invalid sequences become U+FFFD, as ripgrep reads them."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "replace").encode("utf-8")
-    return data
-
-
 def grep_python(
     vfs: JailedFS, root: Target, files: list[Entry], query: GrepQuery, progress: Progress | None = None
 ) -> GrepResult:
@@ -356,7 +343,7 @@ def grep_python(
             if not data or is_binary_head(data):
                 continue
             try:
-                for line_no, column, line, ctx_b, ctx_a in scan(_utf8(data), query, clock):
+                for line_no, column, line, ctx_b, ctx_a in scan(as_searched(data), query, clock):
                     out.add(entry.path, line_no, column, line, ctx_b, ctx_a)
                     if out.full:
                         break

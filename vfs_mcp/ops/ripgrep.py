@@ -26,7 +26,8 @@ from vfs_mcp.errors import Internal, VfsError
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
-from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress, is_binary_head
+from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress
+from vfs_mcp.ops.searched import is_binary_head, strip_marks
 from vfs_mcp.ops.text import SNIFF_BYTES
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED
 from vfs_mcp_backends.tempfiles import TEMP_GLOB
@@ -51,9 +52,53 @@ class RipgrepFailed(Exception):
     use the Python engine."""
 
 
+_SEES_ANY_CHARACTER = frozenset("WSDPpXCxuUNA")
+"""Escapes that can match U+FFFD, name a code point or anchor at the start: ``\\W``, ``\\S``,
+``\\D``, properties, ``\\X``, ``\\C``, ``\\x..``, ``\\u..``, ``\\U..``, ``\\N{..}``, ``\\A``."""
+BOM = "\ufeff"
+
+
+def needs_transcoding(query: GrepQuery) -> bool:
+    """Whether ripgrep must read the files as UTF-8 (``--encoding utf-8``: an invalid byte is
+    U+FFFD, a byte-order mark is dropped) to match as the Python engine does, which reads them
+    so. Only where the pattern can match U+FFFD (any character, a negated class or escape, a
+    property, a non-ASCII class member, a code point written as an escape, U+FFFD itself, or a
+    whole word: ripgrep tells one by the non-word characters around it) or can tell whether a
+    mark was there (an anchor at the start, U+FEFF itself). Otherwise an invalid byte, raw or
+    replaced, is a character no part of the pattern matches, and ripgrep searches the raw bytes
+    (``--encoding none``, its mark dropped from what is reported): a quarter less time over a
+    source tree."""
+    pattern = query.pattern
+    if "\ufffd" in pattern or BOM in pattern or query.whole_word:
+        return True
+    if not query.is_regex:
+        return False
+    in_class, at = False, 0
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            if pattern[at + 1 : at + 2] in _SEES_ANY_CHARACTER:
+                return True
+            at += 2
+            continue
+        if in_class:
+            if char == "[" or not char.isascii():  # a nested or POSIX class, or a range that may hold U+FFFD
+                return True
+            in_class = char != "]"
+        elif char == "[":
+            if pattern[at + 1 : at + 2] == "^":
+                return True
+            in_class = True
+            at += pattern[at + 1 : at + 2] == "]"  # "]" first in a class is a member
+        elif char in ".^":
+            return True
+        at += 1
+    return False
+
+
 def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
-    # --encoding utf-8: invalid bytes become U+FFFD as in the Python engine (and no BOM sniffing).
-    cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--encoding", "utf-8"]
+    encoding = "utf-8" if needs_transcoding(query) else "none"
+    cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--encoding", encoding]
     for name in ALWAYS_SKIPPED:
         cmd += ["-g", f"!{name}"]
     # ripgrep lets a -g include glob override ignore files; with ignore rules on, includes
@@ -89,6 +134,7 @@ def grep_ripgrep(
     real = vfs.host_path(root) or root.fs_path
     # One file goes in on stdin, opened by us: ripgrep would wait forever on a FIFO swapped in for it.
     cmd = command(vfs, query, rg, "-" if is_file else ".")
+    untranscoded = not needs_transcoding(query)
     cwd = os.path.dirname(real) if is_file else real
     out = Collector(query)
     post_include = caller_globs(query.include, "include") if query.respect_gitignore else None
@@ -107,7 +153,7 @@ def grep_ripgrep(
     timer = threading.Timer(query.budget, stop)
     timer.start()
     try:
-        _read_stream(vfs, root, query, proc, out, is_file, progress, post_include)
+        _read_stream(vfs, root, query, proc, out, is_file, progress, post_include, untranscoded)
     finally:
         timer.cancel()
         if proc.poll() is None:
@@ -175,7 +221,10 @@ def _read_stream(
     is_file: bool,
     progress: Progress | None,
     include: GitIgnoreSpec | None,
+    untranscoded: bool,
 ) -> None:
+    """``untranscoded``: ripgrep searched the bytes as they are (``--encoding none``), so a file's first
+    line still holds its byte-order marks; they are dropped here, as the Python engine drops them."""
     assert proc.stdout is not None
     lines: dict[int, str] = {}
     hits: list[tuple[int, int]] = []  # (line number, column) of the current file's matches
@@ -219,12 +268,16 @@ def _read_stream(
         elif kind in ("match", "context") and not skip:
             number = data["line_number"]
             raw_line = data["lines"]
-            lines[number] = _strip_eol(_text(raw_line))
+            text = _strip_eol(_text(raw_line))
+            marks = len(text) - len(strip_marks(text, BOM)) if untranscoded and number == 1 else 0
+            lines[number] = text[marks:]
             if kind == "match":
                 column = 1
                 if data.get("submatches"):
                     prefix = base64.b64decode(raw_line["bytes"]) if "bytes" in raw_line else raw_line["text"].encode()
                     column = len(prefix[: data["submatches"][0]["start"]].decode("utf-8", "replace")) + 1
+                    if column > marks:  # counted past the marks
+                        column -= marks
                 hits.append((number, column))
             flush(number)
         elif kind == "end" and not skip:
