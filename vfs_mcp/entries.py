@@ -76,20 +76,17 @@ Digest = Callable[[], str]
 
 HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
-_hasher: ThreadPoolExecutor | None = None
+_HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")  # its thread starts with the first hash
 
 
 def sha256_aside(data: bytes) -> Digest:
     """The sha256 of ``data``, to be had by calling what this returns: meanwhile a big one is
     hashed on another thread (hashlib lets go of the GIL), so the caller's own work on the
     same bytes (decoding them, writing them) runs beside it."""
-    global _hasher
     if len(data) < HASH_ASIDE_BYTES:
         digest = sha256(data)
         return lambda: digest
-    if _hasher is None:
-        _hasher = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
-    return _hasher.submit(sha256, data).result
+    return _HASHER.submit(sha256, data).result
 
 
 def tree_order(entry: Entry) -> str:
