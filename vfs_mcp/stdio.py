@@ -36,6 +36,7 @@ from mcp_types import JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from vfs_mcp import replies, sdk
+from vfs_mcp.tooling import log
 
 READ_CHUNK = 1 << 16
 
@@ -165,7 +166,13 @@ async def _read(
 async def _write(messages: MemoryObjectReceiveStream[SessionMessage], wire: _Wire) -> None:
     async with messages:
         async for session_message in messages:
-            await wire.put(_serialized(session_message.message))
+            try:
+                await wire.put(_serialized(session_message.message))
+            except (BrokenPipeError, ConnectionResetError):
+                log.info("the client stopped reading replies; the server ends when its input does")
+                break
+        async for _ in messages:  # nothing waits on a reply that cannot be sent
+            pass
 
 
 def _serialized(message: JSONRPCMessage) -> bytes:

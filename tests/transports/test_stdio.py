@@ -182,3 +182,35 @@ def test_a_request_longer_than_one_read_is_answered_whether_replies_go_to_a_pipe
         server.kill()
     assert not written["result"]["isError"]
     assert read["result"]["content"][0]["text"] == content
+
+
+def test_a_client_that_stops_reading_mid_reply_ends_the_server_quietly(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("a line of a big file\n" * 200_000)  # 4 MB: more than a pipe holds
+    server = subprocess.Popen(
+        [sys.executable, "-m", "vfs_mcp", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": "big.txt"}},
+        },
+    ]
+    server.stdin.write(json.dumps(requests[0]).encode() + b"\n")
+    server.stdin.flush()
+    server.stdout.readline()
+    server.stdin.write(json.dumps(requests[1]).encode() + b"\n")
+    server.stdin.flush()
+    server.stdout.read(1000)
+    server.stdout.close()  # gone mid-reply
+    time.sleep(0.5)
+    server.stdin.close()
+    assert server.wait(60) == 0
+    assert b"Traceback" not in server.stderr.read()
+    server.stderr.close()
