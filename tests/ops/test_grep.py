@@ -298,29 +298,9 @@ INVALID_BYTES = {
     "mixed.txt": "real \ufffd and ".encode() + b"fake \x80 \xc3( needle\xe2\x82 end\n",
 }
 FRAGMENTS = [
-    "\ufeff",
-    "needle",
-    "na",
-    "ve",
-    "caf",
-    "e",
-    "\\.",
-    ".",
-    "[^a-z]",
-    "\\w",
-    "\\W",
-    "\\d",
-    "\\s",
-    "\\S",
-    "\\b",
-    "[a-z]+",
-    "\u00e9",
-    "\ufffd",
-    "+",
-    "*",
-    "^",
-    "$",
-    " ",
+    *("needle", "na", "ve", "caf", "e", " ", "\u00e9", "\ufffd", "\ufeff"),
+    *("\\.", ".", "[^a-z]", "[a-z]+", "[\u00e0-\u00ff]", "[[:alpha:]]", "\\x{e9}", "\\pL", "\\PL"),
+    *("\\w", "\\W", "\\d", "\\s", "\\S", "\\b", "+", "*", "?", "|", "^", "$", "(?i)"),
 ]
 
 
@@ -339,7 +319,7 @@ def test_a_byte_order_mark_is_not_content_to_either_engine(invalid_bytes: Sandbo
     assert [(m.line, m.column) for m in rg.matches] == [("needle after a BOM", 1)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     fragments=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=4),
     case_sensitive=st.booleans(),
