@@ -96,8 +96,8 @@ def needs_transcoding(query: GrepQuery) -> bool:
     return False
 
 
-def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str) -> list[str]:
-    encoding = "utf-8" if needs_transcoding(query) else "none"
+def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str, untranscoded: bool) -> list[str]:
+    encoding = "none" if untranscoded else "utf-8"
     cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--encoding", encoding]
     for name in ALWAYS_SKIPPED:
         cmd += ["-g", f"!{name}"]
@@ -133,8 +133,8 @@ def grep_ripgrep(
 ) -> GrepResult:
     real = vfs.host_path(root) or root.fs_path
     # One file goes in on stdin, opened by us: ripgrep would wait forever on a FIFO swapped in for it.
-    cmd = command(vfs, query, rg, "-" if is_file else ".")
     untranscoded = not needs_transcoding(query)
+    cmd = command(vfs, query, rg, "-" if is_file else ".", untranscoded)
     cwd = os.path.dirname(real) if is_file else real
     out = Collector(query)
     post_include = caller_globs(query.include, "include") if query.respect_gitignore else None
