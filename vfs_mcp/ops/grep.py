@@ -36,7 +36,8 @@ from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.regex import compile_regex
-from vfs_mcp.ops.searched import as_searched, is_binary_head
+from vfs_mcp.ops.searched import as_searched
+from vfs_mcp.ops.text import looks_binary
 from vfs_mcp.ops.walk import select
 
 FETCH_CONCURRENCY = 16
@@ -340,7 +341,7 @@ def grep_python(
             done += 1
             if progress:
                 progress(done, len(files), entry.path)
-            if not data or is_binary_head(data):
+            if not data or looks_binary(data):
                 continue
             try:
                 for line_no, column, line, ctx_b, ctx_a in scan(as_searched(data), query, clock):

@@ -27,8 +27,8 @@ from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress
-from vfs_mcp.ops.searched import is_binary_head, strip_marks
-from vfs_mcp.ops.text import SNIFF_BYTES
+from vfs_mcp.ops.searched import strip_marks
+from vfs_mcp.ops.text import SNIFF_BYTES, looks_binary
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED
 from vfs_mcp_backends.tempfiles import TEMP_GLOB
 
@@ -304,6 +304,6 @@ def _message(raw: bytes) -> dict[str, Any]:
 
 def _binary_file(vfs: JailedFS, target: Target) -> bool:
     try:
-        return is_binary_head(vfs.cat(target, start=0, end=SNIFF_BYTES))
+        return looks_binary(vfs.cat(target, start=0, end=SNIFF_BYTES))
     except VfsError:
         return True

@@ -1,9 +1,9 @@
 """What both grep engines search a file as: the bytes as ripgrep reads them as UTF-8.
 
-A file with a NUL in its first 8 KiB is binary and not searched. Invalid UTF-8 becomes U+FFFD,
-and the byte-order marks at the start are not content (nor characters an anchor or a column
-counts): ripgrep 14 drops two, one where its reader sniffs for a mark and one more in its
-decoder. Where it reads the raw bytes instead (``ops.ripgrep.needs_transcoding``), what it
+A file with a NUL in its first 8 KiB is binary and not searched (``text.looks_binary``).
+Invalid UTF-8 becomes U+FFFD, and the byte-order marks at the start are not content (nor
+characters an anchor or a column counts): ripgrep 14 drops two, one where its reader sniffs
+for a mark and one more in its decoder. Where it reads the raw bytes instead (``ops.ripgrep.needs_transcoding``), what it
 reports has its marks dropped the same way.
 """
 
@@ -11,14 +11,8 @@ from __future__ import annotations
 
 from typing import AnyStr
 
-from vfs_mcp.ops.text import SNIFF_BYTES
-
 UTF8_BOM = b"\xef\xbb\xbf"
 MARKS_DROPPED = 2
-
-
-def is_binary_head(data: bytes) -> bool:
-    return b"\x00" in data[:SNIFF_BYTES]
 
 
 def strip_marks(data: AnyStr, mark: AnyStr) -> AnyStr:
