@@ -31,6 +31,12 @@ from vfs_mcp.http import free_port
 
 HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libopentracing1")
 START_TIMEOUT = 60.0
+INITIALIZE: dict[str, Any] = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "0"},
+}
+"""The params of a raw client's ``initialize`` request."""
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
@@ -77,7 +83,7 @@ class RawStdio:
         self.next_id = 0
         self.request(
             "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+            INITIALIZE,
         )
         self.exchange(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', answered=False)
 

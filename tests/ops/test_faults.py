@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import Sandbox
 from mcp import Client, StdioServerParameters
+from processes import INITIALIZE
 
 from vfs_mcp.jail import TEMP_PREFIX
 from vfs_mcp.mounts import MountSpec, open_mount
@@ -189,11 +190,7 @@ def test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file(t
                     "jsonrpc": "2.0",
                     "id": 1,
                     "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "0"},
-                    },
+                    "params": INITIALIZE,
                 },
             )
             rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})

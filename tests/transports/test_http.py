@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from conftest import serving_http
 from mcp import Client
-from processes import mcp_client, vfs_mcp_http
+from processes import INITIALIZE, mcp_client, vfs_mcp_http
 
 from vfs_mcp.http import check_bind, load_token
 
@@ -27,7 +27,7 @@ async def post_initialize(url: str, headers: dict[str, str]) -> httpx2.Response:
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        "params": INITIALIZE,
     }
     async with httpx2.AsyncClient(timeout=30) as http:
         return await http.post(url, json=body, headers={"Accept": "application/json, text/event-stream", **headers})

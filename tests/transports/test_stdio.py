@@ -11,14 +11,11 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
-from processes import RawStdio
+from processes import INITIALIZE, RawStdio
 
 from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
-
-
-INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
 
 
 def server_params(*args: str) -> StdioServerParameters:

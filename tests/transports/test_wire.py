@@ -12,6 +12,7 @@ import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from processes import INITIALIZE as INITIALIZE_PARAMS
 from processes import RawStdio, vfs_mcp_http
 
 pytestmark = pytest.mark.slow
@@ -20,7 +21,7 @@ INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    "params": INITIALIZE_PARAMS,
 }
 HOSTILE = {
     "deep": b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":'
