@@ -27,7 +27,7 @@ from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress
-from vfs_mcp.ops.searched import strip_marks
+from vfs_mcp.ops.searched import BOM, strip_marks
 from vfs_mcp.ops.text import SNIFF_BYTES, looks_binary
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED
 from vfs_mcp_backends.tempfiles import TEMP_GLOB
@@ -55,7 +55,6 @@ class RipgrepFailed(Exception):
 _SEES_ANY_CHARACTER = frozenset("WSDPpXCxuUNA")
 """Escapes that can match U+FFFD, name a code point or anchor at the start: ``\\W``, ``\\S``,
 ``\\D``, properties, ``\\X``, ``\\C``, ``\\x..``, ``\\u..``, ``\\U..``, ``\\N{..}``, ``\\A``."""
-BOM = "\ufeff"
 
 
 def needs_transcoding(query: GrepQuery) -> bool:

@@ -9,9 +9,11 @@ reports has its marks dropped the same way.
 
 from __future__ import annotations
 
+from codecs import BOM_UTF8
 from typing import AnyStr
 
-UTF8_BOM = b"\xef\xbb\xbf"
+BOM = "\ufeff"
+"""The byte-order mark as a character (as it is met in a pattern, or in a line ripgrep read raw)."""
 MARKS_DROPPED = 2
 
 
@@ -24,7 +26,7 @@ def strip_marks(data: AnyStr, mark: AnyStr) -> AnyStr:
 
 def as_searched(data: bytes) -> bytes:
     """A text file's bytes as both engines search them: valid UTF-8, its marks dropped."""
-    data = strip_marks(data, UTF8_BOM)
+    data = strip_marks(data, BOM_UTF8)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
