@@ -81,10 +81,7 @@ class RawStdio:
             stderr=subprocess.DEVNULL,
         )
         self.next_id = 0
-        self.request(
-            "initialize",
-            INITIALIZE,
-        )
+        self.request("initialize", INITIALIZE)
         self.exchange(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', answered=False)
 
     def exchange(self, line: bytes, seconds: float = 120.0, answered: bool = True) -> dict[str, Any]:
