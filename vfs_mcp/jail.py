@@ -206,7 +206,20 @@ class Jail:
     def _relative_to(self, base: Target, raw: str, shown: str) -> Target:
         base_parts = base.rel.split("/") if base.rel else []
         parts = canonical([*base_parts, *raw.split("/")], 0, shown)
-        return Target(base.mount, "/".join(parts))
+        return self.most_specific(Target(base.mount, "/".join(parts)))
+
+    def most_specific(self, target: Target) -> Target:
+        """``target`` as the deepest mount holding it sees it: a mount inside another one
+        decides for its paths (read-only, say), whatever mount the path was spelt from."""
+        mount = target.mount
+        parts = [*mount.root_parts(), *(target.rel.split("/") if target.rel else [])]
+        for inner in self._by_depth(lambda m: m.is_local == mount.is_local and m.scheme == mount.scheme):
+            root = inner.root_parts()
+            if len(root) <= len(mount.root_parts()):
+                break
+            if parts[: len(root)] == root:
+                return Target(inner, "/".join(parts[len(root) :]))
+        return target
 
     def _match_host_path(self, host: str, shown: str) -> Target:
         if not host.startswith("/"):

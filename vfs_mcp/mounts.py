@@ -115,6 +115,16 @@ class Config:
     def load(cls, path: str | os.PathLike[str]) -> Config:
         """Read a config file, checked against its schema; raises ValueError naming what is wrong."""
         checked = read_config(path)
+        first: dict[str, int] = {}
+        for number, entry in enumerate(checked.mount, 1):
+            root = _display_root(entry.root)
+            if root in first:
+                # Two policies for one root: serving either silently would drop the other.
+                raise ValueError(
+                    f"config {path}: [[mount]] {first[root]} and [[mount]] {number} name the same root {root}; "
+                    "keep one entry with the options you want"
+                )
+            first[root] = number
         mounts = [
             MountSpec(root=m.root, read_only=m.read_only, options=dict(m.options), deny_hardlinked=m.deny_hardlinked)
             for m in checked.mount
