@@ -40,6 +40,14 @@ class VfsError(ToolError):
         super().__init__(message)
         self.message = message
 
+    def noted(self, note: str) -> VfsError:
+        """The same error (same class, same fields) with ``note`` after its message."""
+        again = Exception.__new__(type(self))
+        again.__dict__.update(self.__dict__)
+        again.message = f"{self.message}; {note}"
+        Exception.__init__(again, again.message)
+        return again
+
     def to_dict(self) -> dict[str, str | int]:
         return {"code": self.code, "status": self.status, "jsonrpc_code": self.jsonrpc_code, "message": self.message}
 

@@ -263,6 +263,20 @@ class Jail:
         assert self._deny_spec is not None
         return bool(self._deny_spec.match_file(rel + "/"))
 
+    def check_write(self, target: Target) -> None:
+        """The policy of a path a change is about to write, asked again when it commits (the
+        mounts, the deny list or a link may have changed since it was resolved): its mount is
+        still served and writable (and so is the most specific mount holding it), the deny list
+        does not hide it, and no link leads its folders out of the mount or somewhere hidden."""
+        mount = target.mount
+        if mount not in self.mounts:
+            raise NotFound(f"{target.display} is on a mount that is no longer served")
+        if mount.read_only or self.most_specific(target).mount.read_only:
+            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+        self._check_visible(target.rel, target.display)
+        if mount.capabilities.symlinks:
+            self._check_real(target, False, target.display)
+
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):
             raise NotFound(f"{shown} does not exist")

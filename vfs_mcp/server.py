@@ -36,11 +36,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
 from vfs_mcp import client_logs, profiles, replies, resources, sdk, watch
+from vfs_mcp.changes.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
+from vfs_mcp.changes.journal import Change, Recording, recording, session_journal
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
-from vfs_mcp.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
-from vfs_mcp.journal import Change, FileState, recording, session_journal
 from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import toolset
@@ -143,35 +143,20 @@ class VfsServer(MCPServer):
             with anyio.fail_after(limit):
                 with counting() as tally, recording(UNDO_BYTES) as record:
                     result = await self._settled_call(name, arguments, context)
-                if record.files and isinstance(result, CallToolResult) and not result.is_error and name != "undo":
-                    await self._journal(name, list(record.files.values()))
+                if isinstance(result, CallToolResult) and not result.is_error and name != "undo":
+                    self._journal(name, record)
         except TimeoutError:
             result = failed(
                 Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
             )
         return result, tally
 
-    async def _journal(self, name: str, files: list[FileState]) -> None:
-        """Keep a successful call's change in its session's journal, with each file's state after it."""
+    def _journal(self, name: str, record: Recording) -> None:
+        """Keep a successful call's change in its session's journal (the steps that take it back)."""
         vfs, settings = self.vfs, self.vfs_settings
-        if vfs is None or settings is None:
+        if vfs is None or settings is None or not record.changes or record.why_not is not None:
             return
-
-        unsettled = [state for state in files if not state.settled]
-
-        def states() -> bool:
-            try:
-                for state in unsettled:
-                    mount = next((m for m in vfs.mounts if m.url == state.key[0]), None)
-                    state.after = vfs.state_after(Target(mount, state.key[1])) if mount is not None else None
-            except Exception:  # a file that cannot be read back now: not undoable, the call stands
-                log.info("%s: its change cannot be journalled for undo", name, exc_info=True)
-                return False
-            return True
-
-        if unsettled and not await anyio.to_thread.run_sync(states):
-            return
-        session_journal(vfs.caches, settings.undo_limit).add(Change(name, files))
+        session_journal(vfs.caches, settings.undo_limit).add(Change(name, record.steps()))
 
     async def _settled_call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None

@@ -8,12 +8,22 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from vfs_mcp_backends.base import BackendMount, Capabilities, Keep, Names, Options, ensure_wanted, path_lock
+from vfs_mcp_backends.base import (
+    LOCK_WAIT,
+    BackendMount,
+    Capabilities,
+    Keep,
+    LockBusy,
+    Names,
+    Options,
+    ensure_wanted,
+    path_locks,
+)
 from vfs_mcp_backends.localfs import DescriptorFileSystem
 
 CAPABILITIES = Capabilities(
@@ -71,24 +81,32 @@ class LocalMount(BackendMount):
         return self.store.sweep_temp_files(older_than)
 
     @contextlib.contextmanager
-    def exclusive(self, path: str) -> Iterator[None]:
-        """The in-process lock, then an advisory ``flock`` on the folder holding ``path``
-        (its nearest existing folder): another server on the same folder waits too, and the
-        kernel drops the lock with the descriptor, so a crash leaves nothing behind.
-        """
-        with path_lock(self.fs, path):
-            fd = self.store.lock_folder(path)
-            try:
+    def hold(self, folders: Iterable[str], wait: float = LOCK_WAIT) -> Iterator[None]:
+        """The in-process locks, then an advisory ``flock`` on each folder (its nearest existing
+        ancestor, for one still to be made): another server on the same folder waits too, and
+        the kernel drops the lock with the descriptor, so a crash leaves nothing behind. Folders
+        are locked in (device, inode) order, the same in every process; each once, since two
+        descriptors of one folder in one process would wait for each other."""
+        folders = sorted(set(folders))
+        deadline = time.monotonic() + wait
+        with path_locks(self.fs, folders, wait), contextlib.ExitStack() as stack:
+            held: dict[tuple[int, int], tuple[int, str]] = {}
+            for folder in folders:
+                fd = self.store.lock_folder(folder, itself=True)
+                stack.callback(os.close, fd)
+                st = os.fstat(fd)
+                held.setdefault((st.st_dev, st.st_ino), (fd, folder))
+            for _, (fd, folder) in sorted(held.items()):
                 while True:
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                         break
                     except BlockingIOError:
                         ensure_wanted()  # a call given up while waiting stops waiting
+                        if time.monotonic() >= deadline:
+                            raise LockBusy(folder, wait) from None
                         time.sleep(LOCK_POLL)
-                yield
-            finally:
-                os.close(fd)
+            yield
 
 
 def create(url: str, options: Options) -> BackendMount:

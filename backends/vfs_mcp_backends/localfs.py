@@ -84,10 +84,10 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
         with self._dir.parent(self._parts(path)) as (_, name, walked):
             return "/" + "/".join([*self._dir.parts, *walked, *([name] if name else [])])
 
-    def lock_folder(self, path: str) -> int:
-        """A new descriptor of the folder holding ``path``, or of its nearest existing ancestor
-        (for a write that creates folders), to take an advisory lock on."""
-        parts = self._parts(path)[:-1]
+    def lock_folder(self, path: str, *, itself: bool = False) -> int:
+        """A new descriptor of the folder holding ``path`` (``itself``: of ``path``), or of its
+        nearest existing ancestor (for a write that creates folders), to take an advisory lock on."""
+        parts = self._parts(path) if itself else self._parts(path)[:-1]
         while True:
             try:
                 return self._dir.open_directory(parts)
@@ -319,6 +319,18 @@ class DescriptorFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec 
             os.fchmod(handle, mode)
         finally:
             os.close(handle)
+
+    def symlink(self, src: str, dst: str, **kwargs: Any) -> None:
+        """A link at ``dst`` holding the text ``src`` (as ``os.symlink(src, dst)``; nothing is
+        resolved: the jail checks where a link leads when it is used)."""
+        with self._dir.parent(self._parts(dst), follow=False) as (fd, name, _):
+            if not name:
+                raise FileExistsError(errno.EEXIST, "exists", dst)
+            os.symlink(src, name, dir_fd=fd)
+
+    def readlink(self, path: str) -> str:
+        with self._dir.parent(self._parts(path), follow=False) as (fd, name, _):
+            return os.readlink(name, dir_fd=fd)
 
     def rmdir(self, path: str) -> None:
         with self._dir.parent(self._parts(path), follow=False) as (fd, name, _):

@@ -57,13 +57,19 @@ async def test_a_unified_hunk_on_a_crlf_file_keeps_crlf_and_the_final_line_witho
     assert sandbox.get("w.txt") == b"one\r\nTWO\r\nthree"
 
 
-async def test_a_hunk_whose_indentation_cannot_be_mapped_is_refused_and_changes_nothing(sandbox: Sandbox) -> None:
-    # The context says "one level" for two lines the file indents differently: no single
-    # re-indentation fits, so the + line's indent would be a guess.
+async def test_an_added_line_replacing_its_removed_line_takes_that_lines_indent(sandbox: Sandbox) -> None:
     sandbox.put("code.py", "if a:\n    b = 1\n\tc = 2\n")
-    result = await patch(sandbox, begin("*** Update File: code.py\n@@\n if a:\n  b = 1\n- c = 2\n+ c = 3\n"))
+    ok(await patch(sandbox, begin("*** Update File: code.py\n@@\n if a:\n  b = 1\n- c = 2\n+ c = 3\n")))
+    assert sandbox.get("code.py") == b"if a:\n    b = 1\n\tc = 3\n"
+
+
+async def test_a_hunk_whose_indentation_cannot_be_mapped_is_refused_and_changes_nothing(sandbox: Sandbox) -> None:
+    # The added line steps back out to the patch's depth "none", which the file indents two
+    # ways (two spaces, a tab): its indent would be a guess.
+    sandbox.put("code.py", "  a = 1\n\tb = 2\n    c = 3\n")
+    result = await patch(sandbox, begin("*** Update File: code.py\n@@\n a = 1\n b = 2\n-    c = 3\n+c = 4\n"))
     assert error_of(result)["code"] == "CONFLICT" and "indentation" in result.content[0].text
-    assert sandbox.get("code.py") == b"if a:\n    b = 1\n\tc = 2\n"
+    assert sandbox.get("code.py") == b"  a = 1\n\tb = 2\n    c = 3\n"
 
 
 @pytest.mark.parametrize(

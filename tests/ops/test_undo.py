@@ -11,7 +11,10 @@ import pytest
 from conftest import Sandbox
 from results import ok
 
-from vfs_mcp import journal
+from vfs_mcp import changes
+from vfs_mcp.changes import journal
+from vfs_mcp.ops import write
+from vfs_mcp.ops.undo import undo
 from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
@@ -139,25 +142,27 @@ def test_a_write_is_journalled_as_the_bytes_it_wrote_not_as_what_is_there_when_t
     sandbox: Sandbox,
 ) -> None:
     """A change made between the write and the end of the call is someone else's: undo must
-    find the file differs from what the call left, so the record holds the written bytes'
-    hash, taken when they were written, and not a read-back."""
+    find the file differs from what the call left, so the step that takes the write back
+    expects the written bytes' hash, taken when they were written, and not a read-back."""
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    target = vfs.resolve("a.txt", write=True)
-    with journal.recording(10**6) as record:
-        vfs.write(target, b"mine\n")
+    with journal.recording() as record:
+        write.write_file(vfs, "a.txt", "mine\n")
         sandbox.put("a.txt", "theirs\n")
-    (state,) = record.files.values()
-    assert state.before == b"before\n"
-    assert state.settled and state.after == hashlib.sha256(b"mine\n").hexdigest()
+    (step,) = record.steps()
+    assert isinstance(step, changes.Restore) and isinstance(step.image, changes.FileImage)
+    assert step.image.data == b"before\n"
+    assert step.expect.digest == hashlib.sha256(b"mine\n").hexdigest()
 
 
-def test_a_file_written_then_deleted_in_one_call_is_read_back_at_the_end(sandbox: Sandbox) -> None:
+def test_a_file_written_then_deleted_in_one_call_comes_back_as_it_was_before_the_call(sandbox: Sandbox) -> None:
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    target = vfs.resolve("a.txt", write=True)
-    with journal.recording(10**6) as record:
-        vfs.write(target, b"mine\n")
-        vfs.rm(target)
-    (state,) = record.files.values()
-    assert not state.settled
+    log = journal.Journal()
+    with journal.recording() as record:
+        write.write_file(vfs, "a.txt", "mine\n")
+        write.delete_path(vfs, "a.txt")
+    log.add(journal.Change("both", record.steps()))
+    assert undo(vfs, log).restored == [sandbox.path("a.txt")]
+    assert sandbox.get("a.txt") == b"before\n"
+

@@ -20,12 +20,15 @@ from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, Field
 
+from vfs_mcp import changes
+from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
 from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge, VfsError
-from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.filesystem import Entry, JailedFS, sha256
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.codings import UTF8, Coding, chosen, detect
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import split_lines
+from vfs_mcp.ops.write import writable_target
 from vfs_mcp_backends.writes import DEFAULT_MODE
 
 DEFAULT_MAX_BUFFERS = 64
@@ -113,6 +116,8 @@ class Buffer:
     text: str
     version: tuple[Any, ...] | None
     """Version of the file the text came from or was saved as; None if it vanished under us."""
+    digest: str | None = None
+    """sha256 of the bytes the text came from or was saved as: a save lands only over them."""
     unsaved: bool = False
     backup: bool = True
     """The backup choice of the save that left ``text`` unsaved."""
@@ -160,9 +165,9 @@ class Buffers:
             if buf is None or not buf.unsaved:
                 if buf is None and len(self._open) >= self.max_buffers:
                     raise TooLarge(f"{self.max_buffers} buffers are open; close some with file_close first")
-                version, coding, text = self._load(target, encoding)
+                version, coding, text, digest = self._load(target, encoding)
                 name = buf.name if buf else self._unique_name(target.name)
-                buf = self._open[_key(target)] = Buffer(target, name, coding, text, version)
+                buf = self._open[_key(target)] = Buffer(target, name, coding, text, version, digest)
             lines = split_lines(buf.text)
             row = _clamp(1 if line is None else line, 1, max(len(lines), 1))
             width = len(lines[row - 1].rstrip("\n").removesuffix("\r")) if lines else 0
@@ -193,7 +198,7 @@ class Buffers:
             if buf is not None:
                 coding, text, unsaved, changed = buf.coding, buf.text, buf.unsaved, self._changed(buf)
             else:
-                _, coding, text = self._load(target, None)
+                _, coding, text, _ = self._load(target, None)
                 unsaved = changed = False
             lines = split_lines(text)
             first = _clamp(1 if start_line is None else start_line, 1, max(len(lines), 1))
@@ -266,8 +271,8 @@ class Buffers:
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _load(self, target: Target, encoding: str | None) -> tuple[tuple[Any, ...], Coding, str]:
-        """(version, coding, text) of a file, read whole."""
+    def _load(self, target: Target, encoding: str | None) -> tuple[tuple[Any, ...], Coding, str, str]:
+        """(version, coding, text, sha256) of a file, read whole."""
         entry = self.vfs.require_file(target)
         if entry.size > self.max_read_bytes:
             raise TooLarge(
@@ -277,7 +282,7 @@ class Buffers:
         version = self.vfs.version(target)
         data = self.vfs.cat(target)
         coding = detect(data, target.display) if encoding is None else chosen(encoding, data)
-        return version, coding, coding.decode(data, target.display)
+        return version, coding, coding.decode(data, target.display), sha256(data)
 
     def _sniff(self, target: Target, entry: Entry | None) -> Coding:
         """The coding of a file that is not open, from its first bytes (UTF-8 for a new or binary file)."""
@@ -311,53 +316,61 @@ class Buffers:
     def _write(
         self, target: Target, buf: Buffer | None, coding: Coding, text: str, data: bytes, *, force: bool, backup: bool
     ) -> SaveResult:
-        """Write ``data`` (``text`` encoded) over the file, after the external-change check and the backup."""
-        changed = buf is not None and self._changed(buf)
-        if changed and not force:
-            raise Conflict(
-                f"{target.display} changed on disk since it was opened; your content stays unsaved in the buffer. "
-                "Pass force=true to overwrite that change (the name~ backup keeps it), or file_close with "
-                "save_if_modified=false and file_open again to see it"
+        """Write ``data`` (``text`` encoded) over the file, after the external-change check and the
+        backup: one change, planned here and committed by the one write path."""
+        real = writable_target(self.vfs, target)
+
+        def plan() -> Plan[SaveResult]:
+            changed = buf is not None and self._changed(buf)
+            if changed and not force:
+                raise Conflict(
+                    f"{target.display} changed on disk since it was opened; your content stays unsaved in the buffer. "
+                    "Pass force=true to overwrite that change (the name~ backup keeps it), or file_close with "
+                    "save_if_modified=false and file_open again to see it"
+                )
+            entry = self._existing(real)
+            ops: list[Op] = []
+            kept = self._backup(real, entry) if backup and entry is not None else None
+            if kept is not None:
+                ops.append(kept)
+            pinned = buf is not None and not force and buf.digest is not None and entry is not None
+            expect = Expect("file", digest=buf.digest) if pinned and buf is not None else Expect("file-or-absent")
+            ops.append(Put(real, data, expect=expect, parents=True))
+            result = SaveResult(
+                bytes_written=len(data),
+                backup_created=kept is not None,
+                uri=uri_of(target),
+                encoding=coding.name,
+                created=entry is None,
+                backup=uri_of(kept.target) if kept is not None else None,
+                externally_modified=changed,
             )
-        entry = self._existing(target)
-        saved_backup = self._backup(target, entry) if backup and entry is not None else None
-        expected = buf.version if buf is not None and not force else None
-        self.vfs.write(target, data, create_dirs=True, expected_version=expected)
+            return Plan(result, ops)
+
+        result = changes.run(self.vfs, plan, touches=[real])
         if buf is not None:
-            buf.text, buf.unsaved = text, False
+            buf.text, buf.unsaved, buf.digest = text, False, sha256(data)
             try:
                 buf.version = self.vfs.version(target)
             except NotFound:
                 buf.version = None
-        return SaveResult(
-            bytes_written=len(data),
-            backup_created=saved_backup is not None,
-            uri=uri_of(target),
-            encoding=coding.name,
-            created=entry is None,
-            backup=uri_of(saved_backup) if saved_backup else None,
-            externally_modified=changed,
-        )
+        return result
 
-    def _backup(self, target: Target, entry: Entry) -> Target | None:
-        """Copy the current version to ``name~``, as a new file renamed into place (a link of
-        that name is replaced, never written through); None when there is to be no backup.
-        """
+    def _backup(self, target: Target, entry: Entry) -> Put | None:
+        """The step that copies the current version to ``name~`` (a link of that name is
+        replaced, never written through); None when there is to be no backup."""
         try:
             backup = self.vfs.resolve(target.display + "~", follow=False, write=True)
         except NotFound:
             return None  # the deny list hides backup names: keep none
-        try:
-            old = self.vfs.info(backup, follow=False)
-        except NotFound:
-            old = None
+        old = self.vfs.lookup(backup)
         if old is not None and old.type == "directory":
             raise IsADirectory(f"{backup.display} is a directory; the backup of {target.display} cannot be written")
+        mode = None
         if entry.mode is not None:
             # Defense in depth: the backup keeps an existing backup file's mode or gets the default
             # one; a file private to its owner is not copied where group or others could read it.
             mode = old.mode if old is not None and old.type == "file" and old.mode is not None else DEFAULT_MODE
             if mode & ~stat.S_IMODE(entry.mode) & 0o077:
                 return None
-        self.vfs.copy(target, backup, overwrite=True, follow=False)
-        return backup
+        return Put(backup, source=target, expect=ANYTHING, mode=mode)

@@ -13,7 +13,6 @@ one call takes at most ``MAX_EDITS`` edits and ``EDIT_WORK_CHARS`` of text scann
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import re
 import time
@@ -23,19 +22,20 @@ import re2
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
-from vfs_mcp.errors import Conflict, InvalidArgument, Stale
+from vfs_mcp import changes
+from vfs_mcp.changes import Plan
+from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import re2_options
 from vfs_mcp.ops.regex import SPACE
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, unified_diff
+from vfs_mcp.ops.write import writable
 
 FUZZY_THRESHOLD = 0.8
 FUZZY_BUDGET_SECONDS = 2.0
 """Seconds one edit may spend scoring fuzzy candidates before it answers with the best so far."""
 MAX_EDITS = 1000
-EDIT_RETRIES = 8
-"""Tries of an edit whose file another writer changed between the read and the write."""
 EDIT_WORK_CHARS = 2_000_000_000
 """Edits times file size one call may scan (each edit scans the text as the edits before left it)."""
 SHOWN_PLACES = 5
@@ -326,23 +326,17 @@ def edit_file(
         raise InvalidArgument("edits is empty; give at least one {oldText, newText}")
     if len(edits) > MAX_EDITS:
         raise InvalidArgument(f"{len(edits)} edits in one call; give at most {MAX_EDITS} (split them over calls)")
-    options = options or EditOptions()
-    target = vfs.resolve(path, write=not dry_run)
-    for attempt in range(EDIT_RETRIES):
-        try:
-            # Held from the read to the write: this server's other edits of the file wait
-            # instead of all reading the same version and all but one failing.
-            with vfs.exclusive(target) if not dry_run else contextlib.nullcontext():
-                return _edit_once(vfs, target, edits, encoding, dry_run, options, expected_hash, max_bytes)
-        except Stale:
-            # Another writer got in between this call's read and its write: redo the edits on
-            # the new version (they must still match there), unless the caller pinned a version.
-            if expected_hash is not None or attempt == EDIT_RETRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+    chosen = options or EditOptions()
+    target = vfs.resolve(path) if dry_run else writable(vfs, path)
+    return changes.run(
+        vfs,
+        lambda: _edit(vfs, target, edits, encoding, dry_run, chosen, expected_hash, max_bytes),
+        touches=[target],
+        dry_run=dry_run,
+    )
 
 
-def _edit_once(
+def _edit(
     vfs: JailedFS,
     target: Target,
     edits: list[TextEdit],
@@ -351,7 +345,7 @@ def _edit_once(
     options: EditOptions,
     expected_hash: str | None,
     max_bytes: int,
-) -> EditResult:
+) -> Plan[EditResult]:
     doc = TextFile.load(vfs, target, encoding, max_bytes)
     if len(edits) * len(doc.text) > EDIT_WORK_CHARS:
         fits = max(1, EDIT_WORK_CHARS // max(1, len(doc.text)))
@@ -359,8 +353,7 @@ def _edit_once(
             f"{len(edits)} edits on {len(doc.text):,} characters is more than one call may scan; "
             f"give at most {fits} edits per call, or rewrite the file with write_file"
         )
-    if expected_hash is not None and expected_hash.lower() != doc.sha256:
-        raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
+    doc.check_hash(expected_hash)
     text, reports = doc.text, []
     for number, edit in enumerate(edits):
         normalised = edit.model_copy(
@@ -369,9 +362,8 @@ def _edit_once(
         text, report = _apply_one(text, number, normalised, options)
         reports.append(report)
     diff = unified_diff(doc.text, text, target.display)
-    written = None
-    if not dry_run and text != doc.text:
-        written = doc.save(vfs, text)
-    return EditResult(
+    ops, written = doc.saved(text) if not dry_run and text != doc.text else ([], None)
+    result = EditResult(
         path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=written
     )
+    return Plan(result, ops)

@@ -9,9 +9,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vfs_mcp import changes
+from vfs_mcp.changes import Plan
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable, unified_diff
+from vfs_mcp.ops.write import writable
 
 
 class LineEdit(BaseModel):
@@ -62,10 +65,28 @@ def edit_file_at_line(
         raise InvalidArgument("line_edits is empty")
     if offset < 0 or (limit is not None and limit < 1):
         raise InvalidArgument("offset must be 0 or more and limit 1 or more")
-    target = vfs.resolve(path, write=not dry_run)
-    doc = TextFile.load(vfs, target, encoding, max_bytes)
-    if expected_hash is not None and expected_hash.lower() != doc.sha256:
-        raise Conflict(f"{target.display} changed since it was read (sha256 differs); read it again")
+    target = vfs.resolve(path) if dry_run else writable(vfs, path)
+
+    def plan() -> Plan[LineEditResult]:
+        doc = TextFile.load(vfs, target, encoding, max_bytes)
+        doc.check_hash(expected_hash)
+        return _edit_lines(
+            doc, line_edits, offset, limit, relative_line_numbers, abort_on_verification_failure, dry_run
+        )
+
+    return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
+
+
+def _edit_lines(
+    doc: TextFile,
+    line_edits: list[LineEdit],
+    offset: int,
+    limit: int | None,
+    relative_line_numbers: bool,
+    abort_on_verification_failure: bool,
+    dry_run: bool,
+) -> Plan[LineEditResult]:
+    target = doc.target
     # An empty file has no lines; a file that had lines keeps its final newline (or lack of one).
     final_newline = doc.text.endswith("\n") or not doc.text
     lines = doc.text.split("\n") if doc.text else []
@@ -123,9 +144,9 @@ def edit_file_at_line(
         outcomes[i].applied = True
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     diff = unified_diff(doc.text, text, target.display)
-    written = doc.save(vfs, text) if not dry_run and text != doc.text else None
+    ops, written = doc.saved(text) if not dry_run and text != doc.text else ([], None)
     applied = sum(1 for o in outcomes if o.applied)
-    return LineEditResult(
+    result = LineEditResult(
         path=target.display,
         dry_run=dry_run,
         changed=text != doc.text,
@@ -135,3 +156,4 @@ def edit_file_at_line(
         diff=diff,
         sha256=written,
     )
+    return Plan(result, ops)

@@ -38,6 +38,10 @@ class Hunk:
     def new(self) -> list[str]:
         return [text for sign, text in self.lines if sign != "-"]
 
+    def new_added(self) -> list[str]:
+        """The added lines alone."""
+        return [text for sign, text in self.lines if sign == "+"]
+
 
 @dataclass
 class FilePatch:

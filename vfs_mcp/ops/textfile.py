@@ -11,7 +11,8 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vfs_mcp.errors import BinaryContent, TooLarge
+from vfs_mcp.changes import Expect, Op, Put
+from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256, sha256_aside
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.codings import all_crlf
@@ -28,9 +29,11 @@ class TextFile:
     crlf: bool
     data: bytes
     """The bytes as read: a save checks the file still holds them."""
-    version: tuple[object, ...]
+    token: str | None
+    """The version token read (an ETag), on stores that have one."""
     errors: str = "strict"
     """"surrogateescape" for a UTF-8 file holding invalid bytes: they survive an edit untouched."""
+    mode: int | None = None
 
     @functools.cached_property
     def sha256(self) -> str:
@@ -39,7 +42,6 @@ class TextFile:
     @classmethod
     def load(cls, vfs: JailedFS, target: Target, encoding: str, max_bytes: int = DEFAULT_MAX_EDIT_BYTES) -> TextFile:
         entry = vfs.require_file(target)
-        version = vfs.version(target, entry)
         if entry.size > max_bytes:
             raise TooLarge(f"{target.display} is {entry.size} bytes, over the {max_bytes}-byte edit limit")
         data = vfs.cat(target)
@@ -53,7 +55,7 @@ class TextFile:
             raw, errors = data.decode("utf-8", "surrogateescape"), "surrogateescape"
         crlf = all_crlf(raw)
         text = raw.replace("\r\n", "\n") if crlf else raw
-        return cls(target, text, encoding, crlf, data, version, errors)
+        return cls(target, text, encoding, crlf, data, entry.token, errors, entry.mode)
 
     @property
     def raw(self) -> str:
@@ -65,28 +67,28 @@ class TextFile:
         return text.replace("\r\n", "\n") if self.crlf else text
 
     def encode(self, text: str) -> bytes:
-        text = text.replace("\n", "\r\n") if self.crlf else text
+        return self.encode_raw(text.replace("\n", "\r\n") if self.crlf else text)
+
+    def encode_raw(self, text: str) -> bytes:
+        """Text with its own line endings, in the file's encoding (foreign bytes kept)."""
         if self.errors == "surrogateescape":
             return text.encode("utf-8", "surrogateescape")
         return encode(text, self.encoding)
 
-    def save(self, vfs: JailedFS, text: str) -> str:
-        """Write the new text atomically (``Stale`` if the file changed since load); returns its sha256.
+    def check_hash(self, expected: str | None) -> None:
+        """CONFLICT when the caller's ``expected_hash`` is not the content read."""
+        if expected is not None and expected.lower() != self.sha256:
+            raise Conflict(f"{self.target.display} changed since it was read (sha256 differs); read it again")
 
-        On stores without conditional writes the content read is compared too: a size and a
-        modification time can repeat within the clock's step, the content cannot lie.
-        """
+    def saved(self, text: str) -> tuple[list[Op], str]:
+        """The step that writes ``text`` over the file, if it still holds the bytes read (a size
+        and a modification time can repeat within the clock's step, the content cannot lie; the
+        ETag is compared too, by the store itself where it has conditional writes), and the
+        new content's sha256."""
         data = self.encode(text)
         digest = sha256_aside(data)  # hashed while it is written
-        strong = self.target.mount.capabilities.conditional_writes
-        vfs.write(
-            self.target,
-            data,
-            expected_version=self.version,
-            expected_content=None if strong else self.data,
-            digest=digest,
-        )
-        return digest()
+        expect = Expect("file", token=self.token, content=self.data)
+        return [Put(self.target, data, expect=expect, digest=digest)], digest()
 
 
 @dataclass
@@ -184,7 +186,7 @@ def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
     return out
 
 
-def _range(start: int, count: int) -> str:
+def line_range(start: int, count: int) -> str:
     # Unified-diff convention: an empty range names the line before it.
     if count == 0:
         return f"{start - 1},0"
@@ -198,7 +200,9 @@ def unified_diff(old: str, new: str, name: str, new_name: str | None = None, con
         return ""
     out = [f"--- {name}\n", f"+++ {new_name or name}\n"]
     for hunk in found:
-        out.append(f"@@ -{_range(hunk.old_start, hunk.old_lines)} +{_range(hunk.new_start, hunk.new_lines)} @@\n")
+        out.append(
+            f"@@ -{line_range(hunk.old_start, hunk.old_lines)} +{line_range(hunk.new_start, hunk.new_lines)} @@\n"
+        )
         for sign, line in hunk.lines:
             out.append(sign + line if line.endswith("\n") else f"{sign}{line}\n\\ No newline at end of file\n")
     return printable("".join(out))

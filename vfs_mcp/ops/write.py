@@ -1,11 +1,14 @@
-"""Writing, creating, moving, copying and deleting."""
+"""Writing, creating and deleting: each a plan for the one write path (``vfs_mcp.changes``)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from vfs_mcp.errors import NotFound, TooLarge
+from vfs_mcp import changes
+from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Plan, Put, Remove
+from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256_aside
+from vfs_mcp.jail import Target
 from vfs_mcp.ops.text import encode
 
 
@@ -17,6 +20,29 @@ class WriteResult(BaseModel):
     sha256: str | None = Field(None, description="Hash of the new content (whole writes)")
 
 
+def check_size(data: bytes, max_bytes: int | None) -> None:
+    """TOO_LARGE for content over ``max_bytes``."""
+    if max_bytes is not None and len(data) > max_bytes:
+        raise TooLarge(
+            f"content is {len(data)} bytes, over the {max_bytes}-byte limit for one write; "
+            "write it in parts with append=true"
+        )
+
+
+def writable(vfs: JailedFS, path: str) -> Target:
+    """The file a write to ``path`` changes: a link inside the mount leads to its target,
+    which is written (the link stays a link)."""
+    return writable_target(vfs, vfs.resolve(path, write=True))
+
+
+def writable_target(vfs: JailedFS, target: Target) -> Target:
+    """``writable`` of a resolved path."""
+    try:
+        return vfs.canonical(target)
+    except NotFound:
+        return target  # folders still to be made: nothing to resolve below the last one there
+
+
 def write_file(
     vfs: JailedFS,
     path: str,
@@ -26,29 +52,51 @@ def write_file(
     append: bool = False,
     expected_hash: str | None = None,
     max_bytes: int | None = None,
+    create_only: bool = False,
+    must_exist: bool = False,
 ) -> WriteResult:
     """Create or replace a file (atomically on local disks), or append to it.
 
-    Raises TOO_LARGE when the content is over ``max_bytes``.
+    Raises TOO_LARGE when the content is over ``max_bytes``; ALREADY_EXISTS with
+    ``create_only`` when something is there, NOT_FOUND with ``must_exist`` when nothing is;
+    CONFLICT when ``expected_hash`` (sha256 hex) is not the current content's.
     """
     data = encode(content, encoding)  # fails before anything is touched
-    if max_bytes is not None and len(data) > max_bytes:
-        raise TooLarge(
-            f"content is {len(data)} bytes, over the {max_bytes}-byte limit for one write; "
-            "write it in parts with append=true"
-        )
-    target = vfs.resolve(path, write=True)
+    check_size(data, max_bytes)
+    shown = vfs.resolve(path, write=True).display
+    target = writable(vfs, path)
     digest = sha256_aside(data)  # hashed while it is written
-    existed = vfs.write(
-        target, data, append=append, create_dirs=create_dirs, expected_hash=expected_hash, digest=digest
-    )
-    return WriteResult(
-        path=target.display,
-        bytes_written=len(data),
-        created=not existed,
-        appended=append and existed,
-        sha256=None if append and existed else digest(),
-    )
+
+    def plan() -> Plan[WriteResult]:
+        existing = vfs.lookup(target)
+        if existing is not None and existing.type == "directory":
+            raise IsADirectory(f"{shown} is a directory; choose a file path")
+        if existing is not None and existing.type != "file":
+            raise InvalidArgument(f"{shown} is not a regular file")
+        if existing is not None and create_only:
+            raise AlreadyExists(f"{shown} already exists")
+        if existing is None and must_exist:
+            raise NotFound(f"{shown} does not exist")
+        expect = ABSENT if existing is None else Expect("file", token=existing.token)
+        if expected_hash is not None:
+            current = vfs.digest(target) if existing is not None else ""
+            if current != expected_hash.lower():
+                raise Conflict(f"{shown} changed since it was read (sha256 differs); read it again")
+            if existing is not None:
+                expect = Expect("file", token=existing.token, digest=current, pinned=True)
+        appended = append and existing is not None
+        result = WriteResult(
+            path=shown,
+            bytes_written=len(data),
+            created=existing is None,
+            appended=appended,
+            sha256=None if appended else digest(),
+        )
+        if appended:
+            return Plan(result, [Append(target, data, expect)])
+        return Plan(result, [Put(target, data, expect=expect, parents=create_dirs, digest=digest)])
+
+    return changes.run(vfs, plan, touches=[target])
 
 
 class DirectoryResult(BaseModel):
@@ -58,48 +106,20 @@ class DirectoryResult(BaseModel):
 
 def create_directory(vfs: JailedFS, path: str, parents: bool = True, exist_ok: bool = True) -> DirectoryResult:
     target = vfs.resolve(path, write=True)
-    return DirectoryResult(path=target.display, created=vfs.mkdir(target, parents=parents, exist_ok=exist_ok))
 
+    def plan() -> Plan[DirectoryResult]:
+        entry = vfs.lookup(target, follow=True)
+        if entry is not None:
+            if entry.type != "directory":
+                raise AlreadyExists(f"{target.display} exists and is not a directory")
+            if not exist_ok:
+                raise AlreadyExists(f"{target.display} already exists")
+            return Plan(DirectoryResult(path=target.display, created=False))
+        if not parents:
+            vfs.require_dir(target.parent())
+        return Plan(DirectoryResult(path=target.display, created=True), [MakeDir(target)])
 
-class MoveResult(BaseModel):
-    source: str
-    destination: str
-    type: str
-    overwritten: bool
-
-
-def move_file(vfs: JailedFS, source: str, destination: str, overwrite: bool = False) -> MoveResult:
-    src = vfs.resolve(source, follow=False, write=True)
-    dst = vfs.resolve(destination, write=True)
-    existed = vfs.exists(dst)
-    entry = vfs.move(src, dst, overwrite=overwrite)
-    return MoveResult(source=src.display, destination=dst.display, type=entry.type, overwritten=existed)
-
-
-class CopyResult(BaseModel):
-    source: str
-    destination: str
-    type: str
-    bytes_copied: int
-    overwritten: bool
-
-
-def copy_file(
-    vfs: JailedFS,
-    source: str,
-    destination: str,
-    overwrite: bool = False,
-    recursive: bool = False,
-    create_dirs: bool = True,
-) -> CopyResult:
-    src = vfs.resolve(source)
-    dst = vfs.resolve(destination, write=True)
-    kind = vfs.info(src).type
-    existed = vfs.exists(dst)
-    if not create_dirs and not dst.is_root and not vfs.exists(dst.parent()):
-        raise NotFound(f"parent directory {dst.parent().display} does not exist; pass create_dirs=true")
-    copied = vfs.copy(src, dst, overwrite=overwrite, recursive=recursive)
-    return CopyResult(source=src.display, destination=dst.display, type=kind, bytes_copied=copied, overwritten=existed)
+    return changes.run(vfs, plan, touches=[target])
 
 
 class DeleteResult(BaseModel):
@@ -112,10 +132,16 @@ class DeleteResult(BaseModel):
 def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool = False) -> DeleteResult:
     """Delete a file, link or directory; ``force`` makes a missing path a success."""
     target = vfs.resolve(path, follow=False, write=True)
-    try:
-        entry = vfs.rm(target, recursive=recursive)
-    except NotFound:
-        if not force:
-            raise
-        return DeleteResult(path=target.display, existed=False, type=None, removed=False)
-    return DeleteResult(path=target.display, existed=True, type=entry.type, removed=True)
+    if target.is_root:
+        raise AccessDenied(f"{target.display} is a mount root and cannot be deleted")
+
+    def plan() -> Plan[DeleteResult]:
+        entry = vfs.lookup(target)
+        if entry is None:
+            if not force:
+                raise NotFound(f"{target.display} does not exist")
+            return Plan(DeleteResult(path=target.display, existed=False, type=None, removed=False))
+        result = DeleteResult(path=target.display, existed=True, type=entry.type, removed=True)
+        return Plan(result, [Remove(target, Expect(entry.type, token=entry.token), recursive=recursive)])
+
+    return changes.run(vfs, plan, touches=[target])

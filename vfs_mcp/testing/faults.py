@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from vfs_mcp.ops.globs import minimatch
 from vfs_mcp_backends import BackendMount
+from vfs_mcp_backends.base import LOCK_WAIT
 
 __all__ = ["OPERATIONS", "Fault", "FaultyMount"]
 
@@ -309,8 +310,8 @@ class FaultyMount(BackendMount):
     def sweep(self, older_than: float) -> int:
         return self.inner.sweep(older_than)
 
-    def exclusive(self, path: str) -> Any:
-        return self.inner.exclusive(path)
+    def hold(self, folders: Any, wait: float = LOCK_WAIT) -> Any:
+        return self.inner.hold(folders, wait)
 
     def version_token(self, info: Any) -> str | None:
         return self.inner.version_token(info)

@@ -8,9 +8,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from vfs_mcp.changes.journal import session_journal
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.journal import session_journal
-from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops import listing, read, transfers, write
 from vfs_mcp.ops import undo as undo_ops
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
@@ -216,7 +216,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     )
     @catching
     def move_file(source: PathArg, destination: PathArg, overwrite: bool = False) -> CallToolResult:
-        result = write.move_file(vfs, source, destination, overwrite)
+        result = transfers.move_file(vfs, source, destination, overwrite)
         return answer(f"Moved {result.source} -> {result.destination}", data=result)
 
     @server.tool(
@@ -232,7 +232,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         recursive: bool = False,
         create_dirs: bool = True,
     ) -> CallToolResult:
-        result = write.copy_file(vfs, source, destination, overwrite, recursive, create_dirs)
+        result = transfers.copy_file(vfs, source, destination, overwrite, recursive, create_dirs)
         return answer(f"Copied {result.source} -> {result.destination} ({result.bytes_copied} bytes)", data=result)
 
     @server.tool(

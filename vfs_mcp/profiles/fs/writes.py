@@ -14,8 +14,9 @@ from vfs_mcp.errors import (
     NotFound,
     TooLarge,
 )
-from vfs_mcp.filesystem import Entry, JailedFS
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
+from vfs_mcp.ops import transfers, write
 from vfs_mcp.ops.text import encode
 from vfs_mcp.profiles.fs.ops import is_absolute, name_as_given, repo_root, text_file
 from vfs_mcp.profiles.fs.results import (
@@ -43,11 +44,10 @@ def _writable(vfs: JailedFS, raw: str, *, follow: bool = True) -> Target:
 # -- writing ---------------------------------------------------------------------------------------
 
 
-def _encode(content: str, max_bytes: int | None) -> bytes:
+def _check_size(content: str, max_bytes: int | None) -> None:
     data = encode(content, "utf-8")
     if max_bytes is not None and len(data) > max_bytes:
         raise TooLarge(f"content is {len(data)} bytes, over the {max_bytes}-byte limit for one write")
-    return data
 
 
 def create_file(
@@ -59,34 +59,33 @@ def create_file(
     max_bytes: int | None = None,
 ) -> CreateFileResult:
     """Create a file (replace one only with ``overwrite``); ALREADY_EXISTS otherwise."""
-    data = _encode(content, max_bytes)
+    _check_size(content, max_bytes)
     target = _writable(vfs, path)
     shown = name_as_given(vfs, path, target)
-    try:
-        existing: Entry | None = vfs.info(target, follow=False)
-    except NotFound:
-        existing = None
+    existing = vfs.lookup(target)
     if existing is not None and existing.type == "directory":
         raise IsADirectory(f"{shown} is a directory; choose a file path")
     if existing is not None and not overwrite:
         raise AlreadyExists(f"{shown} already exists; pass overwrite=true to replace it")
     try:
-        existed = vfs.write(target, data, create_dirs=create_parents)
+        written = write.write_file(vfs, path, content, create_dirs=create_parents, create_only=not overwrite)
+    except AlreadyExists:
+        raise AlreadyExists(f"{shown} already exists; pass overwrite=true to replace it") from None
     except NotFound:
         raise NotFound(f"the parent folder of {shown} does not exist; pass create_parents=true") from None
-    return CreateFileResult(path=shown, created=not existed, overwritten=existed)
+    return CreateFileResult(path=shown, created=written.created, overwritten=not written.created)
 
 
 def overwrite_file(vfs: JailedFS, path: str, content: str, max_bytes: int | None = None) -> PathResult:
     """Replace the whole content of an existing regular file."""
-    data = _encode(content, max_bytes)
+    _check_size(content, max_bytes)
     target = _writable(vfs, path)
     shown = name_as_given(vfs, path, target)
     try:
         text_file(vfs, target)
+        write.write_file(vfs, path, content, must_exist=True)
     except NotFound:
         raise NotFound(f"{shown} does not exist; create it with create_file") from None
-    vfs.write(target, data)
     return PathResult(path=shown)
 
 
@@ -94,28 +93,27 @@ def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool =
     """Delete a file, link or (``recursive``) directory tree; ``force`` makes a missing path a success."""
     target = _writable(vfs, path, follow=False)
     shown = name_as_given(vfs, path, target)
-    try:
-        entry = vfs.rm(target, recursive=recursive)
-    except NotFound:
-        if not force:
-            raise
-        return DeleteResult(path=shown, existed=False, is_dir=False, removed=False, recursive=recursive)
-    return DeleteResult(path=shown, existed=True, is_dir=entry.type == "directory", removed=True, recursive=recursive)
+    deleted = write.delete_path(vfs, path, recursive=recursive, force=force)
+    return DeleteResult(
+        path=shown,
+        existed=deleted.existed,
+        is_dir=deleted.type == "directory",
+        removed=deleted.removed,
+        recursive=recursive,
+    )
 
 
 def _source_and_destination(
     vfs: JailedFS, source: Target, dest: Target, recursive: bool, overwrite: bool, create_parents: bool
-) -> bool:
-    """Check a copy or move before anything changes; returns whether the destination exists."""
+) -> None:
+    """Check a copy or move before anything changes, in the seed's words."""
     entry = vfs.info(source, follow=False)
     if entry.type == "directory" and not recursive:
         raise IsADirectory(f"{source.display} is a directory; pass recursive=true to take everything in it")
-    existed = vfs.exists(dest)
     try:
-        vfs.prepare_destination(source, dest, overwrite, create_parents)
+        transfers.destination(vfs, source, dest, overwrite, create_parents)
     except NotFound:
         raise NotFound(f"the parent folder of {dest.display} does not exist; pass create_parents=true") from None
-    return existed
 
 
 def copy_path(
@@ -129,13 +127,13 @@ def copy_path(
     """Copy a file (a directory tree with ``recursive``, beyond the seed), across mounts too."""
     source = vfs.resolve(from_)
     dest = _writable(vfs, to)
-    existed = _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    copied = vfs.copy(source, dest, overwrite=overwrite, recursive=recursive)
+    _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
+    copied = transfers.copy_file(vfs, from_, to, overwrite, recursive, create_parents)
     return CopyResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),
-        bytes_copied=copied,
-        overwritten=existed,
+        bytes_copied=copied.bytes_copied,
+        overwritten=copied.overwritten,
     )
 
 
@@ -152,12 +150,14 @@ def move_path(
     dest = _writable(vfs, to)
     if source.is_root:
         raise AccessDenied(f"{source.display} is a mount root and cannot be moved")
-    existed = _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    vfs.move(source, dest, overwrite=overwrite)
+    _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
+    if create_parents and not dest.parent().is_root and vfs.lookup(dest.parent(), follow=True) is None:
+        write.create_directory(vfs, dest.parent().display)
+    moved = transfers.move_file(vfs, from_, to, overwrite)
     return MoveResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),
-        existed=existed,
-        overwritten=existed,
+        existed=moved.overwritten,
+        overwritten=moved.overwritten,
         recursive=recursive,
     )

@@ -10,9 +10,12 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vfs_mcp import changes
+from vfs_mcp.changes import Plan
 from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops.textfile import TextFile, hunks
+from vfs_mcp.ops.write import writable
 
 
 class Edit(BaseModel):
@@ -26,17 +29,20 @@ def edit_text(vfs: JailedFS, path: str, edits: Sequence[Edit], dry_run: bool, ma
     """Apply every edit in order, or none; returns the change as a fenced git-style diff."""
     if not edits:
         raise InvalidArgument("edits is empty; give at least one {oldText, newText}")
-    target = vfs.resolve(path, write=not dry_run)
-    try:
-        doc = TextFile.load(vfs, target, "utf-8", max_bytes)
-    except BinaryContent:
-        raise BinaryContent(f"{path} is not UTF-8 text; edit_file edits text files only") from None
-    text = doc.text
-    for number, edit in enumerate(edits):
-        text = apply_edit(text, number, _lf(edit.oldText), _lf(edit.newText))
-    if not dry_run and text != doc.text:
-        doc.save(vfs, text)
-    return fenced_diff(patch(doc.text, text, target.display))
+    target = vfs.resolve(path) if dry_run else writable(vfs, path)
+
+    def plan() -> Plan[str]:
+        try:
+            doc = TextFile.load(vfs, target, "utf-8", max_bytes)
+        except BinaryContent:
+            raise BinaryContent(f"{path} is not UTF-8 text; edit_file edits text files only") from None
+        text = doc.text
+        for number, edit in enumerate(edits):
+            text = apply_edit(text, number, _lf(edit.oldText), _lf(edit.newText))
+        ops = doc.saved(text)[0] if not dry_run and text != doc.text else []
+        return Plan(fenced_diff(patch(doc.text, text, target.display)), ops)
+
+    return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
 
 
 def _lf(text: str) -> str:

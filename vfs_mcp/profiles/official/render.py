@@ -35,7 +35,7 @@ from vfs_mcp.errors import (
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops import lines as line_ops
-from vfs_mcp.ops import listing, read, write
+from vfs_mcp.ops import listing, read, transfers, write
 from vfs_mcp.ops.globs import minimatch
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.ops.walk import select
@@ -221,7 +221,7 @@ def move(vfs: JailedFS, source: str, destination: str) -> str:
     if vfs.exists(dst):
         raise AlreadyExists(f"{destination} already exists; move_file never replaces, so choose another destination")
     _require_parent(vfs, dst)
-    write.move_file(vfs, source, destination)
+    transfers.move_file(vfs, source, destination)
     return f"Successfully moved {source} to {destination}"
 
 

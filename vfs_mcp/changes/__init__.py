@@ -1,0 +1,167 @@
+"""The one write path. Every tool that changes files (and undo) only plans; this package
+commits, in one place for every store:
+
+    plan()            the tool reads what it needs and says what to change: a ``Plan`` of
+        │             file operations (``ops``), each with what its path must hold (``Expect``)
+        ▼
+    lock              the folder of every path written, in one global order, across processes
+        │             on stores with ``locked_writes`` (a bounded wait, then CONFLICT)
+        ▼
+    plan() again      under the locks, on what is there now (the first plan only named the
+        │             paths; plans that know their paths up front plan once)
+        ▼
+    commit            each step re-checks its path's policy (mounts, read-only, deny, links)
+        │             and precondition (version read: content, hash or ETag; conditional puts
+        │             where the store decides), keeps what it replaces, applies; a failure
+        │             takes back the applied steps in reverse order (``commit.py``)
+        ▼
+    journal           the steps that take the change back, noted for the running call
+                      (``journal.py``): undo is a change made of them
+
+A precondition that fails at commit because someone else wrote meanwhile makes the change
+plan again on the new state (a bounded number of times); one the caller pinned
+(``expected_hash``) is CONFLICT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from vfs_mcp.changes import journal
+from vfs_mcp.changes.commit import commit
+from vfs_mcp.changes.ops import (
+    ABSENT,
+    ANYTHING,
+    Absent,
+    Append,
+    CopyTree,
+    DirImage,
+    Expect,
+    FileImage,
+    Image,
+    LinkImage,
+    MakeDir,
+    Op,
+    Put,
+    Remove,
+    Rename,
+    Restore,
+    written,
+)
+from vfs_mcp.errors import Conflict, Stale
+from vfs_mcp.jail import Target
+from vfs_mcp.mounts import Mount
+from vfs_mcp.reads import JailedReads
+from vfs_mcp_backends import LockBusy
+
+__all__ = [
+    "ABSENT",
+    "ANYTHING",
+    "Absent",
+    "Append",
+    "CopyTree",
+    "DirImage",
+    "Expect",
+    "FileImage",
+    "Image",
+    "LinkImage",
+    "MakeDir",
+    "Op",
+    "Plan",
+    "Put",
+    "Remove",
+    "Rename",
+    "Restore",
+    "run",
+    "written",
+]
+
+T = TypeVar("T")
+
+REPLANS = 8
+"""Plans of one change that met another writer's change at commit before it gives up (CONFLICT)."""
+
+
+@dataclass
+class Plan(Generic[T]):
+    """What a tool's plan gives: its result, and the operations that make it true."""
+
+    result: T
+    ops: list[Op] = field(default_factory=list)
+
+
+def run(
+    vfs: JailedReads,
+    plan: Callable[[], Plan[T]],
+    *,
+    touches: Iterable[Target] = (),
+    dry_run: bool = False,
+    replans: int = REPLANS,
+) -> T:
+    """Plan a change and commit it (see the module's docstring); the plan's result.
+
+    ``touches``: the paths the change will write, when known before planning (their folders
+    are locked for the first plan). ``dry_run``: plan only, without locks; nothing changes.
+    """
+    if dry_run:
+        return plan().result
+    folders = _folders(touches)
+    attempt = 0
+    while True:
+        with _held(folders):
+            planned = plan()
+            if not planned.ops:
+                return planned.result
+            needed = _folders(t for op in planned.ops for t in written(op))
+            if not _covers(folders, needed):
+                # Lock those too, and plan again under all of them (the set only grows).
+                for url, (mount, more) in needed.items():
+                    folders.setdefault(url, (mount, set()))[1].update(more)
+                continue
+            record = journal.current()
+            try:
+                receipt = commit(vfs, planned.ops, keep=record.limit if record else journal.DEFAULT_UNDO_BYTES)
+            except Stale:
+                attempt += 1
+                if attempt >= replans:
+                    raise
+                continue
+        if record is not None:
+            record.note(receipt.undo, receipt.why_not)
+        return planned.result
+
+
+Folders = dict[str, tuple[Mount, set[str]]]
+"""Folders (store paths) to lock, by mount URL."""
+
+
+def _folders(targets: Iterable[Target]) -> Folders:
+    """The folders to lock for writing ``targets``."""
+    found: Folders = {}
+    for target in targets:
+        found.setdefault(target.mount.url, (target.mount, set()))[1].add(target.parent().fs_path)
+    return found
+
+
+def _covers(held: Folders, needed: Folders) -> bool:
+    return all(url in held and folders <= held[url][1] for url, (_, folders) in needed.items())
+
+
+@contextlib.contextmanager
+def _held(folders: Folders) -> Iterator[None]:
+    """Hold every folder's lock, mount by mount in URL order; CONFLICT when one stays busy."""
+    with contextlib.ExitStack() as stack:
+        for url in sorted(folders):
+            mount, paths = folders[url]
+            try:
+                stack.enter_context(mount.backend.hold(paths))
+            except LockBusy as busy:
+                shown = mount.display(busy.folder[len(mount.backend.root) :].strip("/"))
+                raise Conflict(
+                    f"another program holds the write lock of {shown} (waited {busy.wait:g} s); "
+                    "nothing was changed, try again"
+                ) from None
+        yield

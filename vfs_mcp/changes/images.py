@@ -1,0 +1,147 @@
+"""What a path held, kept so a change can be taken back: ``capture`` before a step changes
+it, ``fingerprint`` (cheap) and ``check`` of what it holds against an ``Expect``, and
+``restore`` of an image. Raw, as the store has it: files the deny list hides are kept too,
+links as links, empty folders as folders, modes with them."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from typing import Any
+
+from vfs_mcp.changes import store
+from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage
+from vfs_mcp.entries import KINDS, Entry, timestamp
+from vfs_mcp.errors import Stale, TooLarge
+from vfs_mcp.jail import Target
+from vfs_mcp.reads import JailedReads
+
+MAX_FINGERPRINT = 100_000
+"""Entries of a folder whose state a change keeps to check later (a moved folder, for undo)."""
+
+
+def capture(vfs: JailedReads, target: Target, entry: Entry | None, budget: int) -> Image:
+    """What ``target`` (``entry``: what is there, or None) holds; TOO_LARGE past ``budget`` bytes."""
+    if entry is None:
+        return Absent()
+    if entry.type == "symlink":
+        return LinkImage(store.readlink(vfs, target))
+    if entry.type == "file":
+        if entry.size > budget:
+            raise TooLarge(f"{target.display} is {entry.size:,} bytes, more than this change can keep to take it back")
+        return FileImage(store.read(vfs, target), entry.mode)
+    if entry.type != "directory":
+        raise TooLarge(f"{target.display} is a FIFO, socket or device: a change cannot keep it to take it back")
+    inside: list[tuple[str, Image]] = []
+    left = budget
+    for rel, raw in store.raw_tree(vfs, target):
+        inner = vfs._entry(Target(target.mount, posixpath.join(target.rel, rel)), raw)
+        image = capture(vfs, inner.target, inner, left)
+        left -= len(image.data) if isinstance(image, FileImage) else 0
+        inside.append((rel, image))
+    return DirImage(entry.mode, tuple(inside))
+
+
+def fingerprint(vfs: JailedReads, target: Target) -> Fingerprint:
+    """The raw state of ``target`` and, for a folder, of everything in it (no content read)."""
+    entry = store.probe(vfs, target)
+    if entry is None:
+        return ()
+    # A folder's own time changes with what is in it, which is listed: it is not compared.
+    state = [("", entry.type, entry.size, None if entry.type == "directory" else entry.modified)]
+    if entry.type == "directory":
+        for count, (rel, raw) in enumerate(store.raw_tree(vfs, target)):
+            if count >= MAX_FINGERPRINT:
+                raise TooLarge(f"{target.display} holds over {MAX_FINGERPRINT:,} entries: too many to check later")
+            kind = kind_of(raw)
+            size = int(raw.get("size") or 0) if kind == "file" else 0
+            modified = None if kind == "directory" else timestamp(raw.get("LastModified") or raw.get("mtime"))
+            state.append((rel, kind, size, modified))
+    return tuple(state)
+
+
+def kind_of(raw: dict[str, Any]) -> str:
+    """The kind of an entry, from its store metadata."""
+    return KINDS.get(str(raw.get("type")), "file")
+
+
+def _differs(before: Fingerprint, now: Fingerprint) -> str:
+    """The first path below a folder whose state is not the one kept, as a model reads it."""
+    old, new = {item[0]: item for item in before}, {item[0]: item for item in now}
+    for rel in sorted(set(old) | set(new)):
+        if not rel:
+            continue
+        if rel not in old:
+            return f"{rel} was added in it"
+        if rel not in new:
+            return f"{rel} was removed from it"
+        if old[rel] != new[rel]:
+            return f"{rel} in it was changed"
+    return "its size or time differs"
+
+
+class Changed(Stale):
+    """A path is not what a change was planned on (or, for undo, what a change left)."""
+
+    def __init__(self, path: str, how: str) -> None:
+        super().__init__(f"{path} changed since it was read ({how}); read it again")
+        self.path, self.how = path, how
+
+
+def check(vfs: JailedReads, target: Target, entry: Entry | None, expect: Expect) -> None:
+    """``Changed`` (saying how) unless ``target`` (``entry``: what is there) holds what ``expect`` says."""
+    shown = target.display
+    state = expect.state
+    kind = entry.type if entry is not None else "absent"
+    if state == "file-or-absent":
+        if kind not in ("file", "absent"):
+            raise Changed(shown, f"it is now a {kind}")
+    elif state not in ("any", kind):
+        raise Changed(shown, f"it is now {_article(kind)}, not {_article(state)}")
+    if entry is None:
+        return
+    if expect.token is not None and entry.token is not None and entry.token != expect.token:
+        raise Changed(shown, "its version differs")
+    if expect.content is not None and (entry.size != len(expect.content) or store.read(vfs, target) != expect.content):
+        raise Changed(shown, "its content differs")
+    if expect.digest is not None and _digest(vfs, target) != expect.digest.lower():
+        raise Changed(shown, "its sha256 differs")
+    if expect.points_to is not None and store.readlink(vfs, target) != expect.points_to:
+        raise Changed(shown, "the link points elsewhere")
+    if expect.fingerprint is not None:
+        now = fingerprint(vfs, target)
+        if now != expect.fingerprint:
+            raise Changed(shown, _differs(expect.fingerprint, now))
+
+
+def _article(state: str) -> str:
+    return "absent" if state == "absent" else f"a {state}"
+
+
+def _digest(vfs: JailedReads, target: Target) -> str:
+    digest = hashlib.sha256()
+    for chunk in vfs.chunks(target):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def restore(vfs: JailedReads, target: Target, image: Image) -> None:
+    """Make ``target`` (absent now, or a file for a file image) hold ``image``."""
+    if isinstance(image, FileImage):
+        store.put(vfs, target, image.data, mode=image.mode)
+    elif isinstance(image, LinkImage):
+        store.symlink(vfs, target, image.points_to)
+    elif isinstance(image, DirImage):
+        store.make_dir(vfs, target)
+        folders = [(target, image.mode)]
+        for rel, inner in image.inside:
+            at = Target(target.mount, posixpath.join(target.rel, rel))
+            if isinstance(inner, DirImage):
+                store.make_dir(vfs, at)
+                folders.append((at, inner.mode))
+            else:
+                restore(vfs, at, inner)
+        if target.mount.capabilities.modes:
+            for folder, mode in reversed(folders):  # deepest first: a read-only folder is filled before
+                if mode is not None:
+                    store.chmod(vfs, folder, mode)

@@ -1,0 +1,166 @@
+"""What a change is made of: file operations, each naming what its path must hold when the
+change commits (``Expect``). Plain data: a tool's plan builds them, ``commit`` applies them,
+and applying one gives the operations that take it back (for a rollback and for undo)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from vfs_mcp.jail import Target
+
+State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
+
+Fingerprint = tuple[tuple[str, str, int, float | None], ...]
+"""A path's raw state, cheap to take: (path below it, type, size, modified) for it and, for a
+folder, for everything inside (files the deny list hides included)."""
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a path must hold when the change commits; otherwise nothing is changed.
+
+    ``token``: the version token read (an ETag), ``content``: the bytes read, ``digest``:
+    their sha256, ``fingerprint``: the raw state of a path (a moved folder, an empty one),
+    ``points_to``: a link's text. ``pinned``: the caller named this version (``expected_hash``):
+    a mismatch is CONFLICT; otherwise the plan was made on what it read, and is made again.
+    """
+
+    state: State = "any"
+    token: str | None = None
+    content: bytes | None = None
+    digest: str | None = None
+    fingerprint: Fingerprint | None = None
+    points_to: str | None = None
+    pinned: bool = False
+
+
+ABSENT = Expect("absent")
+ANYTHING = Expect("any")
+
+
+@dataclass(frozen=True)
+class Put:
+    """``target`` holds ``data`` (or a copy of ``source``'s bytes), made visible in one step;
+    the mode is ``mode``, else the old file's, else the store's default for new files."""
+
+    target: Target
+    data: bytes | None = None
+    source: Target | None = None
+    expect: Expect = Expect("file-or-absent")
+    mode: int | None = None
+    parents: bool = False
+    """Make missing parent folders (they are taken back with the file)."""
+    digest: Callable[[], str] | None = field(default=None, compare=False)
+    """``data``'s sha256, when the caller has it (or has it hashed meanwhile)."""
+
+
+@dataclass(frozen=True)
+class Append:
+    """``data`` added at the end of the file ``target``."""
+
+    target: Target
+    data: bytes
+    expect: Expect = Expect("file")
+
+
+@dataclass(frozen=True)
+class Remove:
+    """``target`` gone: a file, a link (never what it points to), or a folder (with everything
+    in it when ``recursive``)."""
+
+    target: Target
+    expect: Expect = ANYTHING
+    recursive: bool = False
+
+
+@dataclass(frozen=True)
+class Rename:
+    """``source`` (a file, link or folder, as it is) renamed to ``dest``, in one step."""
+
+    source: Target
+    dest: Target
+    expect: Expect = ANYTHING
+    dest_expect: Expect = ABSENT
+
+
+@dataclass(frozen=True)
+class MakeDir:
+    """The folder ``target`` made, with its missing parents."""
+
+    target: Target
+
+
+@dataclass(frozen=True)
+class CopyTree:
+    """The folder ``source``'s files and folders copied to the new folder ``dest``, modes
+    kept where ``dest``'s store has modes; ``names``: what to copy, (path below, type) in
+    depth-first order (links and special files are left out by whoever lists them); None:
+    everything the store holds there, what the deny list hides included (a move inside one
+    mount, on a store that cannot rename)."""
+
+    source: Target
+    dest: Target
+    names: tuple[tuple[str, str], ...] | None
+
+
+@dataclass(frozen=True)
+class Restore:
+    """``target`` holds again what ``image`` shows it held (an undo's, or a rollback's step)."""
+
+    target: Target
+    image: Image
+    expect: Expect = ANYTHING
+
+
+@dataclass(frozen=True)
+class Absent:
+    """Nothing was there."""
+
+
+@dataclass(frozen=True)
+class FileImage:
+    """A file's bytes and mode."""
+
+    data: bytes
+    mode: int | None = None
+
+
+@dataclass(frozen=True)
+class LinkImage:
+    """A symbolic link, as its text."""
+
+    points_to: str
+
+
+@dataclass(frozen=True)
+class DirImage:
+    """A folder with its mode, and what was inside it: (path below, image), parents first."""
+
+    mode: int | None = None
+    inside: tuple[tuple[str, Image], ...] = ()
+
+    @property
+    def size(self) -> int:
+        return sum(image_size(image) for _, image in self.inside)
+
+
+Image = Absent | FileImage | LinkImage | DirImage
+Op = Put | Append | Remove | Rename | MakeDir | CopyTree | Restore
+
+
+def image_size(image: Image) -> int:
+    """Bytes an image keeps."""
+    if isinstance(image, FileImage):
+        return len(image.data)
+    return image.size if isinstance(image, DirImage) else 0
+
+
+def written(op: Op) -> list[Target]:
+    """The paths ``op`` changes (whose folders its change locks, whose policy it re-checks)."""
+    if isinstance(op, Rename):
+        return [op.source, op.dest]
+    if isinstance(op, CopyTree):
+        return [op.dest]
+    return [op.target]

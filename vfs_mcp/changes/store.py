@@ -1,0 +1,176 @@
+"""The store steps a commit is made of: each one call to a mount's store, under the one
+error boundary (``JailedReads.guard``), refused once the call that makes it was given up
+(``ensure_wanted``), listings cached by the store forgotten after it. Only ``commit`` calls
+them, with the change's locks held and its policy and preconditions checked."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from vfs_mcp.entries import Entry
+from vfs_mcp.errors import AlreadyExists, NotADirectory, NotFound, Stale
+from vfs_mcp.jail import Target
+from vfs_mcp.reads import JailedReads
+from vfs_mcp_backends import PreconditionFailed, ensure_wanted
+
+
+def probe(vfs: JailedReads, target: Target) -> Entry | None:
+    """What is at ``target`` itself (a link is a link), or None."""
+    try:
+        return vfs.info(target, follow=False)
+    except (NotFound, NotADirectory):
+        return None
+
+
+def read(vfs: JailedReads, target: Target) -> bytes:
+    return vfs.cat(target)
+
+
+def readlink(vfs: JailedReads, target: Target) -> str:
+    with vfs.guard(target):
+        return str(target.mount.fs.readlink(target.fs_path))
+
+
+def _options(target: Target, mode: int | None) -> dict[str, Any]:
+    # Targets are canonical (links resolved when planned): a link found there now is replaced, never followed.
+    options: dict[str, Any] = {}
+    if target.mount.capabilities.symlinks:
+        options["follow"] = False
+    if target.mount.capabilities.modes and mode is not None:
+        options["permissions"] = mode
+    return options
+
+
+def put(vfs: JailedReads, target: Target, data: bytes, *, mode: int | None = None) -> None:
+    """``data`` as the whole new content, visible in one step (local disks stage it)."""
+    with vfs.guard(target):
+        ensure_wanted()
+        target.mount.fs.pipe_file(target.fs_path, data, **_options(target, mode))
+        vfs._wrote(len(data))
+        target.mount.backend.invalidate(target.fs_path)
+
+
+def put_if(vfs: JailedReads, target: Target, data: bytes, *, token: str | None) -> None:
+    """One conditional put on a store with conditional writes: lands only while the object
+    still has ``token`` (or, with None, while nothing is there); else ``Stale``/ALREADY_EXISTS."""
+    with vfs.guard(target):
+        ensure_wanted()
+        try:
+            target.mount.backend.put_if(target.fs_path, data, if_match=token, create_only=token is None)
+        except PreconditionFailed:
+            if token is None:
+                raise AlreadyExists(f"{target.display} was created by someone else meanwhile") from None
+            raise Stale(f"{target.display} changed since it was read") from None
+        finally:
+            target.mount.backend.invalidate(target.fs_path)
+        vfs._wrote(len(data))
+
+
+def stream(vfs: JailedReads, target: Target, chunks: Iterable[bytes], *, mode: int | None = None) -> str:
+    """Chunks as the whole new content, visible in one step when all is written; their sha256."""
+    digest = hashlib.sha256()
+    with vfs.guard(target):
+        # _open, not open: fsspec's open files a staged file in a transaction list it never empties.
+        handle = target.mount.fs._open(target.fs_path, "wb", autocommit=False, **_options(target, mode))
+        try:
+            for chunk in chunks:
+                handle.write(chunk)
+                digest.update(chunk)
+                vfs._wrote(len(chunk))
+            handle.close()
+            ensure_wanted()
+            handle.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                handle.discard()
+            raise
+        target.mount.backend.invalidate(target.fs_path)
+    return digest.hexdigest()
+
+
+def append(vfs: JailedReads, target: Target, data: bytes) -> None:
+    """``data`` added in place at the end (stores with ``append``)."""
+    with vfs.guard(target):
+        handle = target.mount.fs._open(target.fs_path, "ab", autocommit=False)
+        try:
+            handle.write(data)
+            handle.close()
+            ensure_wanted()
+            handle.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                handle.discard()
+            raise
+        vfs._wrote(len(data))
+        target.mount.backend.invalidate(target.fs_path)
+
+
+def native_copy(vfs: JailedReads, source: Target, dest: Target) -> None:
+    """A copy the store makes by itself (server-side on S3): no bytes through us."""
+    with vfs.guard(dest):
+        ensure_wanted()
+        dest.mount.fs.cp_file(source.fs_path, dest.fs_path)
+        dest.mount.backend.invalidate(dest.fs_path)
+
+
+def remove(vfs: JailedReads, target: Target, entry: Entry, *, recursive: bool = False) -> None:
+    """Delete a file, a link or a folder (``recursive``: with what is inside)."""
+    mount = target.mount
+    with vfs.guard(target):
+        ensure_wanted()
+        if entry.type != "directory":
+            mount.fs.rm_file(target.fs_path)
+        elif recursive:
+            mount.fs.rm(target.fs_path, recursive=True)
+        elif mount.capabilities.empty_dirs:
+            mount.fs.rmdir(target.fs_path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                mount.fs.rm_file(target.fs_path.rstrip("/") + "/")  # a folder marker, if there is one
+        mount.backend.invalidate(target.fs_path)
+
+
+def rename(vfs: JailedReads, source: Target, dest: Target) -> None:
+    """One rename inside a store with ``atomic_rename``."""
+    with vfs.guard(source):
+        ensure_wanted()
+        source.mount.fs.mv(source.fs_path, dest.fs_path)
+        source.mount.backend.invalidate(source.fs_path)
+        dest.mount.backend.invalidate(dest.fs_path)
+
+
+def make_dir(vfs: JailedReads, target: Target) -> None:
+    """One folder whose parent exists (a ``key/`` marker object where folders are key prefixes)."""
+    mount = target.mount
+    with vfs.guard(target):
+        ensure_wanted()
+        if mount.capabilities.empty_dirs:
+            mount.fs.mkdir(target.fs_path, create_parents=False)
+        else:
+            mount.fs.pipe_file(target.fs_path.rstrip("/") + "/", b"")
+        mount.backend.invalidate(target.fs_path)
+
+
+def symlink(vfs: JailedReads, target: Target, points_to: str) -> None:
+    with vfs.guard(target):
+        ensure_wanted()
+        target.mount.fs.symlink(points_to, target.fs_path)
+        target.mount.backend.invalidate(target.fs_path)
+
+
+def chmod(vfs: JailedReads, target: Target, mode: int) -> None:
+    with vfs.guard(target):
+        target.mount.fs.chmod(target.fs_path, mode)
+
+
+def raw_tree(vfs: JailedReads, target: Target) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Everything below a folder as the store has it (what the deny list hides included):
+    (path below it, store metadata), depth-first, links never followed."""
+    with vfs.guard(target):
+        target.mount.backend.invalidate_tree(target.fs_path)
+        found = list(target.mount.backend.entries(target.fs_path))
+    found.sort(key=lambda item: item[0].replace("/", "\x00"))
+    yield from found
