@@ -141,10 +141,11 @@ async def test_a_path_outside_the_mount_anywhere_refuses_the_whole_patch(sandbox
 
 
 async def test_whitespace_differences_in_context_are_tolerated_and_crlf_is_kept(sandbox: Sandbox) -> None:
+    # Found with whitespace ignored: the added line takes the indent of the line it replaces.
     sandbox.put("win.txt", "alpha\r\n  beta\r\ngamma\r\n")
     result = await patch(sandbox, "--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n")
     assert error_of(result) is None, result.content[0].text
-    assert sandbox.get("win.txt") == b"alpha\r\nBETA\r\ngamma\r\n"
+    assert sandbox.get("win.txt") == b"alpha\r\n  BETA\r\ngamma\r\n"
 
 
 async def test_a_dry_run_shows_the_diff_and_writes_nothing(sandbox: Sandbox) -> None:
@@ -176,5 +177,5 @@ async def test_a_failing_write_on_the_second_file_puts_the_first_back(
     result = await patch(sandbox, UNIFIED)
     monkeypatch.undo()
     assert error_of(result) is not None
-    assert "the patch was not applied (every file is as it was)" in result.content[0].text
+    assert "nothing was changed (every file is as it was)" in result.content[0].text
     assert contents(sandbox, list(FILES)) == FILES

@@ -30,7 +30,7 @@ from vfs_mcp.changes.ops import (
     written,
 )
 from vfs_mcp.entries import Entry, sha256
-from vfs_mcp.errors import AlreadyExists, IsADirectory, NotFound, TooLarge, VfsError
+from vfs_mcp.errors import AccessDenied, AlreadyExists, IsADirectory, NotADirectory, NotFound, TooLarge, VfsError
 from vfs_mcp.jail import Target
 from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import commit_scope
@@ -148,6 +148,8 @@ def _put(vfs: JailedReads, op: Put, kept: _Kept | None) -> list[Op]:
     if entry is not None and entry.type == "directory":
         raise IsADirectory(f"{target.display} is a directory; give a file path")
     images.check(vfs, target, entry, op.expect)
+    if entry is not None:
+        _refuse_hard_links(entry)
     image: Image | None = Absent()
     if entry is not None:
         content = op.expect.content
@@ -194,6 +196,7 @@ def _append(vfs: JailedReads, op: Append, kept: _Kept | None) -> list[Op]:
     target = op.target
     entry = _present(vfs, target)
     images.check(vfs, target, entry, op.expect)
+    _refuse_hard_links(entry)
     image = _capture(vfs, kept, target, entry)
     if target.mount.capabilities.append:
         store.append(vfs, target, op.data)
@@ -311,12 +314,17 @@ def _parent_is_there(vfs: JailedReads, target: Target) -> list[Target]:
     if target.is_root or parent.is_root:
         return []
     entry = store.probe(vfs, parent)
-    if entry is None or entry.type != "directory":
-        # Where folders are key prefixes a missing one is only a name: writing inside makes it.
-        if entry is None and not target.mount.capabilities.empty_dirs:
-            return []
+    if entry is None:
         raise NotFound(f"parent directory {parent.display} does not exist; pass create_dirs=true or create it first")
+    if entry.type != "directory":
+        raise NotADirectory(f"{parent.display} is not a directory; nothing can be written inside it")
     return []
+
+
+def _refuse_hard_links(entry: Entry) -> None:
+    """Defense in depth: a hard link can share a file with a place outside the mount."""
+    if entry.target.mount.deny_hardlinked and (entry.links or 1) > 1:
+        raise AccessDenied(f"{entry.path} has other hard links; refused on this mount (deny_hardlinked)")
 
 
 def _make_dirs(vfs: JailedReads, target: Target) -> list[Target]:
@@ -330,7 +338,7 @@ def _make_dirs(vfs: JailedReads, target: Target) -> list[Target]:
             at = at.parent()
             continue
         if entry.type != "directory":
-            raise AlreadyExists(f"{at.display} exists and is not a directory")
+            raise NotADirectory(f"{at.display} is not a directory; nothing can be made inside it")
         break
     made: list[Target] = []
     try:

@@ -36,7 +36,8 @@ def capture(vfs: JailedReads, target: Target, entry: Entry | None, budget: int) 
     left = budget
     for rel, raw in store.raw_tree(vfs, target):
         inner = vfs._entry(Target(target.mount, posixpath.join(target.rel, rel)), raw)
-        image = capture(vfs, inner.target, inner, left)
+        # One walk lists the whole tree: a folder inside is kept as itself, its content as the walk's.
+        image = DirImage(inner.mode) if inner.type == "directory" else capture(vfs, inner.target, inner, left)
         left -= len(image.data) if isinstance(image, FileImage) else 0
         inside.append((rel, image))
     return DirImage(entry.mode, tuple(inside))
