@@ -70,6 +70,8 @@ def read_config(path: str | os.PathLike[str]) -> ConfigFile:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"cannot read config {path}: {exc}") from exc
+    except RecursionError:  # tomllib parses arrays and tables recursively
+        raise ValueError(f"cannot read config {path}: it is nested too deeply to be a config") from None
     try:
         config = ConfigFile.model_validate(data)
     except ValidationError as exc:

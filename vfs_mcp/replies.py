@@ -126,7 +126,7 @@ def reread(error: ValidationError) -> tuple[SessionMessage | None, SessionMessag
         return None, _refusal(request_id, INVALID_REQUEST, f"not a JSON-RPC message: {encodable(str(said))}")
     line = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     request_id = _raw_id(line)
-    if _depth(line) > MAX_REQUEST_DEPTH:
+    if nesting(line) > MAX_REQUEST_DEPTH:
         return None, _refusal(request_id, INVALID_REQUEST, f"request nested more than {MAX_REQUEST_DEPTH} levels deep")
     try:
         data = json.loads(line)
@@ -136,7 +136,7 @@ def reread(error: ValidationError) -> tuple[SessionMessage | None, SessionMessag
         return None, _refusal(request_id, PARSE_ERROR, f"cannot read the request: {reason}")
 
 
-def _depth(line: bytes) -> int:
+def nesting(line: bytes) -> int:
     """How deeply brackets nest in ``line``, strings aside (linear, no parse)."""
     depth = deepest = 0
     in_string = escaped = False

@@ -26,6 +26,7 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from pydantic import BaseModel
 
+from vfs_mcp.replies import MAX_REQUEST_DEPTH, nesting
 from vfs_mcp.tooling import META_ERROR, META_RESULT, error_of
 
 ROOT = "${root}"
@@ -123,18 +124,35 @@ def save_calls(path: str | os.PathLike[str], calls: Iterable[ToolCall], root: st
 
 
 def load_calls(path: str | os.PathLike[str]) -> list[RecordedCall]:
-    """The calls of a recording; ValueError naming the line that is not one."""
+    """The calls of a recording; ValueError naming the line that is not one, and why."""
     calls = []
     with open(path, encoding="utf-8") as source:
         for number, line in enumerate(source, 1):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
-                calls.append(RecordedCall(raw["tool"], dict(raw["arguments"]), raw["outcome"], raw["digest"]))
-            except (ValueError, KeyError, TypeError) as exc:
+                calls.append(_recorded_call(line))
+            except ValueError as exc:
                 raise ValueError(f"{os.fspath(path)} line {number} is not a recorded call: {exc}") from None
     return calls
+
+
+_FIELDS = {"tool": str, "arguments": dict, "outcome": str, "digest": str}
+
+
+def _recorded_call(line: str) -> RecordedCall:
+    """One line as a call; ValueError saying what is wrong with it."""
+    # Nesting is measured before parsing: a line deeper than any request a server takes
+    # would only end in a RecursionError, in the parser or on the way to the server.
+    if nesting(line.encode("utf-8", "surrogatepass")) > MAX_REQUEST_DEPTH:
+        raise ValueError(f"it is nested more than {MAX_REQUEST_DEPTH} levels deep")
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("it is not a JSON object")
+    for name, kind in _FIELDS.items():
+        if not isinstance(raw.get(name), kind):
+            raise ValueError(f"{name!r} must be a JSON {'object' if kind is dict else 'string'}")
+    return RecordedCall(raw["tool"], raw["arguments"], raw["outcome"], raw["digest"])
 
 
 async def replay(
