@@ -60,3 +60,20 @@ def test_a_recorded_field_of_the_wrong_type_is_one_line_and_exit_2(
     status, said = replayed(tmp_path, json.dumps({**LINE, **fields}), capsys)
     assert (status, said.count("\n")) == (2, 1), said
     assert "line 2" in said
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--json", "[" * 100_000 + "]" * 100_000],
+        ["--json", '{"path": ' + "[" * 500 + "]" * 500 + "}"],
+        ["--json", "null"],
+    ],
+    ids=["json-deeper-than-the-parser", "json-deeper-than-a-request", "json-not-an-object"],
+)
+def test_call_with_arguments_that_are_not_arguments_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert main(["call", "read_file", *argv, "--url", "http://127.0.0.1:9/mcp"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.startswith("vfs-mcp call: --json"), said[-500:]
