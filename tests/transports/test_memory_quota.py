@@ -68,20 +68,6 @@ async def test_a_copy_inside_a_memory_mount_counts_against_its_limit(tmp_path: P
             "copy_file", {"source": "memory://scratch/a.txt", "destination": "memory://scratch/c.txt"}
         )
     assert too_large(copied), copied.content
-    assert peak < 32 * MiB, f"{peak / MiB:.0f} MiB taken to refuse a copy past a 4 MiB limit"
-    assert "b" not in str(listed.content).replace("scratch", "")
-
-
-async def test_a_copy_inside_a_memory_mount_counts_against_its_limit(tmp_path: Path) -> None:
-    async with scratch(tmp_path) as client:
-        await client.call_tool("write_file", {"path": "memory://scratch/a.txt", "content": "a" * (MiB // 2 + 1)})
-        copied = await client.call_tool(
-            "copy_file", {"source": "memory://scratch/a.txt", "destination": "memory://scratch/c.txt"}
-        )
-        moved = await client.call_tool(
-            "move_file", {"source": "memory://scratch/a.txt", "destination": "memory://scratch/d/a.txt"}
-        )
-    assert too_large(copied), copied.content
 
 
 def test_a_memory_mount_has_a_limit_by_default_and_refuses_a_seed_past_its_own(tmp_path: Path) -> None:
