@@ -29,6 +29,7 @@ from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.config import size
 from vfs_mcp.http import load_token
+from vfs_mcp.http_sessions import MAX_SESSIONS, MAX_SESSIONS_PER_PEER, SessionLimits
 from vfs_mcp.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles import PROFILES
@@ -146,6 +147,20 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     http.add_argument("--stateless", action="store_true", help="HTTP without sessions, for replicas behind a balancer")
     http.add_argument(
+        "--max-sessions",
+        type=int,
+        default=MAX_SESSIONS,
+        metavar="N",
+        help=f"HTTP sessions held at once; past it the least recently used ends (default {MAX_SESSIONS})",
+    )
+    http.add_argument(
+        "--max-sessions-per-peer",
+        type=int,
+        default=MAX_SESSIONS_PER_PEER,
+        metavar="N",
+        help=f"HTTP sessions one client address (and token) holds at once (default {MAX_SESSIONS_PER_PEER})",
+    )
+    http.add_argument(
         "--auth-token-file", metavar="FILE", help="bearer token clients must send (default: $VFS_MCP_TOKEN)"
     )
     http.add_argument(
@@ -236,7 +251,15 @@ def serve(argv: Sequence[str]) -> int:
             from vfs_mcp.http import serve as serve_http
 
             token = load_token(args.auth_token_file)
-            app = http_app(server, host=args.host, token=token, origins=args.allowed_origin, stateless=args.stateless)
+            sessions = SessionLimits(sessions=args.max_sessions, per_peer=args.max_sessions_per_peer)
+            app = http_app(
+                server,
+                host=args.host,
+                token=token,
+                origins=args.allowed_origin,
+                stateless=args.stateless,
+                sessions=sessions,
+            )
     except (OSError, ValueError) as exc:
         print(f"vfs-mcp: {exc}", file=sys.stderr)
         return 2

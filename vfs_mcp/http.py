@@ -26,6 +26,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
 
+from vfs_mcp import sdk
+from vfs_mcp.http_sessions import Admission, SessionLimits
 from vfs_mcp.replies import MAX_REQUEST_DEPTH, nesting, refused_batch
 from vfs_mcp.server import VfsServer
 
@@ -181,13 +183,21 @@ def http_app(
     token: str | None = None,
     origins: Sequence[str] = (),
     stateless: bool = False,
+    sessions: SessionLimits | None = None,
 ) -> ASGIApp:
-    """The guarded streamable-HTTP app serving ``server`` at ``/mcp``."""
+    """The guarded streamable-HTTP app serving ``server`` at ``/mcp``; ``sessions`` bounds the
+    sessions it holds (``vfs_mcp.http_sessions``; the defaults when None)."""
     check_bind(host, token)
     if isinstance(server, VfsServer):
         server.many_clients = True  # no session state shared between HTTP clients (vfs_mcp.sessions)
-    app = server.streamable_http_app(stateless_http=stateless, host=host)
+    app: ASGIApp = server.streamable_http_app(stateless_http=stateless, host=host, max_sessions=None)
+    if not stateless:
+        app = Admission(app, sdk.lowlevel(server).session_manager, sessions or SessionLimits(), _busy)
     return Guard(BatchRefusal(app), token, origins)
+
+
+async def _busy(send: Send, message: str) -> None:
+    await _reply(send, 503, message, [(b"retry-after", b"1")])
 
 
 def serve(app: ASGIApp, host: str, port: int) -> None:
