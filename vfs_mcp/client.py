@@ -93,13 +93,13 @@ def _number(text: str) -> int | float:
 
 
 def json_value(text: str, kind: type) -> Any:
-    """The JSON ``text`` as a value of ``kind``; ValueError when it is not one, or is nested
-    deeper than a server takes a request (a RecursionError in the parser otherwise)."""
+    """The JSON ``text`` as a value of ``kind`` (``object``: any); ValueError saying why not,
+    nesting deeper than a server takes a request included (a RecursionError otherwise)."""
     if nesting(text.encode("utf-8", "surrogatepass")) > MAX_REQUEST_DEPTH:
         raise ValueError(f"it is nested more than {MAX_REQUEST_DEPTH} levels deep")
     value = json.loads(text)
     if not isinstance(value, kind):
-        raise ValueError(text)
+        raise ValueError(f"it is not a JSON {'array' if kind is list else 'object'}")
     return value
 
 

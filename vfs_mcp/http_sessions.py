@@ -23,23 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vfs_mcp import sdk
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 Refuse = Callable[[Send, str], Awaitable[None]]
 """Answers a request with an HTTP 503 and a message."""
 
@@ -59,7 +54,7 @@ class SessionLimits:
     unused_seconds: float = UNUSED_SECONDS
 
     def __post_init__(self) -> None:
-        if self.sessions < 1 or self.per_peer < 1 or self.unused_seconds < 0:
+        if self.sessions < 1 or self.per_peer < 1:
             raise ValueError("--max-sessions and --max-sessions-per-peer must be 1 or more")
 
 

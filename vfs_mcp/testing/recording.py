@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from pydantic import BaseModel
 
-from vfs_mcp.replies import MAX_REQUEST_DEPTH, nesting
+from vfs_mcp.client import json_value
 from vfs_mcp.tooling import META_ERROR, META_RESULT, error_of
 
 ROOT = "${root}"
@@ -141,14 +141,9 @@ _FIELDS = {"tool": str, "arguments": dict, "outcome": str, "digest": str}
 
 
 def _recorded_call(line: str) -> RecordedCall:
-    """One line as a call; ValueError saying what is wrong with it."""
-    # Nesting is measured before parsing: a line deeper than any request a server takes
-    # would only end in a RecursionError, in the parser or on the way to the server.
-    if nesting(line.encode("utf-8", "surrogatepass")) > MAX_REQUEST_DEPTH:
-        raise ValueError(f"it is nested more than {MAX_REQUEST_DEPTH} levels deep")
-    raw = json.loads(line)
-    if not isinstance(raw, dict):
-        raise ValueError("it is not a JSON object")
+    """One line as a call; ValueError saying what is wrong with it (nesting deeper than a
+    request may be included: it would end in a RecursionError on the way to the server)."""
+    raw = json_value(line, dict)
     for name, kind in _FIELDS.items():
         if not isinstance(raw.get(name), kind):
             raise ValueError(f"{name!r} must be a JSON {'object' if kind is dict else 'string'}")
