@@ -33,7 +33,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, EmbeddedResource, TextContent, Tool
 
-from vfs_mcp.replies import MAX_REQUEST_DEPTH, nesting
+from vfs_mcp.replies import json_value
 from vfs_mcp.tooling import error_of
 
 Target = StdioServerParameters | str
@@ -89,17 +89,6 @@ def _number(text: str) -> int | float:
         value = float(text)
     if not math.isfinite(value):
         raise ValueError(text)
-    return value
-
-
-def json_value(text: str, kind: type) -> Any:
-    """The JSON ``text`` as a value of ``kind`` (``object``: any); ValueError saying why not,
-    nesting deeper than a server takes a request included (a RecursionError otherwise)."""
-    if nesting(text.encode("utf-8", "surrogatepass")) > MAX_REQUEST_DEPTH:
-        raise ValueError(f"it is nested more than {MAX_REQUEST_DEPTH} levels deep")
-    value = json.loads(text)
-    if not isinstance(value, kind):
-        raise ValueError(f"it is not a JSON {'array' if kind is list else 'object'}")
     return value
 
 

@@ -134,7 +134,8 @@ def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def _json_object(text: str) -> dict[str, Any]:
-    from vfs_mcp.client import UsageError, json_value
+    from vfs_mcp.client import UsageError
+    from vfs_mcp.replies import json_value
 
     try:
         value = json_value(text, object)

@@ -164,6 +164,17 @@ def nesting(line: bytes) -> int:
     return deepest
 
 
+def json_value(text: str, kind: type) -> Any:
+    """The JSON ``text`` as a value of ``kind`` (``object``: any); ValueError saying why not,
+    nesting deeper than a server takes a request included (a RecursionError otherwise)."""
+    if nesting(text.encode("utf-8", "surrogatepass")) > MAX_REQUEST_DEPTH:
+        raise ValueError(f"it is nested more than {MAX_REQUEST_DEPTH} levels deep")
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"it is not a JSON {'array' if kind is list else 'object'}")
+    return value
+
+
 def _raw_id(line: bytes) -> str | int | None:
     match = _ID.search(line[:4096])
     if match is None:

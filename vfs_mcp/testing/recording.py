@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from pydantic import BaseModel
 
-from vfs_mcp.client import json_value
+from vfs_mcp.replies import json_value
 from vfs_mcp.tooling import META_ERROR, META_RESULT, error_of
 
 ROOT = "${root}"
