@@ -70,12 +70,12 @@ def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
 
 
 class RawStdio:
-    """`vfs-mcp FOLDER` over stdio, driven line by line with raw JSON-RPC (what an SDK client
-    would refuse to send), initialized; ``proc`` is the server process."""
+    """`vfs-mcp FOLDER [ARGS]` over stdio, driven line by line with raw JSON-RPC (what an SDK
+    client would refuse to send), initialized; ``proc`` is the server process."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vfs_mcp", str(folder)],
+            [sys.executable, "-m", "vfs_mcp", str(folder), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -27,13 +27,16 @@ from collections.abc import Callable, Sequence
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.config import size
 from vfs_mcp.http import load_token
+from vfs_mcp.http_sessions import MAX_SESSIONS, MAX_SESSIONS_PER_PEER, SessionLimits
 from vfs_mcp.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.server import VfsServer, build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp_backends import scheme_of
 
 EPILOG = """subcommands (as the first argument):
   xml [FILE]           run <mcp:filesystem> XML command blocks from FILE or stdin
@@ -74,6 +77,13 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--audit-log", metavar="FILE", help="append one JSON line per call (no contents, no tokens)")
     p.add_argument(
         "--deny-hardlinked", action="store_true", help="refuse files with more than one hard link (local mounts)"
+    )
+    p.add_argument(
+        "--memory-max-bytes",
+        type=size,
+        metavar="SIZE",
+        help="what each memory:// mount's files may hold in all, e.g. 256MiB (default 1 GiB; a [[mount]]'s "
+        "max_bytes option wins)",
     )
     p.add_argument(
         "--poll-interval",
@@ -137,6 +147,20 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     http.add_argument("--stateless", action="store_true", help="HTTP without sessions, for replicas behind a balancer")
     http.add_argument(
+        "--max-sessions",
+        type=int,
+        default=MAX_SESSIONS,
+        metavar="N",
+        help=f"HTTP sessions held at once; past it the least recently used ends (default {MAX_SESSIONS})",
+    )
+    http.add_argument(
+        "--max-sessions-per-peer",
+        type=int,
+        default=MAX_SESSIONS_PER_PEER,
+        metavar="N",
+        help=f"HTTP sessions one client address (and token) holds at once (default {MAX_SESSIONS_PER_PEER})",
+    )
+    http.add_argument(
         "--auth-token-file", metavar="FILE", help="bearer token clients must send (default: $VFS_MCP_TOKEN)"
     )
     http.add_argument(
@@ -178,6 +202,13 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
     config = Config.load(args.config) if args.config else None
     operator = bool(roots or (config and config.mounts))
     specs = merge_specs(roots if operator else ["."], config)
+    if args.memory_max_bytes:
+        specs = [
+            dataclasses.replace(spec, options={"max_bytes": args.memory_max_bytes, **spec.options})
+            if scheme_of(spec.root) == "memory"
+            else spec
+            for spec in specs
+        ]
     mounts = open_mounts(specs, read_only=args.read_only or bool(config and config.read_only))
     check_mounts(mounts)
     for mount in mounts:
@@ -220,7 +251,15 @@ def serve(argv: Sequence[str]) -> int:
             from vfs_mcp.http import serve as serve_http
 
             token = load_token(args.auth_token_file)
-            app = http_app(server, host=args.host, token=token, origins=args.allowed_origin, stateless=args.stateless)
+            sessions = SessionLimits(sessions=args.max_sessions, per_peer=args.max_sessions_per_peer)
+            app = http_app(
+                server,
+                host=args.host,
+                token=token,
+                origins=args.allowed_origin,
+                stateless=args.stateless,
+                sessions=sessions,
+            )
     except (OSError, ValueError) as exc:
         print(f"vfs-mcp: {exc}", file=sys.stderr)
         return 2

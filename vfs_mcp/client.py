@@ -33,6 +33,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, EmbeddedResource, TextContent, Tool
 
+from vfs_mcp.replies import json_value
 from vfs_mcp.tooling import error_of
 
 Target = StdioServerParameters | str
@@ -91,18 +92,11 @@ def _number(text: str) -> int | float:
     return value
 
 
-def _json(text: str, kind: type) -> Any:
-    value = json.loads(text)
-    if not isinstance(value, kind):
-        raise ValueError(text)
-    return value
-
-
 def _array(text: str) -> list[Any]:
     # A bare word is a one-item list, so exclude_patterns=*.log needs no JSON quoting.
     if not text.lstrip().startswith("["):
         return [text]
-    value: list[Any] = _json(text, list)
+    value: list[Any] = json_value(text, list)
     return value
 
 
@@ -111,7 +105,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "integer": int,
     "number": _number,
     "array": _array,
-    "object": lambda text: _json(text, dict),
+    "object": lambda text: json_value(text, dict),
 }
 _NAMES = {"boolean": "true or false", "integer": "an integer", "number": "a number", "array": "a JSON array"}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -136,11 +135,12 @@ def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def _json_object(text: str) -> dict[str, Any]:
     from vfs_mcp.client import UsageError
+    from vfs_mcp.replies import json_value
 
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--json is not valid JSON: {exc}") from exc
+        value = json_value(text, object)
+    except ValueError as exc:
+        raise UsageError(f"--json is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise UsageError("--json must be a JSON object of arguments")
     return value

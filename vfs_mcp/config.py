@@ -13,6 +13,10 @@ line naming the file, the key and, for a near-miss, the key meant (``readonly`` 
     read_only = true
     deny_hardlinked = false      # local mounts: refuse files with other hard links
     options = { endpoint_url = "http://127.0.0.1:9000" }   # object stores only
+
+    [[mount]]
+    root = "memory://scratch"
+    options = { max_bytes = "256 MiB" }   # what its files may hold in all (default 1 GiB)
 """
 
 from __future__ import annotations
@@ -43,6 +47,14 @@ def _size(value: Any) -> Any:
 Size = Annotated[int, BeforeValidator(_size), Field(ge=1)]
 
 
+def size(value: str | int) -> int:
+    """A size, as bytes or as text (``10485760``, ``"64 MiB"``); ValueError saying how to write one."""
+    number = _size(value)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise ValueError(f'{value!r} is not a size; give bytes (10485760) or a size such as "10 MiB"')
+    return number
+
+
 class MountEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -70,11 +82,21 @@ def read_config(path: str | os.PathLike[str]) -> ConfigFile:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"cannot read config {path}: {exc}") from exc
+    except RecursionError:  # tomllib parses arrays and tables recursively
+        raise ValueError(f"cannot read config {path}: it is nested too deeply to be a config") from None
     try:
         config = ConfigFile.model_validate(data)
     except ValidationError as exc:
         raise ValueError(f"config {path}: {_first_problem(exc)}") from None
     for number, entry in enumerate(config.mount, 1):
+        if entry.root.startswith("memory://") and "max_bytes" in entry.options:
+            try:
+                entry.options["max_bytes"] = size(entry.options["max_bytes"])
+            except ValueError:
+                shown = repr(entry.options["max_bytes"])
+                raise ValueError(
+                    f'config {path}: max_bytes = {shown} in [[mount]] {number}: give bytes or a size such as "256 MiB"'
+                ) from None
         if entry.options and ("://" not in entry.root or entry.root.startswith("file://")):
             keys = ", ".join(sorted(entry.options))
             raise ValueError(

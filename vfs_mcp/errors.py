@@ -131,7 +131,11 @@ _BY_ERRNO: dict[int, tuple[type[VfsError], str]] = {
     errno.ENAMETOOLONG: (InvalidArgument, "is too long a name for this file system"),
     errno.ENOSPC: (Internal, "could not be written: no space left on the device; nothing was changed"),
     errno.EDQUOT: (Internal, "could not be written: disk quota exceeded; nothing was changed"),
-    errno.EFBIG: (Internal, "could not be written: too large for the file system or its limits; nothing was changed"),
+    errno.EFBIG: (
+        TooLarge,
+        "could not be written: over a size limit of its mount (a memory mount's max_bytes) or file system; "
+        "nothing was changed: write less, or delete files first",
+    ),
     errno.EXDEV: (InvalidArgument, "cannot be moved across devices; copy it and delete the source"),
 }
 

@@ -24,7 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
 
+from vfs_mcp import sdk
+from vfs_mcp.http_sessions import Admission, SessionLimits
+from vfs_mcp.replies import MAX_REQUEST_DEPTH, nesting, refused_batch
 from vfs_mcp.server import VfsServer
 
 Scope = MutableMapping[str, Any]
@@ -99,10 +103,68 @@ class Guard:
         await self.app(scope, receive, send)
 
 
+class BatchRefusal:
+    """ASGI middleware: a JSON-RPC batch (a POST whose body is a JSON array) is answered before
+    the SDK sees it, with an error for each request in it under its id, as a JSON array
+    (``replies.refused_batch``). The SDK would answer one error without an id, and a client
+    would wait for the others forever. Other requests pass on, their body as it came."""
+
+    def __init__(self, app: ASGIApp, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = bytearray(), True
+        while more and not body.lstrip():  # as far as the first byte that is not blank
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            more = bool(message.get("more_body"))
+        if not body.lstrip().startswith(b"["):
+            await self.app(scope, _replaying(bytes(body), more, receive), send)
+            return
+        while more and len(body) <= self.limit:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            body += message.get("body", b"")
+            more = bool(message.get("more_body"))
+        if more or len(body) > self.limit:
+            await _reply(send, 413, f"413: a request body is at most {self.limit} bytes")
+            return
+        try:  # a batch too deep or not JSON at all is answered as one holding no request
+            items = json.loads(body) if nesting(bytes(body)) <= MAX_REQUEST_DEPTH else []
+        except ValueError:
+            items = []
+        refusals = refused_batch(items, "per POST")
+        payload = b"[" + b",".join(r.model_dump_json(by_alias=True).encode() for r in refusals) + b"]"
+        await _send_json(send, 200, payload)
+
+
+def _replaying(body: bytes, more: bool, receive: Receive) -> Receive:
+    """``receive`` with what was read of the body handed over again first."""
+    first: Message | None = {"type": "http.request", "body": body, "more_body": more}
+
+    async def again() -> Message:
+        nonlocal first
+        if first is None:
+            return await receive()
+        message, first = first, None
+        return message
+
+    return again
+
+
 async def _reply(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     """A refusal as a JSON-RPC error, which MCP clients show as it is (a bare status they cannot)."""
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
-    payload = json.dumps(body).encode()
+    await _send_json(send, status, json.dumps(body).encode(), headers)
+
+
+async def _send_json(send: Send, status: int, payload: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -121,13 +183,21 @@ def http_app(
     token: str | None = None,
     origins: Sequence[str] = (),
     stateless: bool = False,
+    sessions: SessionLimits | None = None,
 ) -> ASGIApp:
-    """The guarded streamable-HTTP app serving ``server`` at ``/mcp``."""
+    """The guarded streamable-HTTP app serving ``server`` at ``/mcp``; ``sessions`` bounds the
+    sessions it holds (``vfs_mcp.http_sessions``; the defaults when None)."""
     check_bind(host, token)
     if isinstance(server, VfsServer):
         server.many_clients = True  # no session state shared between HTTP clients (vfs_mcp.sessions)
-    app = server.streamable_http_app(stateless_http=stateless, host=host)
-    return Guard(app, token, origins)
+    app: ASGIApp = server.streamable_http_app(stateless_http=stateless, host=host, max_sessions=None)
+    if not stateless:
+        app = Admission(app, sdk.lowlevel(server).session_manager, sessions or SessionLimits(), _busy)
+    return Guard(BatchRefusal(app), token, origins)
+
+
+async def _busy(send: Send, message: str) -> None:
+    await _reply(send, 503, message, [(b"retry-after", b"1")])
 
 
 def serve(app: ASGIApp, host: str, port: int) -> None:

@@ -27,10 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from pathspec import GitIgnoreSpec
+
 from vfs_mcp import sessions
 from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
 from vfs_mcp.mounts import Mount
-from vfs_mcp.ops.globs import gitignore
+from vfs_mcp.ops.globs import gitignore, nfc
 from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
 from vfs_mcp_backends.tempfiles import is_temp_name
 
@@ -141,9 +143,7 @@ class Jail:
             raise ValueError("a jail needs at least one mount")
         self.mounts = list(mounts)
         self.deny = tuple(deny)
-        for number, pattern in enumerate(self.deny):
-            _check_deny(pattern, number, self.mounts)
-        self._deny_spec = gitignore(self.deny) if self.deny else None
+        self._deny_spec = _deny_spec(self.deny, self.mounts) if self.deny else None
         self._hidden_folder = functools.lru_cache(maxsize=16384)(self._matches_folder)
         self.default_cwd = Target(self.mounts[0], "")
         """Where relative paths start for a session that has not changed directory."""
@@ -252,6 +252,7 @@ class Jail:
             return True
         if self._deny_spec is None or not rel:
             return False
+        rel = nfc(rel)
         parts = rel.split("/")
         # A hidden folder hides what is inside it, whatever a later negation says (as in git).
         if any(self._hidden_folder("/".join(parts[:depth])) for depth in range(1, len(parts))):
@@ -332,6 +333,29 @@ def real_path(path: str) -> str:
 
 
 _O_PATH: int | None = getattr(os, "O_PATH", None)
+
+
+MAX_DENY_PATTERNS = 1000
+"""Deny patterns a server takes; all are matched at once, by one RE2 set of bounded size."""
+
+
+def _deny_spec(patterns: Sequence[str], mounts: Sequence[Mount]) -> GitIgnoreSpec:
+    """The deny patterns as one matcher on NFC names (``nfc``); ValueError, saying what to
+    write instead, for too many, or for one that can never hide anything."""
+    if len(patterns) > MAX_DENY_PATTERNS:
+        raise ValueError(
+            f"{len(patterns)} deny patterns; give at most {MAX_DENY_PATTERNS}: hide a folder ('secrets/') "
+            "rather than each file in it, a kind of name ('*.pem') rather than each name"
+        )
+    for number, pattern in enumerate(patterns):
+        _check_deny(pattern, number, mounts)
+    try:
+        return gitignore([nfc(pattern) for pattern in patterns])
+    except ValueError:
+        raise ValueError(
+            f"{len(patterns)} deny patterns are too many or too complex to match together; give fewer, broader "
+            "ones: a folder ('secrets/') rather than each file in it, a kind of name ('*.pem') rather than each name"
+        ) from None
 
 
 def _check_deny(pattern: str, number: int, mounts: Sequence[Mount]) -> None:

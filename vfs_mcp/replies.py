@@ -108,35 +108,45 @@ MAX_REQUEST_DEPTH = 200
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,30})')
 
 
-def reread(error: ValidationError) -> tuple[SessionMessage | None, SessionMessage | None]:
+def reread(error: ValidationError) -> tuple[SessionMessage | None, list[SessionMessage]]:
     """A request line the SDK's parser refused: (the message to serve, read again by ``json``,
     which takes a lone surrogate escape, as a client names a file whose name is not valid
-    UTF-8), or (None, the JSON-RPC error to answer with): a batch, a line nested too deeply,
+    UTF-8), or (None, the JSON-RPC errors to answer with): a batch, a line nested too deeply,
     a number too long, or JSON that is not JSON. Never silence: a request with an id (found
     in the raw line where the line cannot be parsed) gets its error."""
     problems = error.errors()
     raw = problems[0].get("input") if problems else None
     said = problems[0].get("msg") if problems else "unreadable"
     if isinstance(raw, list):
-        return None, _refusal(
-            None, INVALID_REQUEST, "batches are not part of this protocol version; send one request per line"
-        )
+        return None, [SessionMessage(refusal) for refusal in refused_batch(raw, "per line")]
     if not isinstance(raw, str | bytes):
         request_id = raw.get("id") if isinstance(raw, dict) else None
-        return None, _refusal(request_id, INVALID_REQUEST, f"not a JSON-RPC message: {encodable(str(said))}")
+        return None, [_refusal(request_id, INVALID_REQUEST, f"not a JSON-RPC message: {encodable(str(said))}")]
     line = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     request_id = _raw_id(line)
-    if _depth(line) > MAX_REQUEST_DEPTH:
-        return None, _refusal(request_id, INVALID_REQUEST, f"request nested more than {MAX_REQUEST_DEPTH} levels deep")
+    if nesting(line) > MAX_REQUEST_DEPTH:
+        return None, [
+            _refusal(request_id, INVALID_REQUEST, f"request nested more than {MAX_REQUEST_DEPTH} levels deep")
+        ]
     try:
         data = json.loads(line)
-        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), None
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), []
     except (ValueError, RecursionError, ValidationError) as exc:
         reason = "a number in it is too long" if "digits" in str(exc) or "out of range" in str(exc) else "invalid JSON"
-        return None, _refusal(request_id, PARSE_ERROR, f"cannot read the request: {reason}")
+        return None, [_refusal(request_id, PARSE_ERROR, f"cannot read the request: {reason}")]
 
 
-def _depth(line: bytes) -> int:
+def refused_batch(items: list[Any], how: str) -> list[JSONRPCError]:
+    """The answer to a JSON-RPC batch, which this protocol version has not: an error for each
+    request in it, under its id (a client waits for each), or one without an id when it holds
+    no request. ``how``: how to send requests instead (``per line``)."""
+    message = f"batches are not part of this protocol version; send one request {how}"
+    ids = [item["id"] for item in items if isinstance(item, dict) and "method" in item and _is_id(item.get("id"))]
+    error = ErrorData(code=INVALID_REQUEST, message=message)
+    return [JSONRPCError(jsonrpc="2.0", id=request_id, error=error) for request_id in ids or [None]]
+
+
+def nesting(line: bytes) -> int:
     """How deeply brackets nest in ``line``, strings aside (linear, no parse)."""
     depth = deepest = 0
     in_string = escaped = False
@@ -154,6 +164,17 @@ def _depth(line: bytes) -> int:
     return deepest
 
 
+def json_value(text: str, kind: type) -> Any:
+    """The JSON ``text`` as a value of ``kind`` (``object``: any); ValueError saying why not,
+    nesting deeper than a server takes a request included (a RecursionError otherwise)."""
+    if nesting(text.encode("utf-8", "surrogatepass")) > MAX_REQUEST_DEPTH:
+        raise ValueError(f"it is nested more than {MAX_REQUEST_DEPTH} levels deep")
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"it is not a JSON {'array' if kind is list else 'object'}")
+    return value
+
+
 def _raw_id(line: bytes) -> str | int | None:
     match = _ID.search(line[:4096])
     if match is None:
@@ -163,6 +184,10 @@ def _raw_id(line: bytes) -> str | int | None:
     except ValueError:
         return None
     return value if isinstance(value, str | int) else None
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def _refusal(request_id: Any, code: int, message: str) -> SessionMessage:

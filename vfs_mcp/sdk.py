@@ -12,12 +12,14 @@ or removes what it reaches for.
   be kept per connection (the public session object is per request in the legacy era).
 - ``claimed_stdio``: standard input and output claimed for the wire as the SDK's stdio
   transport claims them, for a transport that writes its replies as bytes (``vfs_mcp.stdio``).
+- ``session_ids``/``end_session``: the HTTP sessions a session manager holds, and ending one
+  so its id answers 404 (``vfs_mcp.http_sessions``).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, BinaryIO
 
@@ -25,6 +27,7 @@ from mcp.server import stdio
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 
 def registered_tools(server: MCPServer) -> list[Tool]:
@@ -64,3 +67,15 @@ def claimed_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
                 claims.callback(release)
             streams.append(claimed)
         yield streams[0], streams[1]
+
+
+def session_ids(manager: StreamableHTTPSessionManager) -> Collection[str]:
+    """The ids of the sessions ``manager`` holds now (a live view, not a copy)."""
+    return manager._server_instances.keys()
+
+
+async def end_session(manager: StreamableHTTPSessionManager, session_id: str) -> None:
+    """End a session ``manager`` holds: its id answers 404 at once, then its transport stops."""
+    transport = manager._server_instances.get(session_id)
+    if transport is not None:
+        await manager._discard_session(session_id, transport)

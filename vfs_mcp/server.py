@@ -45,7 +45,7 @@ from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.mounts import Mount
 from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
-from vfs_mcp.sessions import Sessions, SessionState, serving
+from vfs_mcp.sessions import SessionState, serving, session_state
 from vfs_mcp.settings import Settings
 from vfs_mcp.stdio import stdio_streams
 from vfs_mcp.tally import Tally, counting
@@ -112,7 +112,6 @@ class VfsServer(MCPServer):
     vfs: JailedFS | None = None
     client_roots: ClientRoots | None = None
     watches: watch.Watches | None = None
-    sessions: Sessions | None = None
     many_clients: bool = False
     """Served over HTTP: clients without a session must not share state (``_session_of``)."""
 
@@ -174,10 +173,9 @@ class VfsServer(MCPServer):
         fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
         request = _request(context)
         connection = watch.connection_state(request)[1] if request is not None else None
-        sessions = self.sessions if self.sessions is not None else Sessions()
         if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return sessions.serving(connection)
-        return serving(SessionState()) if self.many_clients else sessions.serving(None)
+            return serving(session_state(connection))
+        return serving(SessionState()) if self.many_clients else serving(None)
 
     async def _call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
@@ -329,7 +327,6 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     bus = InMemorySubscriptionBus()
     server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS, lifespan=_run, subscriptions=bus)
     server.vfs = vfs
-    server.sessions = Sessions()
     server.metrics = Metrics(vfs, settings.audit_log)
     server.vfs_settings = settings
     if settings.client_roots != "off":

@@ -154,10 +154,10 @@ async def _read(
             try:
                 message = jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False)
             except ValidationError as error:
-                served, refusal = replies.reread(error)
+                served, refusals = replies.reread(error)
                 if served is not None:
                     await messages.send(served)
-                if refusal is not None:
+                for refusal in refusals:
                     await replies_out.send(refusal)
                 continue
             await messages.send(SessionMessage(message))

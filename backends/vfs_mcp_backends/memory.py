@@ -1,13 +1,16 @@
 """In-memory mounts: ``memory://name``, each with a store of its own.
 
 Options: ``files`` (a mapping of relative path -> str | bytes) and/or ``seed_dir``
-(a local folder copied in at start).
+(a local folder copied in at start); ``max_bytes``, what the mount's files may hold in all
+(``DEFAULT_MAX_BYTES`` by default): its bytes live in the server's memory.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
+import shutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,14 +23,44 @@ CAPABILITIES = Capabilities(
 )
 
 
+DEFAULT_MAX_BYTES = 1 << 30
+"""What a memory mount's files may hold in all, unless its ``max_bytes`` option says otherwise."""
+
+
 class MemoryStore(MemoryFileSystem):  # type: ignore[misc]  # fsspec is untyped
-    """fsspec's memory filesystem, with staged writes and private readers.
+    """fsspec's memory filesystem, with staged writes, private readers and a size limit.
 
     ``_open(path, "wb", autocommit=False)`` returns a file that only enters the store at
     ``commit`` (fsspec's own memory files enter it when opened). ``_open(path, "rb")``
     returns a reader of its own rather than the stored file object, whose one position
     every concurrent reader would share.
+
+    ``max_bytes`` bounds what the files hold in all (None: no bound). A write that would pass
+    it fails with ``OSError(EFBIG)`` as it passes, before it takes the memory, whichever way
+    it writes (a file written in pieces, ``pipe_file``, ``cp_file``); a staged file checks
+    again when it commits, against what other writers committed meanwhile.
     """
+
+    def __init__(self, *args: Any, max_bytes: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_bytes = max_bytes
+
+    def room(self, path: str) -> int | None:
+        """The bytes a file at ``path`` may hold: the limit less what every other file holds
+        (None: no limit). Linear in the number of files, as fsspec's ``info`` of a memory store is."""
+        if self.max_bytes is None:
+            return None
+        others: int = sum(file.size for name, file in tuple(self.store.items()) if name != path)
+        return self.max_bytes - others
+
+    def check_room(self, path: str, size: int, room: int | None = None) -> int | None:
+        """The room at ``path`` (``room`` if known); OSError(EFBIG) when ``size`` bytes pass it."""
+        room = self.room(path) if room is None else room
+        if room is not None and size > room:
+            raise OSError(
+                errno.EFBIG, f"a memory mount holds at most {self.max_bytes} bytes (its max_bytes option)", path
+            )
+        return room
 
     def _open(
         self,
@@ -38,15 +71,53 @@ class MemoryStore(MemoryFileSystem):  # type: ignore[misc]  # fsspec is untyped
         cache_options: Any = None,
         **kwargs: Any,
     ) -> Any:
-        if mode in ("wb", "xb") and not autocommit:
+        if mode in ("wb", "xb"):
             path = self._strip_protocol(path)
             if path in self.pseudo_dirs:
                 raise IsADirectoryError(path)
             if "x" in mode and self.exists(path):
                 raise FileExistsError(path)
-            return MemoryFile(self, path)
+            parent = self._parent(path)
+            while len(parent) > 1:  # as fsspec's memory store checks: no file inside a file
+                if parent in self.store:
+                    raise FileExistsError(parent)
+                parent = self._parent(parent)
+            data = kwargs.get("data")
+            file = _Bounded(self, path, data, self.check_room(path, len(data) if data else 0))
+            if autocommit and not self._intrans:
+                file.commit()  # visible at once, as fsspec's memory files are
+            return file
         found = super()._open(path, mode, block_size, autocommit, cache_options, **kwargs)
+        if isinstance(found, _Bounded):
+            found.limit = self.room(path)  # appended to in place: as much as the store has room for now
         return _Reader(found) if mode == "rb" else found
+
+    def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
+        path1, path2 = self._strip_protocol(path1), self._strip_protocol(path2)
+        if path1 in self.store:
+            room = self.check_room(path2, self.store[path1].size)
+            self.store[path2] = _Bounded(self, path2, self.store[path1].getvalue(), room)
+            return
+        super().cp_file(path1, path2, **kwargs)
+
+
+class _Bounded(MemoryFile):  # type: ignore[misc]  # fsspec is untyped
+    """A memory file that refuses to grow past what its store has room for (OSError(EFBIG)),
+    before the bytes are taken in."""
+
+    def __init__(self, fs: MemoryStore, path: str, data: bytes | None, limit: int | None) -> None:
+        super().__init__(fs, path, data)
+        self.limit = limit
+
+    def write(self, data: Any) -> int:
+        if self.limit is not None:
+            self.fs.check_room(self.path, max(self.size, self.tell() + memoryview(data).nbytes), self.limit)
+        written: int = super().write(data)
+        return written
+
+    def commit(self) -> None:
+        self.fs.check_room(self.path, self.size)
+        super().commit()
 
 
 class _Reader(io.RawIOBase):
@@ -102,12 +173,12 @@ def seed_from_dir(fs: MemoryFileSystem, root: str, folder: str) -> None:
         for filename in filenames:
             source = os.path.join(dirpath, filename)
             if os.path.isfile(source) and not os.path.islink(source):
-                with open(source, "rb") as handle:
-                    fs.pipe_file(f"{prefix}/{filename}", handle.read())
+                with open(source, "rb") as handle, fs.open(f"{prefix}/{filename}", "wb") as copy:
+                    shutil.copyfileobj(handle, copy)  # in pieces: a file over max_bytes fails at the limit
 
 
 def create(url: str, options: Options) -> BackendMount:
-    fs = MemoryStore(global_store=False, skip_instance_cache=True)
+    fs = MemoryStore(global_store=False, skip_instance_cache=True, max_bytes=_max_bytes(options))
     root = "/" + _name(url)
     fs.makedirs(root, exist_ok=True)
     if options.get("seed_dir"):
@@ -115,3 +186,10 @@ def create(url: str, options: Options) -> BackendMount:
     if options.get("files"):
         seed(fs, root, options["files"])
     return BackendMount(fs=fs, root=root, capabilities=CAPABILITIES)
+
+
+def _max_bytes(options: Options) -> int:
+    limit = options.get("max_bytes", DEFAULT_MAX_BYTES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_bytes must be a number of bytes of at least 1, not {limit!r}")
+    return limit

@@ -66,3 +66,9 @@ def test_sizes_may_be_written_with_units(tmp_path: Path) -> None:
     assert (loaded.max_read_bytes, loaded.deny) == (10 * 2**20, [".env"])
     config.write_text('max_read_bytes = "512k"\n')
     assert Config.load(config).max_read_bytes == 512 * 1024
+
+
+@pytest.mark.parametrize("depth", [100_000, 5_000])
+def test_a_config_nested_too_deeply_is_refused_in_one_line(tmp_path: Path, depth: int) -> None:
+    said = refusal(tmp_path, "x = " + "[" * depth + "]" * depth + "\n")
+    assert "nested" in said

@@ -195,3 +195,62 @@ async def test_deny_patterns_hide_over_the_real_cli(tmp_path: Path, pattern: str
     assert read.is_error and error_of(read)["code"] == "NOT_FOUND"
     assert KEY not in str(grep.content) and "open.txt" in str(grep.content)
     assert "key.txt" not in str(tree.content)
+
+
+# -- Unicode spellings and the size of a deny list (issue 28) -----------------------------------
+
+NFC, NFD = "priv\u00e9", "prive\u0301"
+"""One folder name in its two Unicode spellings: composed (as typed on Linux and Windows) and
+decomposed (as macOS clients upload names)."""
+
+
+@pytest.mark.parametrize(("pattern", "stored"), [(f"{NFC}/", NFD), (f"{NFD}/", NFC), (f"{NFC}/*.txt", NFD)])
+async def test_a_deny_pattern_hides_every_unicode_spelling_of_a_name(
+    sandbox: Sandbox, pattern: str, stored: str
+) -> None:
+    sandbox.put(f"{stored}/key.txt", f"needle {SECRET}\n")
+    sandbox.put("open.txt", "needle open\n")
+    async with sandbox.client(deny=(pattern,)) as client:
+        read = await client.call_tool("read_file", {"path": sandbox.path(f"{stored}/key.txt")})
+        shown = []
+        for tool, args in [
+            *LISTINGS,
+            ("list_directory", {"path": "."}),
+            ("search_files", {"path": ".", "pattern": "*.txt"}),
+        ]:
+            args = {k: sandbox.path(v) if k == "path" else v for k, v in args.items()}
+            args = {**args, "pattern": "needle"} if tool == "grep_files" and "count_only" not in args else args
+            result = await client.call_tool(tool, args)
+            shown.append((tool, str(result.content) + str(data_of(result))))
+        grep = await client.call_tool("grep_files", {"path": sandbox.path("."), "pattern": "needle"})
+    assert read.is_error and error_of(read)["code"] == "NOT_FOUND"
+    for tool, text in shown:
+        assert SECRET not in text and "key.txt" not in text, tool
+        if pattern.endswith("/"):  # the folder itself is hidden, not only what is in it
+            assert NFC not in text and NFD not in text, tool
+    assert "open.txt" in str(grep.content)
+
+
+@pytest.mark.parametrize(("pattern", "stored"), [(f"{NFC}/", NFD), (f"{NFD}/", NFC)])
+async def test_an_ignore_file_ignores_every_unicode_spelling_of_a_name(
+    sandbox: Sandbox, pattern: str, stored: str
+) -> None:
+    sandbox.put(".gitignore", f"{pattern}\n")
+    sandbox.put(f"{stored}/key.txt", "needle\n")
+    sandbox.put("open.txt", "needle\n")
+    async with sandbox.client(profiles=("fs",)) as client:
+        listed = await client.call_tool("fs_list_files", {"root": sandbox.path(".")})
+    shown = str(data_of(listed))
+    assert "open.txt" in shown and "key.txt" not in shown, shown
+
+
+def test_a_deny_list_longer_than_the_limit_is_refused_at_once_naming_the_limit(local_sandbox: Sandbox) -> None:
+    patterns = tuple(f"secret-{n}.txt" for n in range(200_000))
+    with pytest.raises(ValueError, match=r"200000 deny patterns; give at most 1000"):
+        local_sandbox.server(deny=patterns)
+
+
+def test_deny_patterns_too_complex_to_match_together_are_refused_with_what_to_do(local_sandbox: Sandbox) -> None:
+    patterns = tuple(f"dir{n}/**/sub*/x?y[abc]-{'q' * 30}*.pem" for n in range(1000))
+    with pytest.raises(ValueError, match=r"1000 deny patterns are too many or too complex to match together"):
+        local_sandbox.server(deny=patterns)

@@ -140,6 +140,7 @@ def test_the_builtin_os_error_classes_map_to_their_codes(exc, code):
         (errno.ENAMETOOLONG, "INVALID_ARGUMENT"),
         (errno.ENOSPC, "INTERNAL"),
         (errno.EDQUOT, "INTERNAL"),
+        (errno.EFBIG, "TOO_LARGE"),
         (errno.EXDEV, "INVALID_ARGUMENT"),
     ],
     ids=lambda v: errno.errorcode.get(v, v) if isinstance(v, int) else v,

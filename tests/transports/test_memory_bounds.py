@@ -58,3 +58,15 @@ def test_a_pinned_write_over_a_gigabyte_file_hashes_it_in_pieces(server: tuple[R
     assert answer["result"]["isError"] is False, answer  # type: ignore[index]
     assert (folder / "huge.bin").read_text() == "small now"
     assert peak_rss_mb(box.proc.pid) < PEAK_MB
+
+
+def test_copying_a_gigabyte_into_a_memory_mount_stops_at_its_limit(tmp_path: Path) -> None:
+    with open(tmp_path / "huge.bin", "wb") as handle:
+        handle.truncate(1024 * 1024 * 1024)  # sparse
+    with RawStdio(tmp_path, "memory://scratch", "--memory-max-bytes", "64MiB") as box:
+        answer = box.call("copy_file", source="huge.bin", destination="memory://scratch/huge.bin")
+        small = box.call("write_file", path="memory://scratch/small.txt", content="fits")
+        assert peak_rss_mb(box.proc.pid) < PEAK_MB
+    assert answer["result"]["isError"] is True, answer  # type: ignore[index]
+    assert answer["result"]["content"][0]["text"].startswith("TOO_LARGE"), answer  # type: ignore[index]
+    assert small["result"]["isError"] is False, small  # type: ignore[index]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client
 from mcp.server.lowlevel import Server
@@ -94,3 +95,23 @@ def test_standard_input_and_output_are_claimed_through_the_sdks_claim() -> None:
     # place; a renamed claim function fails here (what it diverts: tests/transports/test_stdio.py).
     with sdk.claimed_stdio() as (stdin, stdout):
         assert callable(stdin.read) and callable(stdout.write)
+
+
+async def test_a_session_manager_names_its_sessions_and_ends_one_so_its_id_answers_404() -> None:
+    from raw_http import RawSession
+
+    server = a_server()
+    app = server.streamable_http_app(max_sessions=None)
+    manager = sdk.lowlevel(server).session_manager
+    async with (
+        manager.run(),  # on this event loop, as the transport's own tasks must be
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), timeout=30) as http,
+    ):
+        session = RawSession(http, "http://127.0.0.1:8765/mcp")
+        assert await session.open() == 200
+        session_id = session.headers["mcp-session-id"]
+        held = session_id in sdk.session_ids(manager)
+        await sdk.end_session(manager, session_id)
+        gone = session_id not in sdk.session_ids(manager)
+        status, _ = await session.call("list_allowed_directories")
+    assert held and gone and status == 404

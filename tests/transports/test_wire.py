@@ -1,11 +1,13 @@
 """Every request line gets an answer, over stdio and HTTP: nesting 100,000 deep, a number of
-100,000 digits, a batch, broken JSON and lone surrogates each get a JSON-RPC error (or a
-tool error), never silence, and the server answers the next request."""
+100,000 digits, broken JSON and lone surrogates each get a JSON-RPC error (or a tool error),
+each request of a refused batch its own, never silence, and the server answers the next
+request."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx2
@@ -32,7 +34,6 @@ HOSTILE = {
     + b'{"path":"x","max_bytes":'
     + b"9" * 100_000
     + b"}}}",
-    "batch": b'[{"jsonrpc":"2.0","id":3,"method":"tools/list"},{"jsonrpc":"2.0","id":4,"method":"tools/list"}]',
     "broken": b'{"jsonrpc":"2.0","id":5,',
     "surrogate in a tool name": b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_\\udc80"}}',
     "surrogate in a key": b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file",'
@@ -75,6 +76,47 @@ def test_hostile_requests_over_http_get_an_answer_and_the_server_goes_on(tmp_pat
             assert "error" in answer.text or '"isError":true' in answer.text, (case, answer.text[:200])
         alive = http.post(url, content=ALIVE, headers=headers)
     assert alive.status_code == 200 and '"id":99' in alive.text
+
+
+BATCH = (
+    b'[{"jsonrpc":"2.0","id":9005,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/progress"},'
+    b' {"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"read_file","arguments":{"path":"x"}}}]'
+)
+"""Two requests and a notification: a client waits for 9005 and "b", and must hear of both."""
+
+
+def refused_each(answers: list[dict[str, object]]) -> None:
+    assert sorted(str(answer["id"]) for answer in answers) == ["9005", "b"], answers
+    for answer in answers:
+        error = answer["error"]
+        assert isinstance(error, dict) and error["code"] == -32600 and "one request" in error["message"], answer
+
+
+def test_each_request_of_a_refused_batch_over_stdio_gets_its_own_answer(stdio_server: RawStdio) -> None:
+    first = stdio_server.exchange(BATCH, BOUND)
+    assert stdio_server.proc.stdout is not None
+    reader = ThreadPoolExecutor(1)  # the second answer may already sit in the reader's buffer
+    try:
+        second = reader.submit(stdio_server.proc.stdout.readline).result(timeout=BOUND)
+    finally:
+        reader.shutdown(wait=False)
+    refused_each([first, json.loads(second)])
+    assert stdio_server.exchange(ALIVE, BOUND).get("id") == 99
+
+
+@pytest.mark.parametrize("session", [True, False], ids=["in-a-session", "without-one"])
+def test_each_request_of_a_refused_batch_over_http_gets_its_own_answer(tmp_path: Path, session: bool) -> None:
+    with vfs_mcp_http(str(tmp_path), {}) as port, httpx2.Client(timeout=30) as http:
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        if session:
+            started = http.post(url, content=json.dumps(INITIALIZE), headers=headers)
+            headers |= {"mcp-session-id": started.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        answer = http.post(url, content=BATCH, headers=headers)
+        refused_each(answer.json())
+        alive = http.post(url, content=ALIVE if session else json.dumps(INITIALIZE), headers=headers)
+    assert answer.headers["content-type"] == "application/json"
+    assert alive.status_code == 200
 
 
 ODD_JSON = st.recursive(

@@ -21,6 +21,7 @@ The dialects, one function each:
 from __future__ import annotations
 
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
@@ -56,6 +57,13 @@ def re2_compile(pattern: str, options: re2.Options, what: str) -> re2._Regexp:
 
 
 # -- gitignore ----------------------------------------------------------------------------
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC): deny and ignore patterns and the names they
+    test are compared so, since one name has two spellings (``é`` typed on Linux or Windows,
+    ``e`` plus a combining accent as macOS clients upload it)."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def gitignore(lines: Iterable[str]) -> GitIgnoreSpec:

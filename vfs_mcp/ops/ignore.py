@@ -23,7 +23,7 @@ from pathspec import GitIgnoreSpec
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import ignore_file
+from vfs_mcp.ops.globs import ignore_file, nfc
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 """In order of precedence."""
@@ -47,16 +47,16 @@ class IgnoreRules:
             except VfsError:
                 continue  # vanished since the listing
             folder = _relative(root, entry.target.parent().rel)
-            specs[(folder, entry.name)] = ignore_file(data.decode("utf-8", "replace"))
+            specs[(nfc(folder), entry.name)] = ignore_file(nfc(data.decode("utf-8", "replace")))
         return cls(specs)
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the search root) is ignored, its ancestors considered."""
-        parts = rel.split("/")
+        parts = nfc(rel).split("/")
         for depth in range(1, len(parts)):
             if self._decide("/".join(parts[:depth]), True):
                 return True  # an ignored directory hides everything inside it
-        return self._decide(rel, is_dir)
+        return self._decide("/".join(parts), is_dir)
 
     def _decide(self, rel: str, is_dir: bool) -> bool:
         parts = rel.split("/")

@@ -26,6 +26,7 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from pydantic import BaseModel
 
+from vfs_mcp.replies import json_value
 from vfs_mcp.tooling import META_ERROR, META_RESULT, error_of
 
 ROOT = "${root}"
@@ -123,18 +124,30 @@ def save_calls(path: str | os.PathLike[str], calls: Iterable[ToolCall], root: st
 
 
 def load_calls(path: str | os.PathLike[str]) -> list[RecordedCall]:
-    """The calls of a recording; ValueError naming the line that is not one."""
+    """The calls of a recording; ValueError naming the line that is not one, and why."""
     calls = []
     with open(path, encoding="utf-8") as source:
         for number, line in enumerate(source, 1):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
-                calls.append(RecordedCall(raw["tool"], dict(raw["arguments"]), raw["outcome"], raw["digest"]))
-            except (ValueError, KeyError, TypeError) as exc:
+                calls.append(_recorded_call(line))
+            except ValueError as exc:
                 raise ValueError(f"{os.fspath(path)} line {number} is not a recorded call: {exc}") from None
     return calls
+
+
+_FIELDS = {"tool": str, "arguments": dict, "outcome": str, "digest": str}
+
+
+def _recorded_call(line: str) -> RecordedCall:
+    """One line as a call; ValueError saying what is wrong with it (nesting deeper than a
+    request may be included: it would end in a RecursionError on the way to the server)."""
+    raw = json_value(line, dict)
+    for name, kind in _FIELDS.items():
+        if not isinstance(raw.get(name), kind):
+            raise ValueError(f"{name!r} must be a JSON {'object' if kind is dict else 'string'}")
+    return RecordedCall(raw["tool"], raw["arguments"], raw["outcome"], raw["digest"])
 
 
 async def replay(
