@@ -6,6 +6,7 @@ ALREADY_EXISTS.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -18,6 +19,7 @@ from conftest import Sandbox, make_sandbox
 from mcp import Client
 from processes import mcp_client, vfs_mcp_http
 
+from vfs_mcp.changes.commit import commit
 from vfs_mcp.errors import Stale
 from vfs_mcp.ops.textfile import TextFile
 from vfs_mcp.tooling import data_of, error_of
@@ -62,25 +64,36 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
 async def run_everywhere(store: Store, calls: list[tuple[str, dict[str, Any]]]) -> list[str | None]:
     """Send ``calls`` at once through CLIENTS clients spread over two servers; each outcome's
     error code (None for a success), in the order of ``calls``."""
-    outcomes: list[str | None] = [None] * len(calls)
+    (outcomes,) = await run_rounds(store, [calls])
+    return outcomes
+
+
+async def run_rounds(
+    store: Store, rounds: list[list[tuple[str, dict[str, Any]]]], before: Any = None
+) -> list[list[str | None]]:
+    """``run_everywhere`` for each round in turn over the same two servers (``before(n)`` sets
+    the store up for round ``n``); each round's outcomes."""
+    results: list[list[str | None]] = []
     with vfs_mcp_http(store.root, store.env) as one_port, vfs_mcp_http(store.root, store.env) as other_port:
         first, second = (f"http://127.0.0.1:{port}/mcp" for port in (one_port, other_port))
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(mcp_client(first if n % 2 else second)) for n in range(CLIENTS)]
+            for number, calls in enumerate(rounds):
+                if before is not None:
+                    before(number)
+                outcomes: list[str | None] = [None] * len(calls)
 
-        async def worker(number: int) -> None:
-            async with mcp_client(first if number % 2 else second) as client, anyio.create_task_group() as group:
-                for index in range(number, len(calls), CLIENTS):
-                    group.start_soon(one, client, index)
+                async def one(client: Client, index: int, calls: Any = calls, outcomes: Any = outcomes) -> None:
+                    name, args = calls[index]
+                    error = error_of(await client.call_tool(name, args))
+                    outcomes[index] = None if error is None else str(error["code"])
 
-        async def one(client: Client, index: int) -> None:
-            name, args = calls[index]
-            error = error_of(await client.call_tool(name, args))
-            outcomes[index] = None if error is None else str(error["code"])
-
-        with anyio.fail_after(300):
-            async with anyio.create_task_group() as group:
-                for number in range(CLIENTS):
-                    group.start_soon(worker, number)
-    return outcomes
+                with anyio.fail_after(300):
+                    async with anyio.create_task_group() as group:
+                        for index in range(len(calls)):
+                            group.start_soon(one, clients[index % CLIENTS], index)
+                results.append(outcomes)
+    return results
 
 
 def at_most_a_tenth_conflict(outcomes: list[str | None]) -> None:
@@ -222,6 +235,61 @@ def test_a_file_rewritten_in_place_to_the_same_size_and_time_since_an_edit_read_
     with open(host, "r+b") as file:
         file.write(b"omega\n")
     os.utime(host, ns=(before.st_atime_ns, before.st_mtime_ns))
+    ops, _ = doc.saved("ALPHA\n")
     with pytest.raises(Stale):
-        doc.save(vfs, "ALPHA\n")
+        commit(vfs, ops, keep=1 << 20)
     assert local_sandbox.get("a.txt") == b"omega\n"
+
+
+MIXED_LINES = 30
+MIXED_ROUNDS = int(os.environ.get("VFS_MIXED_ROUNDS", "20"))
+
+
+def mixed_calls() -> list[tuple[str, dict[str, Any]]]:
+    """One change per line of mixed.txt, each by one of the three edit tools in turn."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for i in range(MIXED_LINES):
+        old, new = f"line {i:02d}", f"LINE {i:02d}"  # the same size: a version of size and time cannot tell
+        if i % 3 == 0:
+            calls.append(
+                ("edit_file", {"path": "mixed.txt", "edits": [{"oldText": old + "\n", "newText": new + "\n"}]})
+            )
+        elif i % 3 == 1:
+            edit = {"line_number": i + 1, "action": "replace", "content": new, "expected_content": old}
+            calls.append(
+                (
+                    "edit_file_at_line",
+                    {"path": "mixed.txt", "line_edits": [edit], "abort_on_verification_failure": True},
+                )
+            )
+        else:
+            patch = f"*** Begin Patch\n*** Update File: mixed.txt\n@@\n-{old}\n+{new}\n*** End Patch\n"
+            calls.append(("apply_patch", {"patch": patch}))
+    return calls
+
+
+@slow
+async def test_mixed_edit_tools_on_distinct_lines_through_two_servers_lose_no_acknowledged_change(store: Store) -> None:
+    """edit_file, edit_file_at_line and apply_patch at once, each on its own line of one file,
+    through two servers, round after round: every change reported applied is in the file."""
+    original = "".join(f"line {i:02d}\n" for i in range(MIXED_LINES))
+    finals: list[str] = []
+
+    def reset(number: int) -> None:
+        if number:
+            finals.append(store.text("mixed.txt"))
+        store.put("mixed.txt", original)
+
+    store.put("mixed.txt", original)  # an object-store mount's root must hold something when it starts
+    results = await run_rounds(store, [mixed_calls() for _ in range(MIXED_ROUNDS)], before=reset)
+    finals.append(store.text("mixed.txt"))
+    missing = [
+        (number, i)
+        for number, (outcomes, final) in enumerate(zip(results, finals, strict=True))
+        for i, outcome in enumerate(outcomes)
+        if outcome is None and f"LINE {i:02d}\n" not in final
+    ]
+    assert missing == [], "changes reported applied are missing"
+    for outcomes, final in zip(results, finals, strict=True):
+        assert set(outcomes) <= {None, "CONFLICT"}, outcomes
+        assert [i for i, o in enumerate(outcomes) if o is not None and f"line {i:02d}\n" not in final] == []

@@ -49,7 +49,9 @@ def fingerprint(vfs: JailedReads, target: Target) -> Fingerprint:
     if entry is None:
         return ()
     # A folder's own time changes with what is in it, which is listed: it is not compared.
-    state = [("", entry.type, entry.size, None if entry.type == "directory" else entry.modified)]
+    state: list[tuple[str, str, int, float | None]] = [
+        ("", entry.type, entry.size, None if entry.type == "directory" else entry.modified)
+    ]
     if entry.type == "directory":
         for count, (rel, raw) in enumerate(store.raw_tree(vfs, target)):
             if count >= MAX_FINGERPRINT:
