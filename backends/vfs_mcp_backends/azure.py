@@ -22,6 +22,7 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
     check_conditions,
 )
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=False, timestamps=frozenset({"created", "modified"}), etags=True, conditional_writes=True
@@ -124,12 +125,19 @@ def _filesystem_class() -> type[Any]:
     return BlobFileSystem
 
 
+class AzureOptions(StoreOptions):
+    """Every option passes on to ``AzureBlobFileSystem`` (checked by name)."""
+
+    store = "azure"
+
+
 def create(url: str, options: Options) -> BackendMount:
     try:
         fs_class = _filesystem_class()
     except ImportError as exc:
         raise BackendUnavailable("the azure backend is not installed: pip install 'vfs-mcp-backends[azure]'") from exc
-    kwargs: dict[str, Any] = {**fs_class._get_kwargs_from_urls(url), **dict(options)}
+    given = AzureOptions.parse(options, passes_to=fs_class).given()
+    kwargs: dict[str, Any] = {**fs_class._get_kwargs_from_urls(url), **given}
     kwargs.setdefault("skip_instance_cache", True)
     fs = fs_class(**kwargs)
     root = fs_class._strip_protocol(url).strip("/")

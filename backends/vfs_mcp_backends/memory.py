@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from fsspec.implementations.memory import MemoryFile, MemoryFileSystem
+from pydantic import Field
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Options
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=True, native_copy=True, timestamps=frozenset({"created"}), locked_writes=True, local_io=True
@@ -106,12 +108,19 @@ def seed_from_dir(fs: MemoryFileSystem, root: str, folder: str) -> None:
                     fs.pipe_file(f"{prefix}/{filename}", handle.read())
 
 
+class MemoryOptions(StoreOptions):
+    store = "memory"
+    files: dict[str, str | bytes] = Field(default_factory=dict)
+    seed_dir: str | None = None
+
+
 def create(url: str, options: Options) -> BackendMount:
+    checked = MemoryOptions.parse(options)
     fs = MemoryStore(global_store=False, skip_instance_cache=True)
     root = "/" + _name(url)
     fs.makedirs(root, exist_ok=True)
-    if options.get("seed_dir"):
-        seed_from_dir(fs, root, str(options["seed_dir"]))
-    if options.get("files"):
-        seed(fs, root, options["files"])
+    if checked.seed_dir:
+        seed_from_dir(fs, root, checked.seed_dir)
+    if checked.files:
+        seed(fs, root, checked.files)
     return BackendMount(fs=fs, root=root, capabilities=CAPABILITIES)
