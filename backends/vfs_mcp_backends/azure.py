@@ -67,7 +67,39 @@ def _quoted(etag: str) -> str:
 
 def _filesystem_class() -> type[Any]:
     from adlfs import AzureBlobFileSystem
-    from fsspec.asyn import sync_wrapper
+    from adlfs.spec import AzureBlobFile
+    from azure.core.exceptions import ResourceExistsError
+    from azure.storage.blob import BlobBlock
+    from fsspec.asyn import sync, sync_wrapper
+
+    class StagedBlobFile(AzureBlobFile):  # type: ignore[misc]
+        """A staged write (``autocommit=False``): its blocks are uploaded as it is written and
+        at ``close``, and become the blob only at ``commit`` (adlfs commits at ``close``);
+        ``discard`` leaves them uncommitted, and Azure drops uncommitted blocks."""
+
+        async def _async_upload_chunk(self, final: bool = False, **kwargs: Any) -> Any:
+            return await super()._async_upload_chunk(final=final and self.autocommit, **kwargs)
+
+        _upload_chunk = sync_wrapper(_async_upload_chunk)
+
+        async def _commit(self) -> None:
+            async with self.fs.service_client.get_blob_client(container=self.container_name, blob=self.blob) as blob:
+                common = {"metadata": self.metadata, "content_settings": self._content_settings}
+                try:
+                    if self._block_list:
+                        create_only = {"headers": {"If-None-Match": "*"}} if self.mode == "xb" else {}
+                        await blob.commit_block_list([BlobBlock(b) for b in self._block_list], **common, **create_only)
+                    else:  # nothing written: Azure refuses an empty block list for a new blob
+                        await blob.upload_blob(b"", overwrite=self.mode == "wb", **common)
+                except ResourceExistsError as exc:
+                    raise FileExistsError(self.path) from exc
+            self.fs.invalidate_cache(self.path)
+
+        def commit(self) -> None:
+            sync(self.fs.loop, self._commit)
+
+        def discard(self) -> None:
+            self._block_list: list[str] = []
 
     class BlobFileSystem(AzureBlobFileSystem):  # type: ignore[misc]
         """adlfs, with the timestamps under the names fsspec users read and S3-style markers.
@@ -105,6 +137,12 @@ def _filesystem_class() -> type[Any]:
             return out
 
         pipe_file = sync_wrapper(_pipe_file)  # adlfs binds its own _pipe_file the same way
+
+        def _open(self, path: str, mode: str = "rb", *args: Any, **kwargs: Any) -> Any:
+            handle = super()._open(path, mode, *args, **kwargs)
+            if mode in ("wb", "xb") and not kwargs.get("autocommit", True):
+                handle.__class__ = StagedBlobFile  # the same file; its last upload waits for commit
+            return handle
 
         async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
             # adlfs deletes what its listing names, which leaves markers ("key/") behind.

@@ -124,6 +124,16 @@ class StoreContract:
         mount.invalidate(path)
         assert mount.fs.cat_file(path) == b"new"
 
+    def test_an_empty_staged_write_creates_an_empty_file_at_commit(self, mount: BackendMount) -> None:
+        path = f"{mount.root.rstrip('/')}/empty.txt"
+        handle = mount.fs._open(path, "wb", autocommit=False)
+        handle.close()
+        mount.invalidate(path)
+        assert not mount.fs.exists(path)
+        handle.commit()
+        mount.invalidate(path)
+        assert mount.fs.cat_file(path) == b""
+
     def test_a_discarded_write_leaves_the_old_content(self, mount: BackendMount) -> None:
         path = self.put(mount, "kept.txt", b"old")
         handle = mount.fs._open(path, "wb", autocommit=False)
