@@ -197,4 +197,3 @@ def create(url: str, options: Options) -> BackendMount:
     if checked.files:
         seed(fs, root, checked.files)
     return BackendMount(fs=fs, root=root, capabilities=CAPABILITIES)
-
