@@ -22,6 +22,7 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
     check_conditions,
 )
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=False, timestamps=frozenset({"created", "modified"}), etags=True, conditional_writes=True
@@ -66,7 +67,39 @@ def _quoted(etag: str) -> str:
 
 def _filesystem_class() -> type[Any]:
     from adlfs import AzureBlobFileSystem
-    from fsspec.asyn import sync_wrapper
+    from adlfs.spec import AzureBlobFile
+    from azure.core.exceptions import ResourceExistsError
+    from azure.storage.blob import BlobBlock
+    from fsspec.asyn import sync, sync_wrapper
+
+    class StagedBlobFile(AzureBlobFile):  # type: ignore[misc]
+        """A staged write (``autocommit=False``): its blocks are uploaded as it is written and
+        at ``close``, and become the blob only at ``commit`` (adlfs commits at ``close``);
+        ``discard`` leaves them uncommitted, and Azure drops uncommitted blocks."""
+
+        async def _async_upload_chunk(self, final: bool = False, **kwargs: Any) -> Any:
+            return await super()._async_upload_chunk(final=final and self.autocommit, **kwargs)
+
+        _upload_chunk = sync_wrapper(_async_upload_chunk)
+
+        async def _commit(self) -> None:
+            async with self.fs.service_client.get_blob_client(container=self.container_name, blob=self.blob) as blob:
+                common = {"metadata": self.metadata, "content_settings": self._content_settings}
+                try:
+                    if self._block_list:
+                        create_only = {"headers": {"If-None-Match": "*"}} if self.mode == "xb" else {}
+                        await blob.commit_block_list([BlobBlock(b) for b in self._block_list], **common, **create_only)
+                    else:  # nothing written: Azure refuses an empty block list for a new blob
+                        await blob.upload_blob(b"", overwrite=self.mode == "wb", **common)
+                except ResourceExistsError as exc:
+                    raise FileExistsError(self.path) from exc
+            self.fs.invalidate_cache(self.path)
+
+        def commit(self) -> None:
+            sync(self.fs.loop, self._commit)
+
+        def discard(self) -> None:
+            self._block_list: list[str] = []
 
     class BlobFileSystem(AzureBlobFileSystem):  # type: ignore[misc]
         """adlfs, with the timestamps under the names fsspec users read and S3-style markers.
@@ -105,6 +138,12 @@ def _filesystem_class() -> type[Any]:
 
         pipe_file = sync_wrapper(_pipe_file)  # adlfs binds its own _pipe_file the same way
 
+        def _open(self, path: str, mode: str = "rb", *args: Any, **kwargs: Any) -> Any:
+            handle = super()._open(path, mode, *args, **kwargs)
+            if mode in ("wb", "xb") and not kwargs.get("autocommit", True):
+                handle.__class__ = StagedBlobFile  # the same file; its last upload waits for commit
+            return handle
+
         async def _rm(self, path: Any, recursive: bool = False, **kwargs: Any) -> Any:
             # adlfs deletes what its listing names, which leaves markers ("key/") behind.
             container, key, _ = self.split_path(path) if isinstance(path, str) else ("", "", None)
@@ -124,12 +163,19 @@ def _filesystem_class() -> type[Any]:
     return BlobFileSystem
 
 
+class AzureOptions(StoreOptions):
+    """Every option passes on to ``AzureBlobFileSystem`` (checked by name)."""
+
+    store = "azure"
+
+
 def create(url: str, options: Options) -> BackendMount:
     try:
         fs_class = _filesystem_class()
     except ImportError as exc:
         raise BackendUnavailable("the azure backend is not installed: pip install 'vfs-mcp-backends[azure]'") from exc
-    kwargs: dict[str, Any] = {**fs_class._get_kwargs_from_urls(url), **dict(options)}
+    given = AzureOptions.parse(options, passes_to=fs_class).given()
+    kwargs: dict[str, Any] = {**fs_class._get_kwargs_from_urls(url), **given}
     kwargs.setdefault("skip_instance_cache", True)
     fs = fs_class(**kwargs)
     root = fs_class._strip_protocol(url).strip("/")

@@ -22,6 +22,7 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
     check_conditions,
 )
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True)
 _BOUNDARY = "vfs-mcp-boundary"
@@ -60,6 +61,13 @@ class GCSMount(BackendMount):
         return str(out["generation"])
 
 
+class GCSOptions(StoreOptions):
+    """The options vfs-mcp reads itself; every other ``GCSFileSystem`` argument passes on."""
+
+    store = "gcs"
+    endpoint_url: str | None = None
+
+
 def create(url: str, options: Options) -> BackendMount:
     try:
         # The core class: gcsfs's default adds a gRPC probe per bucket for zonal and
@@ -67,7 +75,7 @@ def create(url: str, options: Options) -> BackendMount:
         from gcsfs.core import GCSFileSystem
     except ImportError as exc:
         raise BackendUnavailable("the gcs backend is not installed: pip install 'vfs-mcp-backends[gcs]'") from exc
-    kwargs: dict[str, Any] = dict(options)
+    kwargs = GCSOptions.parse(options, passes_to=GCSFileSystem).given()
     if kwargs.get("endpoint_url") or os.environ.get("STORAGE_EMULATOR_HOST"):
         kwargs.setdefault("token", "anon")
     kwargs.setdefault("skip_instance_cache", True)

@@ -1,5 +1,8 @@
 """Local folders: ``/abs/dir``, ``./rel/dir`` or ``file:///abs/dir``, served by a filesystem
 rooted at an open descriptor of the folder (``localfs.DescriptorFileSystem``).
+
+Option: ``auto_mkdir`` (writes create their parent folders, as fsspec's
+``LocalFileSystem(auto_mkdir=True)``; the jail makes folders itself and leaves it off).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from vfs_mcp_backends.base import (
     path_locks,
 )
 from vfs_mcp_backends.localfs import DescriptorFileSystem
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
     symlinks=True,
@@ -109,8 +113,15 @@ class LocalMount(BackendMount):
             yield
 
 
+class LocalOptions(StoreOptions):
+    store = "local"
+    auto_mkdir: bool = False
+
+
 def create(url: str, options: Options) -> BackendMount:
+    checked = LocalOptions.parse(options)
     root = host_path(url)
     if not os.path.isdir(root):
         raise NotADirectoryError(f"local mount root is not a directory: {url}")
-    return LocalMount(fs=DescriptorFileSystem(root), root=root, capabilities=CAPABILITIES)
+    fs = DescriptorFileSystem(root, auto_mkdir=checked.auto_mkdir)
+    return LocalMount(fs=fs, root=root, capabilities=CAPABILITIES)

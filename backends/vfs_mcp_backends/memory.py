@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from fsspec.implementations.memory import MemoryFile, MemoryFileSystem
+from pydantic import Field
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Options
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=True, native_copy=True, timestamps=frozenset({"created"}), locked_writes=True, local_io=True
@@ -177,19 +179,21 @@ def seed_from_dir(fs: MemoryFileSystem, root: str, folder: str) -> None:
                     shutil.copyfileobj(handle, copy)  # in pieces: a file over max_bytes fails at the limit
 
 
+class MemoryOptions(StoreOptions):
+    store = "memory"
+    files: dict[str, str | bytes] = Field(default_factory=dict)
+    seed_dir: str | None = None
+    max_bytes: int = Field(DEFAULT_MAX_BYTES, ge=1, strict=True)
+    """What the mount's files may hold in all."""
+
+
 def create(url: str, options: Options) -> BackendMount:
-    fs = MemoryStore(global_store=False, skip_instance_cache=True, max_bytes=_max_bytes(options))
+    checked = MemoryOptions.parse(options)
+    fs = MemoryStore(global_store=False, skip_instance_cache=True, max_bytes=checked.max_bytes)
     root = "/" + _name(url)
     fs.makedirs(root, exist_ok=True)
-    if options.get("seed_dir"):
-        seed_from_dir(fs, root, str(options["seed_dir"]))
-    if options.get("files"):
-        seed(fs, root, options["files"])
+    if checked.seed_dir:
+        seed_from_dir(fs, root, checked.seed_dir)
+    if checked.files:
+        seed(fs, root, checked.files)
     return BackendMount(fs=fs, root=root, capabilities=CAPABILITIES)
-
-
-def _max_bytes(options: Options) -> int:
-    limit = options.get("max_bytes", DEFAULT_MAX_BYTES)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"max_bytes must be a number of bytes of at least 1, not {limit!r}")
-    return limit

@@ -1,11 +1,17 @@
-"""Scheme -> backend factory, imported lazily; plug-ins come from an entry-point group."""
+"""Scheme -> backend factory, imported lazily; plug-ins come from an entry-point group.
+
+The built-in backends come first: a plug-in that claims a built-in scheme never replaces it,
+and a mount of that scheme is refused naming both, so an installed package cannot silently
+take over ``s3://``. The entry points are read once per process.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Options
 
@@ -35,13 +41,15 @@ def scheme_of(url: str) -> str:
     return match.group(1).lower() if match else "file"
 
 
-def _plugins() -> dict[str, str]:
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+@functools.cache
+def plugins() -> dict[str, EntryPoint]:
+    """The ``vfs_mcp.backends`` entry points by scheme, read once."""
+    return {ep.name.lower(): ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def known_schemes() -> list[str]:
     """Schemes with a dedicated backend, built in or from a plug-in."""
-    return sorted({*_BUILTIN, *_plugins()})
+    return sorted({*_BUILTIN, *plugins()})
 
 
 def _load(target: str) -> Factory:
@@ -57,5 +65,12 @@ def _load(target: str) -> Factory:
 def create_mount(url: str, options: Options | None = None) -> BackendMount:
     """Build the filesystem for one mount root URL (operator input, never a tool argument)."""
     scheme = scheme_of(url)
-    target = _plugins().get(scheme) or _BUILTIN.get(scheme) or _FALLBACK
+    plugin = plugins().get(scheme)
+    if plugin is not None and scheme in _BUILTIN:
+        where = f" (package {plugin.dist.name})" if plugin.dist is not None else ""
+        raise BackendUnavailable(
+            f"the plug-in {plugin.value}{where} claims {scheme}://, which the built-in {_BUILTIN[scheme]} "
+            f"serves; a built-in backend is never replaced: give the plug-in a scheme of its own"
+        )
+    target = _BUILTIN.get(scheme) or (plugin.value if plugin is not None else _FALLBACK)
     return _load(target)(url, dict(options or {}))

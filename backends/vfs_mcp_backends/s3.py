@@ -13,6 +13,7 @@ from typing import Any
 
 import s3fs
 from fsspec.asyn import sync_wrapper
+from pydantic import Field
 
 from vfs_mcp_backends.base import (
     BackendMount,
@@ -21,6 +22,7 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
     check_conditions,
 )
+from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=False, native_copy=True, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True
@@ -107,8 +109,17 @@ class S3Store(s3fs.S3FileSystem):  # type: ignore[misc]
         return handle
 
 
+class S3Options(StoreOptions):
+    """The options vfs-mcp reads itself; every other ``S3FileSystem`` argument passes on."""
+
+    store = "s3"
+    endpoint_url: str | None = None
+    conditional_writes: bool = True
+    config_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
 def create(url: str, options: Options) -> BackendMount:
-    kwargs: dict[str, Any] = dict(options)
+    kwargs = S3Options.parse(options, passes_to=s3fs.S3FileSystem).given()
     conditional = bool(kwargs.pop("conditional_writes", True))
     endpoint = kwargs.pop("endpoint_url", None) or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:

@@ -1,20 +1,25 @@
 """Staged writes on a local folder, in fsspec's file protocol: ``write``, ``close``, then
 ``commit`` (the new content becomes visible in one step) or ``discard`` (it never does).
 
-With ``autocommit`` (plain ``fs.open(path, "wb")``, ``pipe_file``) closing commits; leaving a
-``with`` block on an exception, or dropping the file unclosed, discards.
+With ``autocommit`` (plain ``fs.open(path, "wb")``, ``pipe_file``) closing commits, and so does
+dropping the file unclosed (``StagedIO``); leaving a ``with`` block on an exception discards.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from vfs_mcp_backends.base import ensure_wanted
 from vfs_mcp_backends.tempfiles import new_temp_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 COPY_CHUNK = 4 << 20
 """Bytes moved at a time by copies and hashes: memory stays bounded whatever the file size."""
@@ -32,20 +37,26 @@ UMASK = _read_umask()  # read once at import: os.umask is process-wide and not t
 DEFAULT_MODE = 0o666 & ~UMASK
 
 
-def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    view = memoryview(data)
+def write_all(fd: int, data: Buffer) -> None:
+    view = memoryview(data).cast("B")
     while view:
         view = view[os.write(fd, view) :]
 
 
-class _Staged:
-    """What both writers share: the protocol's states and the context manager."""
+class StagedIO(io.RawIOBase):
+    """What every staged writer shares: fsspec's file protocol (``close``, then ``commit`` or
+    ``discard``) and what ``io.TextIOWrapper``, ``zipfile``, pyarrow and fsspec's compression
+    wrappers ask of a binary file (``writable``, ``tell``, ``flush``, ``closed``).
+
+    Leaving a ``with`` block on an exception discards. A file dropped unclosed commits when it
+    is collected if it commits on close (as fsspec's own files do): fsspec's compression
+    wrappers never close the file they wrap; one that waits for an explicit ``commit``
+    (``autocommit=False``) is discarded instead.
+    """
 
     autocommit: bool
     _done = False
-
-    def __enter__(self) -> _Staged:
-        return self
+    _position = 0
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if kind is None:
@@ -54,14 +65,30 @@ class _Staged:
             self.discard()
 
     def __del__(self) -> None:
-        if not self._done:
-            self.discard()  # never commit from the garbage collector
+        if self._done:
+            return
+        with contextlib.suppress(Exception):
+            if self.autocommit:
+                self.close()
+            else:
+                self.discard()
+
+    def readable(self) -> bool:
+        return False
 
     def writable(self) -> bool:
         return not self._done
 
-    def close(self) -> None:
-        raise NotImplementedError
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        """Where the next byte goes: the bytes written so far (after the old ones, appending)."""
+        return self._position
+
+    def _mark_closed(self) -> None:
+        """Say ``closed`` (io's flag), however the content ended: finished, committed or discarded."""
+        io.RawIOBase.close(self)
 
     def commit(self) -> None:
         raise NotImplementedError
@@ -70,7 +97,7 @@ class _Staged:
         raise NotImplementedError
 
 
-class StagedFile(_Staged):
+class StagedFile(StagedIO):
     """The new content of ``name`` (in the open directory ``dir_fd``), written to a temp file
     beside it; ``commit`` fsyncs and renames it over the name.
 
@@ -84,7 +111,6 @@ class StagedFile(_Staged):
         self.autocommit = autocommit
         self._exclusive = exclusive
         self._name = name
-        self._closed = False
         self._dir = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
         self._fd: int | None = None
         try:
@@ -107,17 +133,19 @@ class StagedFile(_Staged):
             raise FileExistsError(errno.EEXIST, "already exists", self._name)
         return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else DEFAULT_MODE
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:
+    def write(self, data: Buffer) -> int:
         if self._fd is None:
             raise ValueError("write to a closed file")
+        size = memoryview(data).nbytes
         write_all(self._fd, data)
-        return len(data)
+        self._position += size
+        return size
 
     def close(self) -> None:
         """Finish the content (mode, fsync); with ``autocommit`` also commit it."""
         if self._done:
             return
-        if not self._closed:
+        if not self.closed:
             try:
                 assert self._fd is not None
                 os.fchmod(self._fd, self._mode)
@@ -127,14 +155,14 @@ class StagedFile(_Staged):
                 raise
             os.close(self._fd)
             self._fd = None
-            self._closed = True
+            self._mark_closed()
         if self.autocommit:
             self.commit()
 
     def commit(self) -> None:
         if self._done:
             return
-        if not self._closed:
+        if not self.closed:
             autocommit, self.autocommit = self.autocommit, False
             self.close()
             self.autocommit = autocommit
@@ -163,23 +191,31 @@ class StagedFile(_Staged):
         with contextlib.suppress(OSError):
             os.unlink(self._temp, dir_fd=self._dir)
         os.close(self._dir)
+        self._mark_closed()
 
 
-class AppendFile(_Staged):
+class AppendFile(StagedIO):
     """Bytes to append to an open regular file; written (and fsynced) at ``commit``."""
 
     def __init__(self, fd: int, *, autocommit: bool) -> None:
         self.autocommit = autocommit
         self._fd = fd
         self._pending: list[bytes] = []
+        self._position = os.fstat(fd).st_size
 
-    def write(self, data: bytes | bytearray | memoryview) -> int:
-        self._pending.append(bytes(data))
-        return len(data)
+    def write(self, data: Buffer) -> int:
+        if self.closed:
+            raise ValueError("write to a closed file")
+        chunk = bytes(data)
+        self._pending.append(chunk)
+        self._position += len(chunk)
+        return len(chunk)
 
     def close(self) -> None:
         if self.autocommit:
             self.commit()
+        elif not self._done:
+            self._mark_closed()
 
     def commit(self) -> None:
         if self._done:
@@ -198,3 +234,4 @@ class AppendFile(_Staged):
         self._done = True
         self._pending = []
         os.close(self._fd)
+        self._mark_closed()

@@ -10,7 +10,7 @@ import pytest
 
 from vfs_mcp.cli import parser, settings_from
 from vfs_mcp.mounts import Config, MountSpec, merge_specs, open_mount, open_mounts
-from vfs_mcp_backends import BackendUnavailable, create_mount, known_schemes, scheme_of
+from vfs_mcp_backends import BackendUnavailable, create_mount, known_schemes, registry, scheme_of
 
 
 def test_plain_paths_and_file_urls_are_local_mounts(tmp_path: Path) -> None:
@@ -138,6 +138,7 @@ def test_third_party_backends_plug_in_through_the_entry_point_group(tmp_path: Pa
         )
     )
     sys.path.insert(0, str(tmp_path))
+    registry.plugins.cache_clear()  # entry points are read once per process: read them again
     try:
         assert "demo" in known_schemes()
         mount = open_mount(MountSpec("demo://anything"))
@@ -146,3 +147,4 @@ def test_third_party_backends_plug_in_through_the_entry_point_group(tmp_path: Pa
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("vfs_plugin_demo", None)
+        registry.plugins.cache_clear()
