@@ -46,6 +46,8 @@ from vfs_mcp.errors import (
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.mounts import Config, merge_specs, open_mounts
+from vfs_mcp.ops import transfers, write
+from vfs_mcp.ops.write import writable_target
 from vfs_mcp_backends import COPY_CHUNK
 from vfs_mcp_backends.writes import StagedIO
 
@@ -204,16 +206,16 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
 
     def pipe_file(self, path: str, value: bytes, mode: str = "overwrite", **kwargs: Any) -> None:
         with _as_os_errors(path):
-            target = self._resolve(path, write=True)
-            self.vfs.write(target, bytes(value), create_dirs=True, create_only=mode == "create")
+            target = writable_target(self.vfs, self._resolve(path, write=True))
+            write.write_bytes(self.vfs, target, bytes(value), create_dirs=True, create_only=mode == "create")
 
     def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
         with _as_os_errors(path):
-            self.vfs.mkdir(self._resolve(path, write=True), parents=create_parents, exist_ok=False)
+            write.create_directory(self.vfs, self._resolve(path, write=True).display, create_parents, exist_ok=False)
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
         with _as_os_errors(path):
-            self.vfs.mkdir(self._resolve(path, write=True), parents=True, exist_ok=exist_ok)
+            write.create_directory(self.vfs, self._resolve(path, write=True).display, exist_ok=exist_ok)
 
     def rmdir(self, path: str) -> None:
         with _as_os_errors(path):
@@ -221,7 +223,7 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
             if self.vfs.info(target, follow=False).type != "directory":
                 raise NotADirectory(f"{target.display} is not a directory")
             try:
-                self.vfs.rm(target)
+                write.delete_path(self.vfs, target.display)
             except AlreadyExists as exc:
                 raise OSError(errno.ENOTEMPTY, exc.message, path) from exc
 
@@ -230,7 +232,7 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
             target = self._resolve(path, follow=False, write=True)
             if self.vfs.info(target, follow=False).type == "directory":
                 raise IsADirectory(f"{target.display} is a directory; remove it with rm(path, recursive=True)")
-            self.vfs.rm(target)
+            write.delete_path(self.vfs, target.display)
 
     def rm(self, path: str | list[str], recursive: bool = False, maxdepth: int | None = None) -> None:
         """Delete files, links (never their targets) and, with ``recursive``, folders."""
@@ -239,16 +241,16 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
                 target = self._resolve(one, follow=False, write=True)
                 if self.vfs.info(target, follow=False).type == "directory" and not recursive:
                     raise IsADirectory(f"{target.display} is a directory; pass recursive=True")
-                self.vfs.rm(target, recursive=recursive)
+                write.delete_path(self.vfs, target.display, recursive=recursive)
 
     def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
         """Copy a file (across mounts too); a folder is made at ``path2`` (fsspec's recursive copy)."""
         with _as_os_errors(path1):
             source, dest = self._resolve(path1), self._resolve(path2, write=True)
             if self.vfs.info(source).type == "directory":
-                self.vfs.mkdir(dest, parents=True, exist_ok=True)
+                write.create_directory(self.vfs, dest.display)
             else:
-                self.vfs.copy(source, dest, overwrite=True)
+                transfers.copy_file(self.vfs, source.display, dest.display, overwrite=True)
 
     def mv(self, path1: Any, path2: str, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
         """One path: renamed onto ``path2`` in one step where the store can (as the tools
@@ -257,9 +259,8 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
             super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
             return
         with _as_os_errors(path1):
-            self.vfs.move(
-                self._resolve(path1, follow=False, write=True), self._resolve(path2, write=True), overwrite=True
-            )
+            source, dest = self._resolve(path1, follow=False, write=True), self._resolve(path2, write=True)
+            transfers.move_file(self.vfs, source.display, dest.display, overwrite=True)
 
 
 def _info(entry: Entry) -> dict[str, Any]:
@@ -344,15 +345,14 @@ class JailWriter(StagedIO):
         try:
             with _as_os_errors(target.display):
                 spool.seek(0)
-                if self._mode == "wb":
-                    if not target.is_root:
-                        self._vfs.mkdir(target.parent(), parents=True, exist_ok=True)
-                    self._vfs.put(target, iter(lambda: spool.read(COPY_CHUNK), b""))
-                else:
-                    data = spool.read()
-                    self._vfs.write(
-                        target, data, create_dirs=True, append=self._mode == "ab", create_only=self._mode == "xb"
-                    )
+                write.write_bytes(
+                    self._vfs,
+                    writable_target(self._vfs, target),
+                    spool.read(),
+                    create_dirs=True,
+                    append=self._mode == "ab",
+                    create_only=self._mode == "xb",
+                )
         finally:
             spool.close()
 

@@ -165,4 +165,3 @@ def test_a_file_written_then_deleted_in_one_call_comes_back_as_it_was_before_the
     log.add(journal.Change("both", record.steps()))
     assert undo(vfs, log).restored == [sandbox.path("a.txt")]
     assert sandbox.get("a.txt") == b"before\n"
-

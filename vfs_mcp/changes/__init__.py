@@ -111,7 +111,7 @@ def run(
     folders = _folders(touches)
     attempt = 0
     while True:
-        with _held(folders):
+        with _held(vfs, folders):
             planned = plan()
             if not planned.ops:
                 return planned.result
@@ -151,17 +151,18 @@ def _covers(held: Folders, needed: Folders) -> bool:
 
 
 @contextlib.contextmanager
-def _held(folders: Folders) -> Iterator[None]:
+def _held(vfs: JailedReads, folders: Folders) -> Iterator[None]:
     """Hold every folder's lock, mount by mount in URL order; CONFLICT when one stays busy."""
     with contextlib.ExitStack() as stack:
         for url in sorted(folders):
             mount, paths = folders[url]
-            try:
-                stack.enter_context(mount.backend.hold(paths))
-            except LockBusy as busy:
-                shown = mount.display(busy.folder[len(mount.backend.root) :].strip("/"))
-                raise Conflict(
-                    f"another program holds the write lock of {shown} (waited {busy.wait:g} s); "
-                    "nothing was changed, try again"
-                ) from None
+            with vfs.guard(mount.url):  # a folder that cannot be opened is an error of ours too
+                try:
+                    stack.enter_context(mount.backend.hold(paths))
+                except LockBusy as busy:
+                    shown = mount.display(busy.folder[len(mount.backend.root) :].strip("/"))
+                    raise Conflict(
+                        f"another program holds the write lock of {shown} (waited {busy.wait:g} s); "
+                        "nothing was changed, try again"
+                    ) from None
         yield

@@ -64,7 +64,33 @@ def write_file(
     data = encode(content, encoding)  # fails before anything is touched
     check_size(data, max_bytes)
     shown = vfs.resolve(path, write=True).display
-    target = writable(vfs, path)
+    return write_bytes(
+        vfs,
+        writable(vfs, path),
+        data,
+        shown=shown,
+        create_dirs=create_dirs,
+        append=append,
+        expected_hash=expected_hash,
+        create_only=create_only,
+        must_exist=must_exist,
+    )
+
+
+def write_bytes(
+    vfs: JailedFS,
+    target: Target,
+    data: bytes,
+    *,
+    shown: str | None = None,
+    create_dirs: bool = False,
+    append: bool = False,
+    expected_hash: str | None = None,
+    create_only: bool = False,
+    must_exist: bool = False,
+) -> WriteResult:
+    """``write_file`` of bytes at a resolved (``writable``) target, named ``shown`` in messages."""
+    shown = shown or target.display
     digest = sha256_aside(data)  # hashed while it is written
 
     def plan() -> Plan[WriteResult]:
