@@ -313,7 +313,7 @@ def _parent_is_there(vfs: JailedReads, target: Target) -> list[Target]:
     parent = target.parent()
     if target.is_root or parent.is_root:
         return []
-    entry = store.probe(vfs, parent)
+    entry = _folder(vfs, parent)
     if entry is None:
         raise NotFound(f"parent directory {parent.display} does not exist; pass create_dirs=true or create it first")
     if entry.type != "directory":
@@ -327,12 +327,20 @@ def _refuse_hard_links(entry: Entry) -> None:
         raise AccessDenied(f"{entry.path} has other hard links; refused on this mount (deny_hardlinked)")
 
 
+def _folder(vfs: JailedReads, target: Target) -> Entry | None:
+    """What is at ``target``, a link inside the mount followed (the jail checked where it leads)."""
+    entry = store.probe(vfs, target)
+    if entry is not None and entry.type == "symlink":
+        return vfs.lookup(target, follow=True) or entry
+    return entry
+
+
 def _make_dirs(vfs: JailedReads, target: Target) -> list[Target]:
     """Make ``target`` and its missing parents, top down; the ones made."""
     missing: list[Target] = []
     at = target
     while not at.is_root:
-        entry = store.probe(vfs, at)
+        entry = _folder(vfs, at)
         if entry is None:
             missing.append(at)
             at = at.parent()

@@ -131,19 +131,20 @@ class DirectoryResult(BaseModel):
 
 
 def create_directory(vfs: JailedFS, path: str, parents: bool = True, exist_ok: bool = True) -> DirectoryResult:
-    target = vfs.resolve(path, write=True)
+    shown = vfs.resolve(path, write=True).display
+    target = writable(vfs, path)
 
     def plan() -> Plan[DirectoryResult]:
         entry = vfs.lookup(target, follow=True)
         if entry is not None:
             if entry.type != "directory":
-                raise AlreadyExists(f"{target.display} exists and is not a directory")
+                raise AlreadyExists(f"{shown} exists and is not a directory")
             if not exist_ok:
-                raise AlreadyExists(f"{target.display} already exists")
-            return Plan(DirectoryResult(path=target.display, created=False))
+                raise AlreadyExists(f"{shown} already exists")
+            return Plan(DirectoryResult(path=shown, created=False))
         if not parents:
             vfs.require_dir(target.parent())
-        return Plan(DirectoryResult(path=target.display, created=True), [MakeDir(target)])
+        return Plan(DirectoryResult(path=shown, created=True), [MakeDir(target)])
 
     return changes.run(vfs, plan, touches=[target])
 
