@@ -241,3 +241,23 @@ async def test_a_patch_changes_the_first_line_of_a_file_that_starts_with_a_byte_
     async with sandbox.client() as client:
         result = await client.call_tool("apply_patch", {"patch": patch})
     assert sandbox.get("b.txt") == b"\xef\xbb\xbfA\nb\n", shown(result)
+
+
+async def test_a_patch_deleting_a_link_deletes_the_link_and_never_the_file_it_points_to(local_sandbox: Sandbox) -> None:
+    box = local_sandbox
+    box.put("data.txt", "one\n")
+    os.symlink("data.txt", box.mount.fs_path("alias.txt"))
+    patch = "*** Begin Patch\n*** Delete File: alias.txt\n*** End Patch\n"
+    async with box.client() as client:
+        result = await client.call_tool("apply_patch", {"patch": patch})
+    assert box.get("data.txt") == b"one\n", shown(result)
+
+
+async def test_a_patch_renaming_a_link_never_takes_away_the_file_it_points_to(local_sandbox: Sandbox) -> None:
+    box = local_sandbox
+    box.put("data.txt", "one\n")
+    os.symlink("data.txt", box.mount.fs_path("alias.txt"))
+    patch = "*** Begin Patch\n*** Update File: alias.txt\n*** Move to: renamed.txt\n-one\n+ONE\n*** End Patch\n"
+    async with box.client() as client:
+        result = await client.call_tool("apply_patch", {"patch": patch})
+    assert box.exists("data.txt"), shown(result)
