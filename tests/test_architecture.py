@@ -90,3 +90,31 @@ def test_operations_reach_the_filesystem_only_through_its_methods() -> None:
         source = path.read_text()
         assert ".jail." not in source and "vfs.jail" not in source, f"ops/{path.name} reaches into the jail"
         assert "realpath(" not in source, f"ops/{path.name} resolves host paths itself (ask vfs.host_path)"
+
+
+WRITES = re.compile(
+    r"\.(pipe_file|rm_file|cp_file|put_if|hold|exclusive|symlink|chmod|makedirs|rmdir)\(|\.fs\.(rm|mv|mkdir)\("
+    r"|fcntl\.|\bflock\b"
+)
+"""A store written to, a lock taken or a conditional put made: what only the write path does."""
+SETS_UP_STORES = {"vfs_mcp/testing/harness.py", "vfs_mcp/testing/faults.py", "vfs_mcp/pytest_plugin.py"}
+"""Test support that sets stores up around the jail (and the faults in front of them)."""
+
+
+def test_only_the_write_path_writes_locks_or_makes_conditional_puts() -> None:
+    """Every tool plans; vfs_mcp/changes commits (docs/architecture.md, "The write path")."""
+    found = {
+        f"{rel}:{number}: {line.strip()}"
+        for path in (ROOT / "vfs_mcp").rglob("*.py")
+        if not (rel := str(path.relative_to(ROOT))).startswith("vfs_mcp/changes/") and rel not in SETS_UP_STORES
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if WRITES.search(line.split("#")[0]) and not line.lstrip().startswith(("def ", '"', "'"))
+    }
+    assert not found, "writes, locks or conditional puts outside vfs_mcp/changes:\n" + "\n".join(sorted(found))
+
+
+def test_no_tool_retries_a_write_itself() -> None:
+    """Re-planning a change that met another writer is the write path's (``changes.run``)."""
+    for path in [*(ROOT / "vfs_mcp" / "ops").glob("*.py"), *(ROOT / "vfs_mcp" / "profiles").rglob("*.py")]:
+        source = path.read_text()
+        assert "RETRIES" not in source and "except Stale" not in source, f"{path.relative_to(ROOT)} retries itself"

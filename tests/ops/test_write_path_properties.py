@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 from conftest import Sandbox
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from vfs_mcp.tooling import error_of
+from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -151,6 +151,7 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
             if kind == "other":  # the second writer: another program, between two calls
                 what = data.draw(st.sampled_from(["put", "remove", "link"] if links else ["put", "remove"]))
                 target = data.draw(st.sampled_from(FILES))
+                note(f"second writer: {what} {target}")
                 if what == "put":
                     box.put(f"{base}/{target}", text())
                 elif what == "remove" and target in before and before[target][0] != "dir":
@@ -168,7 +169,10 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
                     continue
                 word, new = data.draw(st.sampled_from(WORDS)), data.draw(st.sampled_from(WORDS)).upper()
                 tool = "edit_file"
-                args = {"path": f"{base}/{data.draw(st.sampled_from(files))}", "edits": [{"oldText": word, "newText": new}]}
+                args = {
+                    "path": f"{base}/{data.draw(st.sampled_from(files))}",
+                    "edits": [{"oldText": word, "newText": new}],
+                }
             elif kind == "delete":
                 choice = data.draw(st.sampled_from(FILES + FOLDERS))
                 tool, args = "delete_path", {"path": f"{base}/{choice}", "recursive": True}
@@ -183,6 +187,7 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
             after = snapshot(box, base)
             error = error_of(result)
             shown = f"{tool} {args} -> {result.content[0].text if result.content else result}"
+            note(shown)
             if error is not None:
                 assert after == before, f"a refused call changed files: {shown}"
                 continue
@@ -206,7 +211,10 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
                 for p, e in tree.items():
                     if e[0] == "file" and e[2] is not None and p in after:
                         assert after[p][2] == e[2], f"{p} lost its mode: {shown}"
-            if changed_paths(before, after):
+            # Every acknowledged write is journalled, one that left the same bytes too; an edit
+            # that changed nothing and a folder that was there already are not changes.
+            made = tool == "create_directory" and data_of(result)["created"]
+            if tool in ("write_file", "copy_file", "move_file", "delete_path") or made or changed_paths(before, after):
                 model.journal.append((tool, before, after))
             # A change the second writer then touches cannot be undone: the model drops what
             # no undo can reach any more once the journal's newest entry is refused.
