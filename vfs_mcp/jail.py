@@ -278,6 +278,19 @@ class Jail:
         if mount.capabilities.symlinks:
             self._check_real(target, False, target.display)
 
+    def check_tree(self, target: Target) -> None:
+        """The policy of a folder a change takes whole (deletes, moves, fills, puts back): it
+        holds no other mount's root, which no change through this mount may reach into."""
+        mount = target.mount
+        parts = [*mount.root_parts(), *(target.rel.split("/") if target.rel else [])]
+        for other in self.mounts:
+            if other is mount or other.is_local != mount.is_local or other.scheme != mount.scheme:
+                continue
+            root = other.root_parts()
+            if len(root) > len(parts) and root[: len(parts)] == parts:
+                error = ReadOnly if other.read_only else AccessDenied
+                raise error(f"{target.display} holds the mount {other.url}; a change to all of it is refused")
+
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):
             raise NotFound(f"{shown} does not exist")

@@ -19,7 +19,6 @@ from vfs_mcp_backends.base import (
     BackendUnavailable,
     Capabilities,
     Keep,
-    LockBusy,
     NotRegularFile,
     Options,
     PreconditionFailed,
@@ -27,6 +26,7 @@ from vfs_mcp_backends.base import (
     ensure_wanted,
 )
 from vfs_mcp_backends.descriptors import OutsideRoot
+from vfs_mcp_backends.locks import LockBusy
 from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
 from vfs_mcp_backends.writes import COPY_CHUNK
 

@@ -6,8 +6,7 @@ import contextlib
 import dataclasses
 import errno
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +21,6 @@ Keep = Callable[[str, str], bool]
 
 Options = Mapping[str, Any]
 """Storage options for one mount (from the config file), passed to the backend as-is."""
-
-LOCK_WAIT = 10.0
-"""Seconds a change waits for a folder another writer holds before it gives up (CONFLICT)."""
 
 
 @dataclass(frozen=True)
@@ -159,18 +155,14 @@ class BackendMount:
         """
         return 0
 
-    def hold(self, folders: Iterable[str], wait: float = LOCK_WAIT) -> contextlib.AbstractContextManager[None]:
-        """Hold off the other writers of entries directly inside each of ``folders`` (fsspec
-        paths) while a change is checked and committed: in this process, and in other
-        processes on stores with ``locked_writes``. Taken in one global order, so two changes
-        never wait for each other in a circle. ``LockBusy`` (nothing held) when a folder stays
-        held by someone else for ``wait`` seconds.
-        """
-        return path_locks(self.fs, folders, wait)
+    def hold(self, folders: Mapping[str, bool], wait: float | None = None) -> contextlib.AbstractContextManager[None]:
+        """Hold off the other writers while a change is checked and committed: each folder
+        (an fsspec path) exclusively (its entries change) or shared (a change lies below it),
+        in this process, and in other processes on stores with ``locked_writes`` (``locks.py``).
+        ``LockBusy`` (nothing held) when a folder stays held for ``wait`` seconds."""
+        from vfs_mcp_backends.locks import held_here
 
-    def exclusive(self, path: str) -> contextlib.AbstractContextManager[None]:
-        """``hold`` the folder of one path."""
-        return self.hold([path.rstrip("/").rpartition("/")[0]])
+        return held_here(self.fs, folders, wait)
 
     def version_token(self, info: Mapping[str, Any]) -> str | None:
         """The token ``put_if`` compares, from one ``info``/``ls``/``find`` entry of a file."""
@@ -187,58 +179,6 @@ class BackendMount:
         Backends without ``capabilities.conditional_writes`` raise NotImplementedError.
         """
         raise NotImplementedError(f"{type(self.fs).__name__} has no conditional writes")
-
-
-_path_locks: dict[tuple[int, str], tuple[threading.Lock, int]] = {}
-_path_locks_guard = threading.Lock()
-
-
-class LockBusy(Exception):
-    """A folder stayed locked by another writer for the whole wait; nothing was changed."""
-
-    def __init__(self, folder: str, wait: float) -> None:
-        super().__init__(folder, wait)
-        self.folder, self.wait = folder, wait
-
-
-@contextlib.contextmanager
-def path_locks(fs: AbstractFileSystem, folders: Iterable[str], wait: float) -> Iterator[None]:
-    """One lock per (filesystem, folder) in this process, taken in name order, each kept only
-    while someone holds or waits for it; ``LockBusy`` after ``wait`` seconds on one of them."""
-    deadline = time.monotonic() + wait
-    with contextlib.ExitStack() as stack:
-        for folder in sorted(set(folders)):
-            stack.enter_context(_path_lock(fs, folder, deadline, wait))
-        yield
-
-
-@contextlib.contextmanager
-def _path_lock(fs: AbstractFileSystem, folder: str, deadline: float, wait: float) -> Iterator[None]:
-    key = (id(fs), folder)
-    with _path_locks_guard:
-        lock, users = _path_locks.get(key, (threading.Lock(), 0))
-        _path_locks[key] = (lock, users + 1)
-    try:
-        # A call given up while it waits stops waiting at the next slice.
-        while not lock.acquire(timeout=min(LOCK_SLICE, max(0.0, deadline - time.monotonic()))):
-            ensure_wanted()
-            if time.monotonic() >= deadline:
-                raise LockBusy(folder, wait)
-        try:
-            yield
-        finally:
-            lock.release()
-    finally:
-        with _path_locks_guard:
-            lock, users = _path_locks[key]
-            if users == 1:
-                del _path_locks[key]
-            else:
-                _path_locks[key] = (lock, users - 1)
-
-
-LOCK_SLICE = 0.05
-"""Seconds between checks that a call waiting for a lock is still wanted."""
 
 
 class PreconditionFailed(Exception):

@@ -11,23 +11,14 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from vfs_mcp_backends.base import (
-    LOCK_WAIT,
-    BackendMount,
-    Capabilities,
-    Keep,
-    LockBusy,
-    Names,
-    Options,
-    ensure_wanted,
-    path_locks,
-)
+from vfs_mcp_backends.base import BackendMount, Capabilities, Keep, Names, Options, ensure_wanted
 from vfs_mcp_backends.localfs import DescriptorFileSystem
+from vfs_mcp_backends.locks import Folders, LockBusy, deadline_of, held_here
 from vfs_mcp_backends.options import StoreOptions
 
 CAPABILITIES = Capabilities(
@@ -85,25 +76,27 @@ class LocalMount(BackendMount):
         return self.store.sweep_temp_files(older_than)
 
     @contextlib.contextmanager
-    def hold(self, folders: Iterable[str], wait: float = LOCK_WAIT) -> Iterator[None]:
+    def hold(self, folders: Folders, wait: float | None = None) -> Iterator[None]:
         """The in-process locks, then an advisory ``flock`` on each folder (its nearest existing
-        ancestor, for one still to be made): another server on the same folder waits too, and
-        the kernel drops the lock with the descriptor, so a crash leaves nothing behind. Folders
-        are locked in (device, inode) order, the same in every process; each once, since two
-        descriptors of one folder in one process would wait for each other."""
-        folders = sorted(set(folders))
-        deadline = time.monotonic() + wait
-        with path_locks(self.fs, folders, wait), contextlib.ExitStack() as stack:
-            held: dict[tuple[int, int], tuple[int, str]] = {}
-            for folder in folders:
+        ancestor, for one still to be made), shared or exclusive: another server on the same
+        folder waits too, and the kernel drops the lock with the descriptor, so a crash leaves
+        nothing behind. Folders are locked in (device, inode) order, the same in every process;
+        each once, in its strongest mode, since two descriptors of one folder in one process
+        would wait for each other."""
+        wait, deadline = deadline_of(wait)
+        with held_here(self.fs, folders, wait), contextlib.ExitStack() as stack:
+            held: dict[tuple[int, int], tuple[int, str, bool]] = {}
+            for folder in sorted(folders):
                 fd = self.store.lock_folder(folder, itself=True)
                 stack.callback(os.close, fd)
                 st = os.fstat(fd)
-                held.setdefault((st.st_dev, st.st_ino), (fd, folder))
-            for _, (fd, folder) in sorted(held.items()):
+                _, _, stronger = held.get((st.st_dev, st.st_ino), (fd, folder, False))
+                held[(st.st_dev, st.st_ino)] = (fd, folder, stronger or folders[folder])
+            for _, (fd, folder, exclusive) in sorted(held.items()):
+                mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
                 while True:
                     try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        fcntl.flock(fd, mode | fcntl.LOCK_NB)
                         break
                     except BlockingIOError:
                         ensure_wanted()  # a call given up while waiting stops waiting

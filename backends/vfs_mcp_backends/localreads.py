@@ -100,7 +100,7 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
         while True:
             try:
                 return self._dir.open_directory(parts)
-            except (FileNotFoundError, NotADirectoryError):
+            except OSError:  # missing, a file, or a link (out, or a loop): the folder above is locked
                 if not parts:
                     raise
                 parts = parts[:-1]

@@ -178,7 +178,7 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
                 tool, args = "delete_path", {"path": f"{base}/{choice}", "recursive": True}
             elif kind in ("move", "copy"):
                 source = data.draw(st.sampled_from(FILES + (FOLDERS if kind == "move" else [])))
-                dest = data.draw(st.sampled_from(FILES + ["k/moved", "d/e/z.txt"]))
+                dest = data.draw(st.sampled_from([*FILES, "k/moved", "d/e/z.txt"]))
                 tool = "move_file" if kind == "move" else "copy_file"
                 args = {"source": f"{base}/{source}", "destination": f"{base}/{dest}"}
             else:

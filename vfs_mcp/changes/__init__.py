@@ -51,6 +51,8 @@ from vfs_mcp.changes.ops import (
     Restore,
     written,
 )
+from vfs_mcp.changes.ops import trees as ops_trees
+from vfs_mcp.changes.ops import written as ops_written
 from vfs_mcp.errors import Conflict, Stale
 from vfs_mcp.jail import Target
 from vfs_mcp.mounts import Mount
@@ -115,11 +117,9 @@ def run(
             planned = plan()
             if not planned.ops:
                 return planned.result
-            needed = _folders(t for op in planned.ops for t in written(op))
+            needed = _needed(planned.ops)
             if not _covers(folders, needed):
-                # Lock those too, and plan again under all of them (the set only grows).
-                for url, (mount, more) in needed.items():
-                    folders.setdefault(url, (mount, set()))[1].update(more)
+                _widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
             record = journal.current()
             try:
@@ -134,20 +134,46 @@ def run(
         return planned.result
 
 
-Folders = dict[str, tuple[Mount, set[str]]]
-"""Folders (store paths) to lock, by mount URL."""
+Folders = dict[str, tuple[Mount, dict[str, bool]]]
+"""Folders (store paths) to lock, exclusively or shared, by mount URL."""
 
 
-def _folders(targets: Iterable[Target]) -> Folders:
-    """The folders to lock for writing ``targets``."""
+def _folders(written: Iterable[Target], trees: Iterable[Target] = ()) -> Folders:
+    """The folders to lock for writing ``written`` (and whole ``trees``): exclusively the folder
+    each path is in (and each tree itself), shared every folder above, so a change to a tree
+    waits for the writers inside it and they for it."""
     found: Folders = {}
-    for target in targets:
-        found.setdefault(target.mount.url, (target.mount, set()))[1].add(target.parent().fs_path)
+
+    def add(at: Target, exclusive: bool) -> None:
+        held = found.setdefault(at.mount.url, (at.mount, {}))[1]
+        held[at.fs_path] = held.get(at.fs_path, False) or exclusive
+        while not at.is_root:
+            at = at.parent()
+            held.setdefault(at.fs_path, False)
+
+    for target in written:
+        add(target.parent(), True)
+    for tree in trees:
+        add(tree, True)
     return found
 
 
+def _needed(ops: list[Op]) -> Folders:
+    return _folders((t for op in ops for t in ops_written(op)), (t for op in ops for t in ops_trees(op)))
+
+
 def _covers(held: Folders, needed: Folders) -> bool:
-    return all(url in held and folders <= held[url][1] for url, (_, folders) in needed.items())
+    return all(
+        url in held and all(held[url][1].get(folder, False) >= exclusive for folder, exclusive in folders.items())
+        for url, (_, folders) in needed.items()
+    )
+
+
+def _widen(held: Folders, needed: Folders) -> None:
+    for url, (mount, folders) in needed.items():
+        mine = held.setdefault(url, (mount, {}))[1]
+        for folder, exclusive in folders.items():
+            mine[folder] = mine.get(folder, False) or exclusive
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@ once, the undo journal keeps them for later (``ops`` is the data, ``images`` wha
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,13 +28,14 @@ from vfs_mcp.changes.ops import (
     Rename,
     Restore,
     image_size,
+    trees,
     written,
 )
 from vfs_mcp.entries import Entry, sha256
 from vfs_mcp.errors import AccessDenied, AlreadyExists, IsADirectory, NotADirectory, NotFound, TooLarge, VfsError
 from vfs_mcp.jail import Target
 from vfs_mcp.reads import JailedReads
-from vfs_mcp_backends import commit_scope
+from vfs_mcp_backends import commit_scope, ensure_wanted
 
 
 @dataclass
@@ -69,13 +71,19 @@ def commit(vfs: JailedReads, ops: Sequence[Op], *, keep: int) -> Receipt:
         for index, op in enumerate(ops):
             for target in written(op):
                 vfs.jail.check_write(target)
+            for tree in trees(op):
+                vfs.jail.check_tree(tree)
             try:
                 done.append(apply(vfs, op, kept))
             except TooLarge as exc:
                 if index < len(ops) - 1 or exc.__cause__ is not _UNKEPT:
                     raise
                 why_not = str(exc)
+                done.append([])
                 apply(vfs, op, None)
+            # A call given up while a step ran (its store request already under way) changes
+            # nothing in the end: what it did is taken back like any failure's.
+            ensure_wanted()
     except BaseException as err:
         if not done:
             raise
@@ -231,14 +239,36 @@ def _rename(vfs: JailedReads, op: Rename, kept: _Kept | None) -> list[Op]:
     there = store.probe(vfs, dest)
     images.check(vfs, dest, there, op.dest_expect)
     replaced = _capture(vfs, kept, dest, there) if there is not None else None
-    if there is None:
+    if entry.type == "directory":
+        _check_hiding(vfs, source, dest, [rel for rel, _ in store.raw_tree(vfs, source)])
+    made = _make_dirs(vfs, dest.parent()) if there is None and op.parents else []
+    if there is None and not op.parents:
         _parent_is_there(vfs, dest)
-    store.rename(vfs, source, dest)
-    moved = Expect(entry.type, fingerprint=images.fingerprint(vfs, dest) if kept is not None else None)
+    try:
+        store.rename(vfs, source, dest)
+    except BaseException:
+        _unmake(vfs, made)
+        raise
+    # Without times: a later change inside that its own undo put back leaves other times.
+    moved = Expect(entry.type, fingerprint=images.fingerprint(vfs, dest, times=False) if kept is not None else None)
     back: list[Op] = [Rename(dest, source, moved, ABSENT)]
     if replaced is not None:
         back.append(Restore(dest, replaced, ABSENT))
-    return back
+    return back + [_remove_made(one) for one in reversed(made)]
+
+
+def _check_hiding(vfs: JailedReads, source: Target, dest: Target, inside: list[str]) -> None:
+    """Refuse to carry a folder where the deny list would hide, or show, some of what is in it:
+    a hidden file must not become readable, nor a file land where a write is refused."""
+    hidden = vfs.jail.is_hidden
+    if not vfs.jail.deny:
+        return
+    for rel in inside:
+        if hidden(posixpath.join(source.rel, rel)) != hidden(posixpath.join(dest.rel, rel)):
+            raise AccessDenied(
+                f"the deny list hides some of what {source.display} holds at one of its places and not at the "
+                f"other ({dest.display}); nothing was moved or copied"
+            )
 
 
 def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
@@ -250,6 +280,7 @@ def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
     if names is None:
         listed = [(rel, images.kind_of(raw)) for rel, raw in store.raw_tree(vfs, source)]
         names = tuple((rel, kind) for rel, kind in listed if kind in ("file", "directory"))
+    _check_hiding(vfs, source, dest, [rel for rel, _ in names])
     made = _make_dirs(vfs, dest)
     modes = dest.mount.capabilities.modes
     folders: list[tuple[Target, int | None]] = []
@@ -267,14 +298,14 @@ def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
             if mode is not None:
                 store.chmod(vfs, folder, mode)
     except BaseException:
-        if made:
-            _unmake(vfs, made)
-        else:
-            for rel, _ in reversed(names):
+        with commit_scope():  # what the copy wrote goes, folders only while empty
+            for rel, kind in reversed(names):
                 at = Target(dest.mount, posixpath.join(dest.rel, rel))
                 entry = store.probe(vfs, at)
-                if entry is not None:
-                    store.remove(vfs, at, entry, recursive=True)
+                if entry is not None and (kind == "file" or not any(True for _ in store.raw_tree(vfs, at))):
+                    with contextlib.suppress(VfsError):
+                        store.remove(vfs, at, entry)
+        _unmake(vfs, made)
         raise
     copied = Expect("directory", fingerprint=images.fingerprint(vfs, dest) if kept is not None else None)
     if made:
@@ -360,12 +391,14 @@ def _make_dirs(vfs: JailedReads, target: Target) -> list[Target]:
 
 
 def _unmake(vfs: JailedReads, made: list[Target]) -> None:
-    """Remove folders a failed step made, deepest first, with what it put in them."""
+    """Remove folders a failed step made, deepest first, each only while it is empty (what
+    someone else saved in one meanwhile stays, and so does the folder)."""
     with commit_scope():
         for one in reversed(made):
             entry = store.probe(vfs, one)
-            if entry is not None:
-                store.remove(vfs, one, entry, recursive=True)
+            if entry is not None and not any(True for _ in store.raw_tree(vfs, one)):
+                with contextlib.suppress(VfsError):
+                    store.remove(vfs, one, entry)
 
 
 EMPTY_FOLDER = Expect("directory", fingerprint=(("", "directory", 0, None),))

@@ -43,14 +43,15 @@ def capture(vfs: JailedReads, target: Target, entry: Entry | None, budget: int) 
     return DirImage(entry.mode, tuple(inside))
 
 
-def fingerprint(vfs: JailedReads, target: Target) -> Fingerprint:
-    """The raw state of ``target`` and, for a folder, of everything in it (no content read)."""
+def fingerprint(vfs: JailedReads, target: Target, *, times: bool = True) -> Fingerprint:
+    """The raw state of ``target`` and, for a folder, of everything in it (no content read);
+    ``times=False``: names, kinds and sizes only."""
     entry = store.probe(vfs, target)
     if entry is None:
         return ()
     # A folder's own time changes with what is in it, which is listed: it is not compared.
     state: list[tuple[str, str, int, float | None]] = [
-        ("", entry.type, entry.size, None if entry.type == "directory" else entry.modified)
+        ("", entry.type, entry.size, None if entry.type == "directory" or not times else entry.modified)
     ]
     if entry.type == "directory":
         for count, (rel, raw) in enumerate(store.raw_tree(vfs, target)):
@@ -58,7 +59,9 @@ def fingerprint(vfs: JailedReads, target: Target) -> Fingerprint:
                 raise TooLarge(f"{target.display} holds over {MAX_FINGERPRINT:,} entries: too many to check later")
             kind = kind_of(raw)
             size = int(raw.get("size") or 0) if kind == "file" else 0
-            modified = None if kind == "directory" else timestamp(raw.get("LastModified") or raw.get("mtime"))
+            modified = (
+                None if kind == "directory" or not times else timestamp(raw.get("LastModified") or raw.get("mtime"))
+            )
             state.append((rel, kind, size, modified))
     return tuple(state)
 
@@ -112,7 +115,9 @@ def check(vfs: JailedReads, target: Target, entry: Entry | None, expect: Expect)
     if expect.points_to is not None and store.readlink(vfs, target) != expect.points_to:
         raise Changed(shown, "the link points elsewhere")
     if expect.fingerprint is not None:
-        now = fingerprint(vfs, target)
+        # Taken with times or without (a file's kept time says which): compared the same way.
+        timed = any(item[3] is not None for item in expect.fingerprint)
+        now = fingerprint(vfs, target, times=timed)
         if now != expect.fingerprint:
             raise Changed(shown, _differs(expect.fingerprint, now))
 

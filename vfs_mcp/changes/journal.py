@@ -109,10 +109,10 @@ class Journal:
             self.size -= self.changes.popleft().size
             self.dropped += 1
 
-    def latest(self, key: tuple[str, str] | None = None) -> Change | None:
-        """The newest change (touching ``key``, when given)."""
+    def latest(self, keys: set[tuple[str, str]] | None = None) -> Change | None:
+        """The newest change (touching one of ``keys``, when given)."""
         for change in reversed(self.changes):
-            if key is None or change.touches(key):
+            if keys is None or any(change.touches(key) for key in keys):
                 return change
         return None
 

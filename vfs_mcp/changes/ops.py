@@ -83,6 +83,8 @@ class Rename:
     dest: Target
     expect: Expect = ANYTHING
     dest_expect: Expect = ABSENT
+    parents: bool = False
+    """Make ``dest``'s missing parent folders (they are taken back with the move)."""
 
 
 @dataclass(frozen=True)
@@ -164,3 +166,17 @@ def written(op: Op) -> list[Target]:
     if isinstance(op, CopyTree):
         return [op.dest]
     return [op.target]
+
+
+def trees(op: Op) -> list[Target]:
+    """The paths ``op`` may change whole trees at (a folder deleted, moved, filled or put back):
+    every writer inside must wait for it, so it holds the folder itself too."""
+    if isinstance(op, Rename):
+        return [op.source, op.dest]
+    if isinstance(op, CopyTree):
+        return [op.dest]
+    if isinstance(op, Remove) and op.recursive:
+        return [op.target]
+    if isinstance(op, Restore) and isinstance(op.image, (Absent, DirImage)):
+        return [op.target]
+    return []

@@ -39,10 +39,13 @@ class Lines:
 
     texts: list[str]
     ends: list[str]
+    bom: str = ""
+    """A byte-order mark the text starts with: not part of its first line's text."""
 
     @classmethod
     def of(cls, raw: str) -> Lines:
-        parts = raw.split("\n")
+        bom = "\ufeff" if raw.startswith("\ufeff") else ""
+        parts = raw[len(bom) :].split("\n")
         last = parts.pop()
         texts, ends = [], []
         for part in parts:
@@ -55,10 +58,10 @@ class Lines:
         if last:
             texts.append(last)
             ends.append("")
-        return cls(texts, ends)
+        return cls(texts, ends, bom)
 
     def join(self) -> str:
-        return "".join(itertools.chain.from_iterable(zip(self.texts, self.ends, strict=True)))
+        return self.bom + "".join(itertools.chain.from_iterable(zip(self.texts, self.ends, strict=True)))
 
     @property
     def usual_end(self) -> str:
@@ -205,11 +208,13 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
         if at == len(lines.texts) and texts:
             if item.hunk.new_ends_without_newline:
                 ends[-1] = ""
-            elif item.hunk.old_ends_without_newline and ends[-1] == "":
-                ends[-1] = usual
+            elif item.hunk.old_ends_without_newline:
+                ends[-1] = ends[-1] or usual
+            elif lines.ends and lines.ends[-1] == "":
+                ends[-1] = ""  # the patch does not say: the file keeps ending without a newline
     for i in range(done, len(lines.texts)):
         add(lines.texts[i], lines.ends[i])
-    return Lines(texts, ends)
+    return Lines(texts, ends, lines.bom)
 
 
 def _indent(line: str) -> str:

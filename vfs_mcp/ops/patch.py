@@ -50,12 +50,15 @@ class _File:
 
     patch: FilePatch
     target: Target
+    """The file read and written (a link inside the mount followed)."""
     dest: Target | None
     before: TextFile | None
     old: hunks.Lines | None
     new: hunks.Lines | None
     placed: list[hunks.Placed]
     data: bytes | None
+    link: Target | None = None
+    """The path as given, when it is a link: a delete or a move takes the link away, never its file."""
 
 
 def apply_patch(
@@ -76,9 +79,12 @@ def apply_patch(
     files = parse_patch(patch)
     prefix = base.rstrip("/") + "/" if base else ""
     paths = [(f, _where(vfs, prefix + f.path, dry_run, f.kind != "add"), f.move_to) for f in files]
-    located = [(f, t, _where(vfs, prefix + m, dry_run, False) if m else None) for f, t, m in paths]
+    located = [
+        (f, t, _where(vfs, prefix + m, dry_run, False) if m else None, _link(vfs, f, t, prefix, dry_run))
+        for f, t, m in paths
+    ]
     seen: set[tuple[str, str]] = set()
-    for target in (t for _, first, dest in located for t in (first, dest) if t is not None):
+    for target in (t for _, first, dest, _ in located for t in (first, dest) if t is not None):
         key = (target.mount.url, target.rel)
         if key in seen:
             raise InvalidArgument(f"{target.display} is changed twice in one patch; merge its hunks")
@@ -86,11 +92,11 @@ def apply_patch(
 
     def plan() -> Plan[PatchResult]:
         budget = hunks.Budget()
-        planned = [_plan(vfs, f, t, d, max_bytes, max_write, budget) for f, t, d in located]
+        planned = [_plan(vfs, f, t, d, l, max_bytes, max_write, budget) for f, t, d, l in located]
         result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
         return Plan(result, [op for p in planned for op in _ops(p)])
 
-    touched = [t for _, first, dest in located for t in (first, dest) if t is not None]
+    touched = [t for _, first, dest, link in located for t in (first, dest, link) if t is not None]
     return changes.run(vfs, plan, touches=touched, dry_run=dry_run)
 
 
@@ -100,11 +106,20 @@ def _where(vfs: JailedFS, path: str, dry_run: bool, existing: bool) -> Target:
     return writable(vfs, path) if existing else vfs.resolve(path, write=True)
 
 
+def _link(vfs: JailedFS, patch: FilePatch, target: Target, prefix: str, dry_run: bool) -> Target | None:
+    """The path of a file the patch deletes or moves, when it is a link to ``target``."""
+    if patch.kind == "add" or (patch.kind == "update" and patch.move_to is None):
+        return None
+    spelt = vfs.resolve(prefix + patch.path, follow=False, write=not dry_run)
+    return spelt if spelt.rel != target.rel or spelt.mount is not target.mount else None
+
+
 def _plan(
     vfs: JailedFS,
     patch: FilePatch,
     target: Target,
     dest: Target | None,
+    link: Target | None,
     max_bytes: int,
     max_write: int | None,
     budget: hunks.Budget,
@@ -125,14 +140,14 @@ def _plan(
         raise NotFound(f"{target.display} does not exist; the patch changes it") from None
     old = hunks.Lines.of(before.raw)
     if patch.kind == "delete":
-        return _File(patch, target, None, before, old, None, [], None)
+        return _File(patch, target, None, before, old, None, [], None, link)
     if dest is not None and vfs.lookup(dest) is not None:
         raise AlreadyExists(f"{dest.display} already exists; the patch moves {target.display} there")
     placed = hunks.place(old, patch.hunks, target.display, budget)
     new = hunks.apply(old, placed, target.display)
     data = before.encode_raw(new.join())
     _check_written(dest or target, data, max_write)
-    return _File(patch, target, dest, before, old, new, placed, data)
+    return _File(patch, target, dest, before, old, new, placed, data, link)
 
 
 def _check_written(target: Target, data: bytes, max_write: int | None) -> None:
@@ -150,12 +165,14 @@ def _ops(planned: _File) -> list[Op]:
         assert planned.data is not None
         return [Put(target, planned.data, expect=ABSENT, parents=True)]
     as_read = Expect("file", token=before.token, content=before.data)
+    # A link given to delete or move goes itself; the file it leads to stays.
+    gone = Remove(planned.link, Expect("symlink")) if planned.link is not None else Remove(target, as_read)
     if planned.data is None:
-        return [Remove(target, as_read)]
+        return [gone]
     if planned.dest is None:
         return [Put(target, planned.data, expect=as_read)]
     # A rename keeps the file's mode (a script stays executable).
-    return [Put(planned.dest, planned.data, expect=ABSENT, mode=before.mode, parents=True), Remove(target, as_read)]
+    return [Put(planned.dest, planned.data, expect=ABSENT, mode=before.mode, parents=True), gone]
 
 
 def _summary(planned: _File) -> PatchedFile:

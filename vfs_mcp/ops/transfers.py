@@ -60,7 +60,10 @@ def destination(vfs: JailedFS, source: Target, dest: Target, overwrite: bool, pa
     return existing
 
 
-def move_file(vfs: JailedFS, source: str, destination_: str, overwrite: bool = False) -> MoveResult:
+def move_file(
+    vfs: JailedFS, source: str, destination_: str, overwrite: bool = False, create_dirs: bool = False
+) -> MoveResult:
+    """Move or rename a file, link or folder (``create_dirs``: making the destination's missing folders)."""
     src = vfs.resolve(source, follow=False, write=True)
     dst = vfs.resolve(destination_, write=True)
     if src.is_root:
@@ -68,13 +71,13 @@ def move_file(vfs: JailedFS, source: str, destination_: str, overwrite: bool = F
 
     def plan() -> Plan[MoveResult]:
         entry = vfs.info(src, follow=False)
-        existing = destination(vfs, src, dst, overwrite, parents=False)
+        existing = destination(vfs, src, dst, overwrite, parents=create_dirs)
         if existing is not None and (existing.type == "directory") != (entry.type == "directory"):
             raise Conflict(f"{dst.display} is a {existing.type}; cannot replace it with a {entry.type}")
         result = MoveResult(source=src.display, destination=dst.display, type=entry.type, overwritten=bool(existing))
         replaced = ABSENT if existing is None else expect_of(existing)
         if src.mount is dst.mount and src.mount.capabilities.atomic_rename:
-            return Plan(result, [Rename(src, dst, expect_of(entry), replaced)])
+            return Plan(result, [Rename(src, dst, expect_of(entry), replaced, parents=create_dirs)])
         copied, _ = _copy_ops(vfs, src, dst, entry, existing, moving=True)
         return Plan(result, [*copied, Remove(src, recursive=True)])
 

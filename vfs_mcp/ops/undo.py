@@ -4,14 +4,17 @@ the change left it, all commit under the same locks, and a failed undo changes n
 
 from __future__ import annotations
 
+import contextlib
+
 from pydantic import BaseModel, Field
 
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.journal import Journal
-from vfs_mcp.errors import Conflict, NotFound
+from vfs_mcp.errors import Conflict, NotFound, VfsError
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.ops.write import writable_target
 
 
 class UndoResult(BaseModel):
@@ -24,11 +27,15 @@ class UndoResult(BaseModel):
 
 
 def undo(vfs: JailedFS, journal: Journal, path: str | None = None, dry_run: bool = False) -> UndoResult:
-    key = None
+    keys = None
     if path is not None:
-        target = vfs.resolve(path, follow=False)
-        key = (target.mount.url, target.rel)
-    change = journal.latest(key)
+        # The path itself (a link a change replaced), or where it leads (a file written through it).
+        spelt = vfs.resolve(path, follow=False)
+        keys = {(spelt.mount.url, spelt.rel)}
+        with contextlib.suppress(VfsError):
+            real = writable_target(vfs, spelt)
+            keys.add((real.mount.url, real.rel))
+    change = journal.latest(keys)
     if change is None:
         dropped = f"; {journal.dropped} older changes were dropped (the journal's limit)" if journal.dropped else ""
         where = f" to {path}" if path is not None else ""

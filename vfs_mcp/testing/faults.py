@@ -32,7 +32,6 @@ from typing import Any, Literal
 
 from vfs_mcp.ops.globs import minimatch
 from vfs_mcp_backends import BackendMount
-from vfs_mcp_backends.base import LOCK_WAIT
 
 __all__ = ["OPERATIONS", "Fault", "FaultyMount"]
 
@@ -310,7 +309,7 @@ class FaultyMount(BackendMount):
     def sweep(self, older_than: float) -> int:
         return self.inner.sweep(older_than)
 
-    def hold(self, folders: Any, wait: float = LOCK_WAIT) -> Any:
+    def hold(self, folders: Any, wait: float | None = None) -> Any:
         return self.inner.hold(folders, wait)
 
     def version_token(self, info: Any) -> str | None:

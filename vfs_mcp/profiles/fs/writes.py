@@ -151,9 +151,7 @@ def move_path(
     if source.is_root:
         raise AccessDenied(f"{source.display} is a mount root and cannot be moved")
     _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    if create_parents and not dest.parent().is_root and vfs.lookup(dest.parent(), follow=True) is None:
-        write.create_directory(vfs, dest.parent().display)
-    moved = transfers.move_file(vfs, from_, to, overwrite)
+    moved = transfers.move_file(vfs, from_, to, overwrite, create_dirs=create_parents)
     return MoveResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),
