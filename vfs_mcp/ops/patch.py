@@ -92,7 +92,7 @@ def apply_patch(
 
     def plan() -> Plan[PatchResult]:
         budget = hunks.Budget()
-        planned = [_plan(vfs, f, t, d, l, max_bytes, max_write, budget) for f, t, d, l in located]
+        planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
         result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
         return Plan(result, [op for p in planned for op in _ops(p)])
 
