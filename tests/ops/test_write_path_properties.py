@@ -248,7 +248,7 @@ async def test_random_writes_edits_moves_and_undos_with_a_second_writer_keep_the
 
 
 @pytest.mark.slow
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 async def test_longer_random_sequences_keep_the_model(sandbox: Sandbox, data: st.DataObject) -> None:
     await _property(sandbox, data, steps=25)
