@@ -230,11 +230,8 @@ def serve(argv: Sequence[str]) -> int:
     settle_memory()
     if args.transport == "http":
         guard = "a bearer token is required" if token else "no token (loopback only)"
-        print(
-            f"vfs-mcp: serving {served} at http://{args.host}:{args.port}/mcp; {guard}; Ctrl-C stops", file=sys.stderr
-        )
-        serve_http(app, args.host, args.port)
-        return 0
+        banner = f"vfs-mcp: serving {served} at http://{args.host}:{args.port}/mcp; {guard}; Ctrl-C stops"
+        return run_until_stopped(lambda: serve_http(app, args.host, args.port), banner)
     banner = (
         f"vfs-mcp: serving {served} to an MCP client on stdin/stdout: a client starts this command itself "
         "(add it to the client's MCP servers, see README); Ctrl-C stops"
@@ -273,13 +270,17 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
 def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int:
-    """Run a stdio server; Ctrl-C or SIGTERM end it at once and quietly (exit 0), without
-    waiting for the thread that blocks on reading stdin, and without a traceback. ``banner``
-    goes to stderr once a Ctrl-C is caught (a person reads it, and may press Ctrl-C at once)."""
+    """Run a server; Ctrl-C or SIGTERM end it quietly (exit 0), without waiting for the thread
+    that blocks on reading stdin, and without a traceback. ``banner`` goes to stderr once a
+    Ctrl-C is caught (a person reads it, and may press Ctrl-C at once). Over HTTP uvicorn
+    takes both signals while it runs, stops, and raises the signal again: here."""
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    # SIGINT too: left at Python's default, asyncio.run puts its own handler in, which only
+    # cancels the main task, and that task then waits for the thread reading a terminal.
+    signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
         if banner:

@@ -96,7 +96,27 @@ class Guard:
                     [(b"www-authenticate", b'Bearer realm="vfs-mcp"')],
                 )
                 return
-        await self.app(scope, receive, send)
+        await _ended(self.app, scope, receive, send)
+
+
+async def _ended(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Run ``app``; a streamed response it leaves open is ended. The SDK returns from an event
+    stream without its last chunk when the server stops (Ctrl-C): the client then sees the
+    stream end, not a broken connection, and the server logs no error."""
+    started = ended = False
+
+    async def watched(message: Message) -> None:
+        nonlocal started, ended
+        if message["type"] == "http.response.start":
+            started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            ended = True
+        await send(message)
+
+    await app(scope, receive, watched)
+    if started and not ended:
+        with contextlib.suppress(OSError, RuntimeError):  # the client may be gone already
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _reply(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
