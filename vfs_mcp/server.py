@@ -51,11 +51,24 @@ from vfs_mcp.stdio import stdio_streams
 from vfs_mcp.tally import Tally, counting
 from vfs_mcp.tooling import failed, log
 
-INSTRUCTIONS = (
-    "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
-    "mount URLs (s3://bucket/key, memory://name/x), or relative to the working directory. Errors start with a "
-    "stable code (NOT_FOUND, ACCESS_DENIED, CONFLICT, ...) and say what to do instead."
-)
+STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}
+"""How the instructions name the mounts of a scheme (others: ``az:// containers`` and the like)."""
+
+
+def instructions(mounts: Sequence[Mount]) -> str:
+    """The server's instructions, what the served mounts need first: some clients (Codex)
+    show a model only their first ~200 characters. Local folders take host paths, other
+    mounts URLs; only the kinds served are named."""
+    schemes = list(dict.fromkeys(mount.scheme for mount in mounts))
+    stores = " and ".join(STORES.get(scheme, f"{scheme}:// stores") for scheme in schemes)
+    urls = [next(m.url for m in mounts if m.scheme == scheme) for scheme in schemes if scheme != "file"]
+    forms = (["absolute paths inside a folder"] if "file" in schemes else []) + [f"{url}/..." for url in urls]
+    kind = "Read-only filesystem" if all(mount.read_only for mount in mounts) else "Filesystem"
+    return (
+        f"{kind} tools over {stores} (list_allowed_directories names them). Paths: {', '.join(forms)}, or "
+        "relative to the working directory, which starts at the first mount. Errors start with a stable code "
+        "(NOT_FOUND, ACCESS_DENIED, CONFLICT, ...) and say what to do instead."
+    )
 
 
 def _version() -> str:
@@ -342,7 +355,9 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
     bus = InMemorySubscriptionBus()
-    server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS, lifespan=_run, subscriptions=bus)
+    server = VfsServer(
+        "vfs-mcp", version=_version(), instructions=instructions(mounts), lifespan=_run, subscriptions=bus
+    )
     server.vfs = vfs
     server.sessions = Sessions()
     server.metrics = Metrics(vfs, settings.audit_log)
@@ -352,6 +367,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
+    sdk.withdraw_requests(server, "prompts/list", "prompts/get")  # no prompts: no capability, -32601 for both
     server.middleware.insert(0, replies.encodable_replies)
     client_logs.forward()
     return server
