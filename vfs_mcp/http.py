@@ -25,6 +25,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.resumption import RETRY_MS, StreamIds
 from vfs_mcp.server import VfsServer
 
 Scope = MutableMapping[str, Any]
@@ -146,7 +147,14 @@ def http_app(
     check_bind(host, token)
     if isinstance(server, VfsServer):
         server.many_clients = True  # no session state shared between HTTP clients (vfs_mcp.sessions)
-    app = server.streamable_http_app(stateless_http=stateless, host=host)
+    # Event ids prime each stream, so a client reconnects a broken one (vfs_mcp.resumption);
+    # a stateless server has no session to carry a stream over to.
+    app = server.streamable_http_app(
+        stateless_http=stateless,
+        host=host,
+        event_store=None if stateless else StreamIds(),
+        retry_interval=None if stateless else RETRY_MS,
+    )
     return Guard(app, token, origins)
 
 
