@@ -184,6 +184,8 @@ def transient(exc: BaseException, over_http: bool) -> bool:
     again would fail the same way, so only HTTP closures count.
     """
     for leaf in _leaves(exc):
+        if _refusal(leaf):
+            return False  # the same token is refused the same way every time
         if isinstance(leaf, httpx2.TransportError | ConnectionError | TimeoutError):
             return True
         if isinstance(leaf, MCPError) and over_http and leaf.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
@@ -191,16 +193,32 @@ def transient(exc: BaseException, over_http: bool) -> bool:
     return False
 
 
-def describe_failure(exc: BaseException, target: Target | None = None) -> str:
-    """One line for a transport failure (the innermost cause, not a task-group wrapper)."""
+def _refusal(leaf: BaseException) -> int | None:
+    """The status of an HTTP server's 401 or 403 (else None): vfs-mcp's comes as a JSON-RPC
+    error whose message starts with the status (its code, -32001, is the SDK's "request
+    timeout" too)."""
+    status = getattr(getattr(leaf, "response", None), "status_code", None)
+    if status in (401, 403):
+        return int(status)
+    if isinstance(leaf, MCPError) and str(leaf.message)[:4] in ("401 ", "403 "):
+        return int(str(leaf.message)[:3])
+    return None
+
+
+def describe_failure(exc: BaseException, target: Target | None = None, token_from: str | None = None) -> str:
+    """One line for a transport failure (the innermost cause, not a task-group wrapper);
+    ``token_from`` says where the token sent came from (None: none was sent)."""
     leaf = _leaves(exc)[0]
     if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
         return "the server closed the connection (its own message, if any, is above)"
     if isinstance(leaf, FileNotFoundError):
         return f"cannot start the server: {leaf.filename or leaf} not found"
     if isinstance(target, str):
-        status = getattr(getattr(leaf, "response", None), "status_code", None)
-        if status == 401 or "401" in str(leaf):
+        if _refusal(leaf) == 401:
+            if token_from:
+                return (
+                    f"{target} answered 401 Unauthorized to the token from {token_from}: it is not the server's token"
+                )
             return f"{target} answered 401 Unauthorized: give the server's token with --auth-token-file FILE"
         if type(leaf).__name__ in ("ConnectError", "ConnectionRefusedError"):
             return f"cannot connect to {target}: connection refused (is the server running, on that port?)"
@@ -242,6 +260,7 @@ async def call_tool(
     raw: Mapping[str, str] | None = None,
     *,
     token: str | None = None,
+    token_from: str | None = None,
     retries: int = DEFAULT_RETRIES,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     connect: Callable[[Target, str | None], AbstractAsyncContextManager[Client]] = open_client,
@@ -249,7 +268,8 @@ async def call_tool(
     """Connect to ``target``, check ``name``, coerce ``raw`` over ``arguments`` and call the tool.
 
     Retries transient transport failures up to ``retries`` more times, sleeping
-    ``BACKOFF_SECONDS * 2**n`` between tries. Raises TransportFailure when every try failed.
+    ``BACKOFF_SECONDS * 2**n`` between tries (a refused token is not retried). Raises
+    TransportFailure when every try failed; ``token_from`` names the token's source in it.
     """
     over_http = isinstance(target, str)
     attempt = 0
@@ -262,6 +282,8 @@ async def call_tool(
                     tool = find_tool(tools, name)
                     args = {**(arguments or {}), **coerce_arguments(tool, raw or {})}
                 except UsageError as exc:
+                    if not any(t.name == name for t in tools):
+                        return Outcome(usage=await _why_not_listed(client, name) or str(exc))
                     return Outcome(usage=str(exc))
                 sent = tool
                 return Outcome(result=await client.call_tool(name, args))
@@ -269,9 +291,17 @@ async def call_tool(
             retry = transient(exc, over_http) and (sent is None or _may_repeat(sent))
             if not retry or attempt >= retries:
                 tries = f" (after {attempt + 1} tries)" if attempt else ""
-                raise TransportFailure(f"{describe_failure(exc, target)}{tries}") from exc
+                raise TransportFailure(f"{describe_failure(exc, target, token_from)}{tries}") from exc
         await sleep(BACKOFF_SECONDS * 2**attempt)
         attempt += 1
+
+
+async def _why_not_listed(client: Client, name: str) -> str | None:
+    """What a vfs-mcp server says of a tool it does not list (a read-only server's write
+    tools, tools ``--tools`` leaves out); None from another server. The call is refused
+    before anything runs."""
+    error = error_of(await client.call_tool(name, {}))
+    return str(error["message"]) if error else None
 
 
 async def list_tools(target: Connectable) -> list[Tool]:
@@ -403,10 +433,12 @@ def run_call(
     json_out: bool = False,
     retries: int = DEFAULT_RETRIES,
     token: str | None = None,
+    token_from: str | None = None,
 ) -> int:
     """``vfs-mcp call``: print the result; return the exit code (0 ok, 1 tool error or unreachable, 2 usage)."""
+    call = functools.partial(call_tool, target, name, arguments, raw, token=token, token_from=token_from)
     try:
-        outcome = anyio.run(functools.partial(call_tool, target, name, arguments, raw, token=token, retries=retries))
+        outcome = anyio.run(functools.partial(call, retries=retries))
     except TransportFailure as exc:
         print(f"vfs-mcp call: {exc}", file=sys.stderr)
         return 1

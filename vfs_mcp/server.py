@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -42,7 +44,7 @@ from vfs_mcp.jail import Jail, Target
 from vfs_mcp.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
 from vfs_mcp.journal import Change, FileState, recording, session_journal
 from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
-from vfs_mcp.mounts import Mount
+from vfs_mcp.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.sessions import Sessions, SessionState, serving
@@ -211,9 +213,7 @@ class VfsServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
         if sdk.registered_tool(self, name) is None:
-            known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
-            hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
-            return failed(InvalidArgument(f"there is no tool named {name!r}{hint}"))
+            return failed(InvalidArgument(self.why_not_served(name)))
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
             return failed(InvalidArgument(f"{name} has no argument {unknown}"))
@@ -226,6 +226,19 @@ class VfsServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 return failed(InvalidArgument(f"invalid arguments for {name}: {describe(exc.__cause__)}"))
             raise
+
+    def why_not_served(self, name: str) -> str:
+        """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
+        of the profiles has it (with the closest name served)."""
+        settings, vfs = self.vfs_settings, self.vfs
+        if settings is not None and vfs is not None and name in _profile_tools(settings):
+            if all(mount.read_only for mount in vfs.mounts) and not _profile_tools(settings)[name]:
+                return f"{name} is not served: every mount is read-only, so no tool that writes is listed"
+            if settings.tools:
+                return f"{name} is not served: --tools {','.join(settings.tools)} leaves it out"
+        known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
+        hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
+        return f"there is no tool named {name!r}{hint}"
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
         """Describe arguments the tool does not take (the SDK would drop them silently): the
@@ -309,6 +322,15 @@ class VfsServer(MCPServer):
         if roots is not None and not roots.known:
             raise AccessDenied("the client's roots are not known yet; call a tool or read a resource first")
         return self.vfs.resolve(uri)
+
+
+@functools.lru_cache(maxsize=8)
+def _profile_tools(settings: Settings) -> dict[str, bool]:
+    """Every tool the profiles of ``settings`` have (name -> read-only), writable mounts and
+    ``--tools`` aside: a server built over a scratch memory mount."""
+    whole = dataclasses.replace(settings, tools=(), client_roots="off", audit_log=None)
+    server = build_server([open_mount(MountSpec("memory://vfs-mcp-profile-tools"))], whole)
+    return {t.name: bool(t.annotations and t.annotations.read_only_hint) for t in sdk.registered_tools(server)}
 
 
 @asynccontextmanager

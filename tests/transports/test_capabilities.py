@@ -1,6 +1,7 @@
-"""What the server declares at initialize: no prompts capability (it has none, and a prompt
-asked for anyway is a -32601, not an internal error), and instructions whose first sentence
-is about the mounts actually served (Codex shows a model only their first ~200 characters)."""
+"""What the server declares and serves: no prompts capability (it has none, and a prompt
+asked for anyway is a -32601, not an internal error); instructions whose first sentence is
+about the mounts actually served (Codex shows a model only their first ~200 characters); and
+why a tool of its profile is not served."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from mcp_types import METHOD_NOT_FOUND
 
 from vfs_mcp import build_server
 from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio
 
@@ -61,3 +63,20 @@ async def test_the_first_sentences_of_the_instructions_are_about_the_mounts_serv
 async def test_a_read_only_server_says_so_first(tmp_path: Path) -> None:
     async with Client(build_server(open_mounts([MountSpec(str(tmp_path))], read_only=True))) as client:
         assert (client.instructions or "").startswith("Read-only filesystem tools over local folders")
+
+
+@pytest.mark.parametrize(
+    ("read_only", "tools", "says"),
+    [
+        (True, (), "write_file is not served: every mount is read-only, so no tool that writes is listed"),
+        (False, ("read-only",), "write_file is not served: --tools read-only leaves it out"),
+        (False, (), "there is no tool named 'write_fil'; did you mean 'write_file'?"),
+    ],
+    ids=["read-only", "tools", "misspelt"],
+)
+async def test_a_tool_not_served_says_why(tmp_path: Path, read_only: bool, tools: tuple[str, ...], says: str) -> None:
+    server = build_server(open_mounts([MountSpec(str(tmp_path))], read_only=read_only), Settings(tools=tools))
+    async with Client(server) as client:
+        result = await client.call_tool("write_fil" if says.startswith("there") else "write_file", {"path": "x"})
+    assert result.is_error and result.content[0].text == f"INVALID_ARGUMENT: {says}"  # type: ignore[union-attr]
+    assert not (tmp_path / "x").exists()

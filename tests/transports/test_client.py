@@ -76,7 +76,28 @@ def test_call_usage_errors_exit_2_before_any_server_starts(tmp_path: Path) -> No
 
 def test_an_unknown_tool_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "reed_file", "path=x", "--", str(tmp_path)]) == 2
-    assert "unknown tool 'reed_file'; did you mean read_file" in capsys.readouterr().err
+    assert "there is no tool named 'reed_file'; did you mean 'read_file'?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--read-only"], "write_file is not served: every mount is read-only, so no tool that writes is listed"),
+        (["--tools", "read-only"], "write_file is not served: --tools read-only leaves it out"),
+    ],
+    ids=["read-only", "tools"],
+)
+def test_a_tool_the_server_leaves_out_is_a_usage_error_that_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], says: str
+) -> None:
+    assert main(["call", "write_file", "path=x.txt", "content=y", "--", str(tmp_path), *options]) == 2
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_call_undo_says_each_call_is_a_session_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["call", "undo"]) == 2
+    assert "each `vfs-mcp call` is a session of its own: it has nothing to undo" in capsys.readouterr().err
 
 
 def test_long_content_is_previewed_with_a_note_and_json_out_has_everything(
@@ -121,6 +142,19 @@ def test_call_refuses_both_url_and_server_arguments(capsys: pytest.CaptureFixtur
     assert main(["call", "read_file", "path=a", "--url", "http://127.0.0.1:1/mcp", "--", "/tmp"]) == 2
     assert main(["call", "read_file", "--json", "[1]"]) == 2
     assert "JSON object" in capsys.readouterr().err
+
+
+def test_tools_lists_what_a_server_with_those_options_offers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--read-only", "--plain"]) == 0
+    read_only = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
+    assert main(["tools", "--tools", "search", "--plain"]) == 0
+    search = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert main(["tools", "write_file", "--read-only"]) == 2
+    refused = capsys.readouterr().err
+
+    assert "read_file" in read_only and "write_file" not in read_only and "edit_file" not in read_only
+    assert search == ["grep_files", "search_files", "directory_tree"]
+    assert "write_file is not served: every mount is read-only" in refused
 
 
 def test_tools_lists_each_tool_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
