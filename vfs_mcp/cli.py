@@ -34,6 +34,7 @@ from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.server import VfsServer, build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import calls
 
 EPILOG = """subcommands (as the first argument):
   xml [FILE]           run <mcp:filesystem> XML command blocks from FILE or stdin
@@ -175,6 +176,7 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(level)
     logging.basicConfig(handlers=[stderr], level=level, format="%(levelname)s %(name)s: %(message)s")
+    calls.setLevel(logging.NOTSET)  # at --log-level INFO, an operator reads each call's outcome on stderr
     config = Config.load(args.config) if args.config else None
     operator = bool(roots or (config and config.mounts))
     specs = merge_specs(roots if operator else ["."], config)

@@ -48,6 +48,12 @@ from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import commit_scope
 
 log = logging.getLogger("vfs_mcp")
+calls = logging.getLogger("vfs_mcp.calls")
+"""Each call's outcome, a tool error being an answer, not a fault: quiet (WARNING) until a
+client asks for log messages (``client_logs`` lowers it) or the command-line server logs at
+INFO (``cli``). In an agent's own tests, where errors are what the tests check, it would be
+noise in their output."""
+calls.setLevel(logging.WARNING)
 
 Format = Literal["text", "json"]
 P = ParamSpec("P")
@@ -174,7 +180,7 @@ def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
                     result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             return result
         except VfsError as err:
-            log.info("%s failed: %s", fn.__name__, err.code)
+            calls.info("%s failed: %s", fn.__name__, err.code)
             return failed(err)
 
     return wrapper
