@@ -181,7 +181,7 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
     operator = bool(roots or (config and config.mounts))
     specs = merge_specs(roots if operator else ["."], config)
     mounts = open_mounts(specs, read_only=args.read_only or bool(config and config.read_only))
-    check_mounts(mounts)
+    check_mounts(mounts, waiting=lambda news: print(f"vfs-mcp: {news}", file=sys.stderr, flush=True))
     for mount in mounts:
         mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
     sweep_in_background(mounts)
