@@ -61,7 +61,7 @@ def xml_main(argv: Sequence[str]) -> int:
 def call_main(argv: Sequence[str]) -> int:
     from mcp import StdioServerParameters
 
-    from vfs_mcp import client
+    from vfs_mcp import client, printing
     from vfs_mcp.http import TOKEN_ENV, load_token
 
     own, server_args = _split(argv)
@@ -87,7 +87,7 @@ def call_main(argv: Sequence[str]) -> int:
     p.add_argument(
         "--full",
         action="store_true",
-        help=f"print long content whole (default: the first {client.PREVIEW_LINES} lines)",
+        help=f"print long content whole (default: the first {printing.PREVIEW_LINES} lines)",
     )
     p.add_argument("--json-out", action="store_true", help="print the whole MCP result as JSON")
     p.add_argument(
@@ -162,7 +162,7 @@ def _json_object(text: str) -> dict[str, Any]:
 def tools_main(argv: Sequence[str]) -> int:
     import anyio
 
-    from vfs_mcp import client
+    from vfs_mcp import client, printing
 
     p = argparse.ArgumentParser(
         prog="vfs-mcp tools",
@@ -190,9 +190,9 @@ def tools_main(argv: Sequence[str]) -> int:
         print(f"vfs-mcp tools: {exc}", file=sys.stderr)
         return 2
     tools = anyio.run(client.list_tools, server)
-    style = client.Style(client.use_color(args.plain))
+    style = printing.Style(printing.use_color(args.plain))
     if not args.names:
-        sys.stdout.write(client.render_tools(tools, style))
+        sys.stdout.write(printing.render_tools(tools, style))
         return 0
     by_name = {tool.name: tool for tool in tools}
     unknown = [name for name in args.names if name not in by_name]
@@ -201,7 +201,7 @@ def tools_main(argv: Sequence[str]) -> int:
         for name in unknown:
             print(f"vfs-mcp tools: {server.why_not_served(name)}", file=sys.stderr)
         return 2
-    sys.stdout.write("\n".join(client.render_tool(by_name[name], style) for name in args.names))
+    sys.stdout.write("\n".join(printing.render_tool(by_name[name], style) for name in args.names))
     return 0
 
 

@@ -173,7 +173,9 @@ def check_mounts(
                     waiting(f"waiting up to {seconds:g} s for {mount.url} to answer{at}")
                     future.result(timeout=seconds - NOTICE_SECONDS)
             except FuturesTimeout:
-                raise ValueError(f"cannot mount {mount.url}: its store did not answer within {seconds:g} s{at}") from None
+                raise ValueError(
+                    f"cannot mount {mount.url}: its store did not answer within {seconds:g} s{at}"
+                ) from None
             except Exception as exc:
                 problem = storage_problem(exc)
                 if problem is None and isinstance(exc, FileNotFoundError):

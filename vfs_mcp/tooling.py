@@ -46,6 +46,7 @@ from pydantic import BaseModel
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import commit_scope
+from vfs_mcp.jail import as_written
 
 log = logging.getLogger("vfs_mcp")
 calls = logging.getLogger("vfs_mcp.calls")
@@ -172,12 +173,13 @@ def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
-            if inspect.iscoroutinefunction(fn):
-                result: CallToolResult = await fn(*args, **kwargs)
-            else:
-                with commit_scope():
-                    call = functools.partial(fn, *args, **kwargs)
-                    result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            with as_written():
+                if inspect.iscoroutinefunction(fn):
+                    result: CallToolResult = await fn(*args, **kwargs)
+                else:
+                    with commit_scope():
+                        call = functools.partial(fn, *args, **kwargs)
+                        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             return result
         except VfsError as err:
             calls.info("%s failed: %s", fn.__name__, err.code)

@@ -19,7 +19,7 @@ from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, TextContent, Tool, ToolAnnotations
 
-from vfs_mcp import client
+from vfs_mcp import client, printing
 from vfs_mcp.cli import main
 from vfs_mcp.errors import NotFound
 from vfs_mcp.tooling import failed
@@ -64,7 +64,7 @@ def test_call_reads_a_file_from_a_stdio_server(tmp_path: Path) -> None:
 def test_call_reports_a_tool_error_with_exit_code_1(tmp_path: Path) -> None:
     done = vfs_mcp("call", "read_file", "path=missing.txt", "--", str(tmp_path), "--read-only", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stdout == f"error: NOT_FOUND (404): {tmp_path / 'missing.txt'} does not exist\n"
+    assert done.stdout == f"error: NOT_FOUND (404): missing.txt ({tmp_path / 'missing.txt'}) does not exist\n"
 
 
 def test_call_usage_errors_exit_2_before_any_server_starts(tmp_path: Path) -> None:
@@ -221,20 +221,20 @@ def test_key_value_pairs_split_at_the_first_equals_sign() -> None:
 
 
 def test_preview_notes_what_was_cut() -> None:
-    assert client.preview("short\n") == ("short\n", None)
-    head, note = client.preview("x" * 10_000, max_chars=100)
+    assert printing.preview("short\n") == ("short\n", None)
+    head, note = printing.preview("x" * 10_000, max_chars=100)
     assert head == "x" * 100 + "\n"
     assert note == "[cut: 1 more lines, 9,900 more characters; --full shows everything]"
 
 
 def test_rendering_is_coloured_only_when_asked() -> None:
     error = failed(NotFound("x does not exist"))
-    assert client.render(error, client.Style(color=False)) == "error: NOT_FOUND (404): x does not exist\n"
-    assert client.render(error, client.Style(color=True)).startswith("\x1b[31merror: NOT_FOUND")
+    assert printing.render(error, printing.Style(color=False)) == "error: NOT_FOUND (404): x does not exist\n"
+    assert printing.render(error, printing.Style(color=True)).startswith("\x1b[31merror: NOT_FOUND")
     long = CallToolResult(content=[TextContent(type="text", text="y\n" * 100)])
-    assert client.render(long, client.Style(color=False), full=True) == "y\n" * 100
-    assert "\x1b[" in client.render(long, client.Style(color=True))
-    assert not client.use_color(plain=True)
+    assert printing.render(long, printing.Style(color=False), full=True) == "y\n" * 100
+    assert "\x1b[" in printing.render(long, printing.Style(color=True))
+    assert not printing.use_color(plain=True)
 
 
 # --- retries --------------------------------------------------------------------------------
