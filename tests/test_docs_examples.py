@@ -1,4 +1,5 @@
-"""Every code block in docs/ marked runnable is run, so the examples people copy keep working.
+"""Every code block in README.md and docs/ marked runnable is run, so the examples people copy keep
+working; and every Python block is marked runnable.
 
 The mark is in the fence's info string, after the language (renderers show only the language):
 
@@ -27,7 +28,8 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 INI = "[pytest]\nfilterwarnings = error\n"
@@ -47,9 +49,9 @@ class Example:
         return f"{self.path.name}:{self.line}"
 
 
-def examples(folder: Path = DOCS) -> list[Example]:
+def examples(pages: list[Path] = PAGES) -> list[Example]:
     found = []
-    for path in sorted(folder.rglob("*.md")):
+    for path in pages:
         text = path.read_text(encoding="utf-8")
         for match in FENCE.finditer(text):
             words = shlex.split(match["info"])
@@ -78,12 +80,24 @@ def test_only_fences_marked_runnable_are_collected(tmp_path: Path) -> None:
         "```sh runnable\necho no\n```\n\n"
         "```python runnable pytest -o asyncio_mode=auto\ndef test_x(): pass\n```\n"
     )
-    found = examples(tmp_path)
+    found = examples([tmp_path / "page.md"])
 
     assert [(e.line, e.source, e.pytest_args) for e in found] == [
         (6, "print('script')\n", None),
         (14, "def test_x(): pass\n", ("-o", "asyncio_mode=auto")),
     ]
+
+
+def test_every_python_block_in_the_readme_and_docs_is_run() -> None:
+    blocks = [
+        f"{page.name}:{page.read_text(encoding='utf-8').count(chr(10), 0, match.start()) + 1}"
+        for page in PAGES
+        for match in FENCE.finditer(page.read_text(encoding="utf-8"))
+        if shlex.split(match["info"])[:1] == ["python"]
+    ]
+    run = {f"{e.path.name}:{e.line - 1}" for e in EXAMPLES}
+    assert [block for block in blocks if block not in run] == []
+    assert any(e.path.name == "README.md" for e in EXAMPLES)
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e.pytest_args is None], ids=lambda e: e.id)
