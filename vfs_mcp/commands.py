@@ -125,9 +125,7 @@ def call_main(argv: Sequence[str]) -> int:
         json_out=args.json_out,
         retries=args.retries,
         token=token,
-        token_from=(f"--auth-token-file {args.auth_token_file}" if args.auth_token_file else f"${TOKEN_ENV}")
-        if token
-        else None,
+        token_from=token and (f"--auth-token-file {args.auth_token_file}" if args.auth_token_file else f"${TOKEN_ENV}"),
     )
 
 
