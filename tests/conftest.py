@@ -112,6 +112,7 @@ SLOW_MODULES = {
     "test_http",
     "test_client",
     "test_inspector",
+    "test_conformance",
     "test_many_writers",
     "test_replicas",
     "test_terminal",

@@ -36,6 +36,7 @@ from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.server import VfsServer, build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.tooling import calls
 from vfs_mcp_backends import scheme_of
 
 EPILOG = """subcommands (as the first argument):
@@ -199,6 +200,7 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(level)
     logging.basicConfig(handlers=[stderr], level=level, format="%(levelname)s %(name)s: %(message)s")
+    calls.setLevel(logging.NOTSET)  # at --log-level INFO, an operator reads each call's outcome on stderr
     config = Config.load(args.config) if args.config else None
     operator = bool(roots or (config and config.mounts))
     specs = merge_specs(roots if operator else ["."], config)
@@ -210,7 +212,7 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
             for spec in specs
         ]
     mounts = open_mounts(specs, read_only=args.read_only or bool(config and config.read_only))
-    check_mounts(mounts)
+    check_mounts(mounts, waiting=lambda news: print(f"vfs-mcp: {news}", file=sys.stderr, flush=True))
     for mount in mounts:
         mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
     sweep_in_background(mounts)
@@ -269,11 +271,8 @@ def serve(argv: Sequence[str]) -> int:
     settle_memory()
     if args.transport == "http":
         guard = "a bearer token is required" if token else "no token (loopback only)"
-        print(
-            f"vfs-mcp: serving {served} at http://{args.host}:{args.port}/mcp; {guard}; Ctrl-C stops", file=sys.stderr
-        )
-        serve_http(app, args.host, args.port)
-        return 0
+        banner = f"vfs-mcp: serving {served} at http://{args.host}:{args.port}/mcp; {guard}; Ctrl-C stops"
+        return run_until_stopped(lambda: serve_http(app, args.host, args.port), banner)
     banner = (
         f"vfs-mcp: serving {served} to an MCP client on stdin/stdout: a client starts this command itself "
         "(add it to the client's MCP servers, see README); Ctrl-C stops"
@@ -312,13 +311,17 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
 def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int:
-    """Run a stdio server; Ctrl-C or SIGTERM end it at once and quietly (exit 0), without
-    waiting for the thread that blocks on reading stdin, and without a traceback. ``banner``
-    goes to stderr once a Ctrl-C is caught (a person reads it, and may press Ctrl-C at once)."""
+    """Run a server; Ctrl-C or SIGTERM end it quietly (exit 0), without waiting for the thread
+    that blocks on reading stdin, and without a traceback. ``banner`` goes to stderr once a
+    Ctrl-C is caught (a person reads it, and may press Ctrl-C at once). Over HTTP uvicorn
+    takes both signals while it runs, stops, and raises the signal again: here."""
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    # SIGINT too: left at Python's default, asyncio.run puts its own handler in, which only
+    # cancels the main task, and that task then waits for the thread reading a terminal.
+    signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
         if banner:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import math
-import os
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -31,8 +29,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, EmbeddedResource, TextContent, Tool
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Tool
 
+from vfs_mcp.printing import Style, render, to_json, use_color
 from vfs_mcp.replies import json_value
 from vfs_mcp.tooling import error_of
 
@@ -41,8 +40,6 @@ Target = StdioServerParameters | str
 Connectable = Server[Any] | MCPServer | Target
 """A Target, or a server object to drive in-process."""
 
-PREVIEW_LINES = 40
-PREVIEW_CHARS = 4000
 DEFAULT_RETRIES = 3
 BACKOFF_SECONDS = 0.5
 
@@ -178,6 +175,8 @@ def transient(exc: BaseException, over_http: bool) -> bool:
     again would fail the same way, so only HTTP closures count.
     """
     for leaf in _leaves(exc):
+        if _refusal(leaf):
+            return False  # the same token is refused the same way every time
         if isinstance(leaf, httpx2.TransportError | ConnectionError | TimeoutError):
             return True
         if isinstance(leaf, MCPError) and over_http and leaf.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
@@ -185,16 +184,32 @@ def transient(exc: BaseException, over_http: bool) -> bool:
     return False
 
 
-def describe_failure(exc: BaseException, target: Target | None = None) -> str:
-    """One line for a transport failure (the innermost cause, not a task-group wrapper)."""
+def _refusal(leaf: BaseException) -> int | None:
+    """The status of an HTTP server's 401 or 403 (else None): vfs-mcp's comes as a JSON-RPC
+    error whose message starts with the status (its code, -32001, is the SDK's "request
+    timeout" too)."""
+    status = getattr(getattr(leaf, "response", None), "status_code", None)
+    if status in (401, 403):
+        return int(status)
+    if isinstance(leaf, MCPError) and str(leaf.message)[:4] in ("401 ", "403 "):
+        return int(str(leaf.message)[:3])
+    return None
+
+
+def describe_failure(exc: BaseException, target: Target | None = None, token_from: str | None = None) -> str:
+    """One line for a transport failure (the innermost cause, not a task-group wrapper);
+    ``token_from`` says where the token sent came from (None: none was sent)."""
     leaf = _leaves(exc)[0]
     if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
         return "the server closed the connection (its own message, if any, is above)"
     if isinstance(leaf, FileNotFoundError):
         return f"cannot start the server: {leaf.filename or leaf} not found"
     if isinstance(target, str):
-        status = getattr(getattr(leaf, "response", None), "status_code", None)
-        if status == 401 or "401" in str(leaf):
+        if _refusal(leaf) == 401:
+            if token_from:
+                return (
+                    f"{target} answered 401 Unauthorized to the token from {token_from}: it is not the server's token"
+                )
             return f"{target} answered 401 Unauthorized: give the server's token with --auth-token-file FILE"
         if type(leaf).__name__ in ("ConnectError", "ConnectionRefusedError"):
             return f"cannot connect to {target}: connection refused (is the server running, on that port?)"
@@ -236,6 +251,7 @@ async def call_tool(
     raw: Mapping[str, str] | None = None,
     *,
     token: str | None = None,
+    token_from: str | None = None,
     retries: int = DEFAULT_RETRIES,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     connect: Callable[[Target, str | None], AbstractAsyncContextManager[Client]] = open_client,
@@ -243,7 +259,8 @@ async def call_tool(
     """Connect to ``target``, check ``name``, coerce ``raw`` over ``arguments`` and call the tool.
 
     Retries transient transport failures up to ``retries`` more times, sleeping
-    ``BACKOFF_SECONDS * 2**n`` between tries. Raises TransportFailure when every try failed.
+    ``BACKOFF_SECONDS * 2**n`` between tries (a refused token is not retried). Raises
+    TransportFailure when every try failed; ``token_from`` names the token's source in it.
     """
     over_http = isinstance(target, str)
     attempt = 0
@@ -256,6 +273,8 @@ async def call_tool(
                     tool = find_tool(tools, name)
                     args = {**(arguments or {}), **coerce_arguments(tool, raw or {})}
                 except UsageError as exc:
+                    if not any(t.name == name for t in tools):
+                        return Outcome(usage=await _why_not_listed(client, name) or str(exc))
                     return Outcome(usage=str(exc))
                 sent = tool
                 return Outcome(result=await client.call_tool(name, args))
@@ -263,127 +282,23 @@ async def call_tool(
             retry = transient(exc, over_http) and (sent is None or _may_repeat(sent))
             if not retry or attempt >= retries:
                 tries = f" (after {attempt + 1} tries)" if attempt else ""
-                raise TransportFailure(f"{describe_failure(exc, target)}{tries}") from exc
+                raise TransportFailure(f"{describe_failure(exc, target, token_from)}{tries}") from exc
         await sleep(BACKOFF_SECONDS * 2**attempt)
         attempt += 1
+
+
+async def _why_not_listed(client: Client, name: str) -> str | None:
+    """What a vfs-mcp server says of a tool it does not list (a read-only server's write
+    tools, tools ``--tools`` leaves out); None from another server. The call is refused
+    before anything runs."""
+    error = error_of(await client.call_tool(name, {}))
+    return str(error["message"]) if error else None
 
 
 async def list_tools(target: Connectable) -> list[Tool]:
     """Every tool ``target`` lists."""
     async with Client(target) as client:
         return list((await client.list_tools()).tools)
-
-
-# --- printing -------------------------------------------------------------------------------
-
-
-class Style:
-    """ANSI colours when ``color`` is true, plain text otherwise."""
-
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
-
-    def bold(self, text: str) -> str:
-        return self._wrap("1", text)
-
-    def red(self, text: str) -> str:
-        return self._wrap("31", text)
-
-    def note(self, text: str) -> str:
-        return self._wrap("2;33", text)
-
-
-def preview(text: str, max_lines: int = PREVIEW_LINES, max_chars: int = PREVIEW_CHARS) -> tuple[str, str | None]:
-    """The head of ``text`` and a note of what was cut (None when nothing was)."""
-    lines = text.splitlines(keepends=True)
-    head = "".join(lines[:max_lines])[:max_chars]
-    if len(head) == len(text):
-        return text, None
-    rest = text[len(head) :]
-    more_lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
-    note = f"[cut: {more_lines:,} more lines, {len(rest):,} more characters; --full shows everything]"
-    return head if head.endswith("\n") else head + "\n", note
-
-
-def _block_text(block: Any) -> str:
-    if isinstance(block, TextContent):
-        return block.text
-    if isinstance(block, EmbeddedResource) and hasattr(block.resource, "text"):
-        return str(block.resource.text)
-    kind = getattr(block, "mime_type", None) or getattr(block, "type", "content")
-    size = len(getattr(block, "data", "") or "")
-    return f"[{kind}, {size:,} characters of base64; --json-out shows it]"
-
-
-def render(result: CallToolResult, style: Style, full: bool = False) -> str:
-    """How a result reads on a terminal or in a pipe: the content, or the error line."""
-    if result.is_error:
-        error = error_of(result) or {}
-        text = "\n".join(_block_text(b) for b in result.content)
-        if error:
-            text = f"{error.get('code')} ({error.get('status')}): {error.get('message')}"
-        return style.red(f"error: {text}") + "\n"
-    text = "\n".join(_block_text(b) for b in result.content)
-    if text and not text.endswith("\n"):
-        text += "\n"
-    if full:
-        return text
-    head, note = preview(text)
-    return head + (style.note(note) + "\n" if note else "")
-
-
-def to_json(result: CallToolResult) -> str:
-    """The result as the MCP wire shows it (content, structuredContent, isError)."""
-    data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    ours = {k: v for k, v in data.pop("_meta", {}).items() if k.startswith("vfs-mcp/")}  # the result's fields
-    if ours:
-        data["_meta"] = ours
-    data.setdefault("isError", False)
-    return json.dumps(data, indent=1, ensure_ascii=False)
-
-
-def one_line(tool: Tool) -> str:
-    """The first sentence of a tool's description."""
-    text = " ".join((tool.description or tool.title or "").split())
-    end = text.find(". ")
-    return text[: end + 1] if end >= 0 else text
-
-
-def render_tools(tools: Sequence[Tool], style: Style) -> str:
-    width = max((len(t.name) for t in tools), default=0)
-    return "".join(f"{style.bold(t.name.ljust(width))}  {one_line(t)}\n" for t in tools)
-
-
-def render_tool(tool: Tool, style: Style) -> str:
-    """One tool in full: its description, then each argument with its type, default and use."""
-    schema = tool.input_schema or {}
-    required = set(schema.get("required") or [])
-    lines = [style.bold(tool.name), "  " + " ".join((tool.description or "").split())]
-    for name, spec in (schema.get("properties") or {}).items():
-        kind = _type_of(spec)
-        default = "required" if name in required else f"default {json.dumps(spec.get('default'))}"
-        about = " ".join(str(spec.get("description", "")).split())
-        lines.append(f"  {style.bold(name)} ({kind}, {default})" + (f": {about}" if about else ""))
-    return "\n".join(lines) + "\n"
-
-
-def _type_of(spec: Mapping[str, Any]) -> str:
-    if "enum" in spec:
-        return " | ".join(json.dumps(v) for v in spec["enum"])
-    if "anyOf" in spec:
-        return " | ".join(_type_of(s) for s in spec["anyOf"])
-    kind = spec.get("type", "any")
-    if kind == "array":
-        return f"list of {_type_of(spec.get('items') or {})}"
-    return str(kind)
-
-
-def use_color(plain: bool) -> bool:
-    """Colour only on a terminal, and never with --plain (or NO_COLOR set)."""
-    return not plain and "NO_COLOR" not in os.environ and sys.stdout.isatty()
 
 
 def run_call(
@@ -397,10 +312,12 @@ def run_call(
     json_out: bool = False,
     retries: int = DEFAULT_RETRIES,
     token: str | None = None,
+    token_from: str | None = None,
 ) -> int:
     """``vfs-mcp call``: print the result; return the exit code (0 ok, 1 tool error or unreachable, 2 usage)."""
+    call = functools.partial(call_tool, target, name, arguments, raw, token=token, token_from=token_from)
     try:
-        outcome = anyio.run(functools.partial(call_tool, target, name, arguments, raw, token=token, retries=retries))
+        outcome = anyio.run(functools.partial(call, retries=retries))
     except TransportFailure as exc:
         print(f"vfs-mcp call: {exc}", file=sys.stderr)
         return 1

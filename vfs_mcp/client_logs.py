@@ -15,7 +15,7 @@ from mcp.server.context import ServerRequestContext
 from mcp_types import LOG_LEVEL_META_KEY, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams
 
 from vfs_mcp import watch
-from vfs_mcp.tooling import encodable, log
+from vfs_mcp.tooling import calls, encodable, log
 
 MCP_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 """The MCP levels, least severe first."""
@@ -68,8 +68,10 @@ async def forwarded(request: ServerRequestContext[Any, Any] | None) -> AsyncIter
     """Collect the records of the request served inside, and send them when it is answered."""
     level = client_log_level(request) if request is not None else None
     logs = _RequestLogs(_PYTHON_LEVELS[level]) if level is not None else None
-    if logs is not None and log.getEffectiveLevel() > logs.threshold:
-        log.setLevel(logs.threshold)  # stderr keeps its own level on its handler (cli)
+    if logs is not None:
+        for logger in (log, calls):
+            if logger.getEffectiveLevel() > logs.threshold:
+                logger.setLevel(logs.threshold)  # stderr keeps its own level on its handler (cli)
     token = _request_logs.set(logs)
     try:
         yield

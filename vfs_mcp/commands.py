@@ -12,7 +12,8 @@ from typing import Any
 from vfs_mcp.cli import add_server_options, parser, server_from
 from vfs_mcp.mounts import MountSpec, open_mount
 from vfs_mcp.profiles import PROFILES
-from vfs_mcp.server import build_server
+from vfs_mcp.profiles.toolset import TOOLS_HELP, parse_tool_list
+from vfs_mcp.server import VfsServer, build_server
 from vfs_mcp.settings import Settings
 
 
@@ -59,7 +60,7 @@ def xml_main(argv: Sequence[str]) -> int:
 def call_main(argv: Sequence[str]) -> int:
     from mcp import StdioServerParameters
 
-    from vfs_mcp import client
+    from vfs_mcp import client, printing
     from vfs_mcp.http import TOKEN_ENV, load_token
 
     own, server_args = _split(argv)
@@ -85,7 +86,7 @@ def call_main(argv: Sequence[str]) -> int:
     p.add_argument(
         "--full",
         action="store_true",
-        help=f"print long content whole (default: the first {client.PREVIEW_LINES} lines)",
+        help=f"print long content whole (default: the first {printing.PREVIEW_LINES} lines)",
     )
     p.add_argument("--json-out", action="store_true", help="print the whole MCP result as JSON")
     p.add_argument(
@@ -97,6 +98,8 @@ def call_main(argv: Sequence[str]) -> int:
     )
     args = p.parse_intermixed_args(own)
     try:
+        if args.tool == "undo":
+            raise client.UsageError(UNDO_HAS_NOTHING)
         if args.url and server_args:
             raise client.UsageError("give either --url or -- SERVER ARGS, not both")
         if args.retries < 0:
@@ -121,7 +124,15 @@ def call_main(argv: Sequence[str]) -> int:
         json_out=args.json_out,
         retries=args.retries,
         token=token,
+        token_from=token and (f"--auth-token-file {args.auth_token_file}" if args.auth_token_file else f"${TOKEN_ENV}"),
     )
+
+
+UNDO_HAS_NOTHING = (
+    "undo takes back a change made earlier in the same MCP session, and each `vfs-mcp call` is a session of its "
+    "own: it has nothing to undo. Undo from an MCP client, whose session keeps its changes, or put the file back "
+    "with write_file"
+)
 
 
 def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -149,38 +160,46 @@ def _json_object(text: str) -> dict[str, Any]:
 def tools_main(argv: Sequence[str]) -> int:
     import anyio
 
-    from vfs_mcp import client
+    from vfs_mcp import client, printing
 
     p = argparse.ArgumentParser(
         prog="vfs-mcp tools",
-        description="List the tools a profile offers, one line each; with NAMEs, each one's arguments.",
+        description=(
+            "List the tools a server with these options offers, one line each; with NAMEs, each one's arguments."
+        ),
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="tools to show in full: arguments, types, defaults")
     p.add_argument("--profile", default="default", help=f"tool sets, comma-separated: {', '.join(PROFILES)}")
     p.add_argument("--tool-names", choices=["safe", "seed"], default="safe", help="name style, as for serving")
+    p.add_argument("--tools", type=parse_tool_list, default=(), metavar="LIST", help=TOOLS_HELP)
+    p.add_argument("--read-only", action="store_true", help="as a read-only server lists them (no tool that writes)")
     p.add_argument("--plain", action="store_true", help="no colour, even on a terminal")
     args = p.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
     settings = Settings(
-        profiles=tuple(x.strip() for x in args.profile.split(",") if x.strip()), tool_names=args.tool_names
+        profiles=tuple(x.strip() for x in args.profile.split(",") if x.strip()),
+        tools=args.tools,
+        tool_names=args.tool_names,
     )
     try:
-        # A writable scratch mount, so the write tools are listed too.
-        server = build_server([open_mount(MountSpec("memory://vfs-mcp-tools"))], settings)
+        # A scratch mount, writable unless --read-only: the tools a server with these options lists.
+        server = build_server([open_mount(MountSpec("memory://vfs-mcp-tools", read_only=args.read_only))], settings)
     except ValueError as exc:
         print(f"vfs-mcp tools: {exc}", file=sys.stderr)
         return 2
     tools = anyio.run(client.list_tools, server)
-    style = client.Style(client.use_color(args.plain))
+    style = printing.Style(printing.use_color(args.plain))
     if not args.names:
-        sys.stdout.write(client.render_tools(tools, style))
+        sys.stdout.write(printing.render_tools(tools, style))
         return 0
     by_name = {tool.name: tool for tool in tools}
     unknown = [name for name in args.names if name not in by_name]
     if unknown:
-        print(f"vfs-mcp tools: no tool named {', '.join(unknown)}; `vfs-mcp tools` lists them", file=sys.stderr)
+        assert isinstance(server, VfsServer)
+        for name in unknown:
+            print(f"vfs-mcp tools: {server.why_not_served(name)}", file=sys.stderr)
         return 2
-    sys.stdout.write("\n".join(client.render_tool(by_name[name], style) for name in args.names))
+    sys.stdout.write("\n".join(printing.render_tool(by_name[name], style) for name in args.names))
     return 0
 
 
@@ -188,7 +207,6 @@ def replay_main(argv: Sequence[str]) -> int:
     import anyio
     from mcp import Client
 
-    from vfs_mcp.server import VfsServer
     from vfs_mcp.testing.recording import Replay, load_calls, replay
 
     own, server_args = _split(argv)

@@ -15,7 +15,8 @@
 
 Foreign exceptions (``OSError`` from fsspec, botocore's ``ClientError``, codec errors)
 become one of these in ``translate`` — the single boundary, used by the jail. Messages
-name paths only as the caller wrote them, never the host path behind a mount.
+name paths as the mount names them (results' spelling; ``jail.as_written`` adds the caller's
+where it differs), never what lies behind a mount (a bucket's backing path, an outside target).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
 from vfs_mcp import sdk
 from vfs_mcp.http_sessions import Admission, SessionLimits
 from vfs_mcp.replies import MAX_REQUEST_DEPTH, nesting, refused_batch
+from vfs_mcp.resumption import RETRY_MS, StreamIds
 from vfs_mcp.server import VfsServer
 
 Scope = MutableMapping[str, Any]
@@ -100,7 +101,27 @@ class Guard:
                     [(b"www-authenticate", b'Bearer realm="vfs-mcp"')],
                 )
                 return
-        await self.app(scope, receive, send)
+        await _ended(self.app, scope, receive, send)
+
+
+async def _ended(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Run ``app``; a streamed response it leaves open is ended. The SDK returns from an event
+    stream without its last chunk when the server stops (Ctrl-C): the client then sees the
+    stream end, not a broken connection, and the server logs no error."""
+    started = ended = False
+
+    async def watched(message: Message) -> None:
+        nonlocal started, ended
+        if message["type"] == "http.response.start":
+            started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            ended = True
+        await send(message)
+
+    await app(scope, receive, watched)
+    if started and not ended:
+        with contextlib.suppress(OSError, RuntimeError):  # the client may be gone already
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class BatchRefusal:
@@ -190,7 +211,15 @@ def http_app(
     check_bind(host, token)
     if isinstance(server, VfsServer):
         server.many_clients = True  # no session state shared between HTTP clients (vfs_mcp.sessions)
-    app: ASGIApp = server.streamable_http_app(stateless_http=stateless, host=host, max_sessions=None)
+    # Event ids prime each stream, so a client reconnects a broken one (vfs_mcp.resumption);
+    # a stateless server has no session to carry a stream over to.
+    app: ASGIApp = server.streamable_http_app(
+        stateless_http=stateless,
+        host=host,
+        max_sessions=None,
+        event_store=None if stateless else StreamIds(),
+        retry_interval=None if stateless else RETRY_MS,
+    )
     if not stateless:
         app = Admission(app, sdk.lowlevel(server).session_manager, sessions or SessionLimits(), _busy)
     return Guard(BatchRefusal(app), token, origins)

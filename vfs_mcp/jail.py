@@ -23,14 +23,16 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from pathspec import GitIgnoreSpec
 
 from vfs_mcp import sessions
-from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly
+from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly, VfsError
 from vfs_mcp.mounts import Mount
 from vfs_mcp.ops.globs import gitignore, nfc
 from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
@@ -158,6 +160,9 @@ class Jail:
         write: refuse with READ_ONLY when the mount is read-only.
         """
         target = self._locate(path)
+        written = _written.get()
+        if written is not None and path != target.display:
+            written.setdefault(target.display, path)
         self._check_visible(target.rel, path)
         if target.mount.capabilities.symlinks:
             self._check_real(target, follow, path)
@@ -323,6 +328,37 @@ class Jail:
             state.cwd = target
         else:
             self.default_cwd = target
+
+
+_written: ContextVar[dict[str, str] | None] = ContextVar("vfs_mcp_written", default=None)
+"""The paths of the call being served as the mount names them -> as its caller wrote them."""
+
+
+@contextmanager
+def as_written() -> Iterator[None]:
+    """Within, an error naming a path the caller wrote another way (``missing_dir``, named
+    ``/home/me/proj/missing_dir``) names it both ways: ``missing_dir (/home/me/proj/missing_dir)``.
+    The model finds its own words, and where they led."""
+    token = _written.set({})
+    try:
+        yield
+    except VfsError as err:
+        err.message = name_as_written(err.message, _written.get() or {})
+        err.args = (err.message,)
+        raise
+    finally:
+        _written.reset(token)
+
+
+def name_as_written(message: str, written: dict[str, str]) -> str:
+    """``message`` with the first mention of each path in ``written`` (as the mount names it,
+    longest first, as a whole word) followed by how the caller wrote it."""
+    for display in sorted(written, key=len, reverse=True):
+        found = re.search(re.escape(display) + r"(?=$|[\s:;,)'\"])", message)
+        if found:
+            both = f"{written[display]} ({display})"
+            message = message[: found.start()] + both + message[found.end() :]
+    return message
 
 
 def real_path(path: str) -> str:

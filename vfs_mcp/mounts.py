@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
@@ -146,26 +146,53 @@ def merge_specs(roots: Iterable[str], config: Config | None) -> list[MountSpec]:
 
 CHECK_SECONDS = 10.0
 """How long a mount's root may take to list at start before the server refuses to start."""
+NOTICE_SECONDS = 1.0
+"""How long a check may take before the person waiting is told what it waits for."""
+ENDPOINT_VARIABLES = {"s3": ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), "gs": ("STORAGE_EMULATOR_HOST",)}
+"""The environment variables a store's library takes its endpoint from, in its order."""
 
 
-def check_mounts(mounts: Sequence[Mount], seconds: float = CHECK_SECONDS) -> None:
+def endpoint_of(mount: Mount) -> str | None:
+    """Where the mount's store is reached, and what says so (``http://host:9000, from
+    $AWS_ENDPOINT_URL``); None for the library's default."""
+    option = getattr(mount.fs, "endpoint_url", None)
+    for variable in ENDPOINT_VARIABLES.get(mount.scheme, ()):
+        if os.environ.get(variable) and option in (None, os.environ[variable]):
+            return f"{os.environ[variable]}, from ${variable}"
+    return f"{option}, from the mount's endpoint_url option" if option else None
+
+
+def check_mounts(
+    mounts: Sequence[Mount], seconds: float = CHECK_SECONDS, waiting: Callable[[str], None] | None = None
+) -> None:
     """List every mount's root once, all at once, bounded in time; ValueError naming the first
-    mount that fails and why (no credentials, endpoint unreachable, bucket missing, ...)."""
+    mount that fails and why (no credentials, endpoint unreachable, bucket missing, ...) and
+    its endpoint. ``waiting`` is told, once, of a mount whose store takes a while to answer."""
     pool = ThreadPoolExecutor(max_workers=max(1, len(mounts)), thread_name_prefix="vfs-mcp-check")
     futures = [(mount, pool.submit(mount.fs.ls, mount.backend.root, detail=False)) for mount in mounts]
     try:
         for mount, future in futures:
+            endpoint = endpoint_of(mount)
+            at = f" (endpoint {endpoint})" if endpoint else ""
             try:
-                future.result(timeout=seconds)
+                try:
+                    future.result(timeout=NOTICE_SECONDS if waiting else seconds)
+                except FuturesTimeout:
+                    if waiting is None:
+                        raise
+                    waiting(f"waiting up to {seconds:g} s for {mount.url} to answer{at}")
+                    future.result(timeout=seconds - NOTICE_SECONDS)
             except FuturesTimeout:
-                raise ValueError(f"cannot mount {mount.url}: its store did not answer within {seconds:g} s") from None
+                raise ValueError(
+                    f"cannot mount {mount.url}: its store did not answer within {seconds:g} s{at}"
+                ) from None
             except Exception as exc:
                 problem = storage_problem(exc)
                 if problem is None and isinstance(exc, FileNotFoundError):
                     problem = "its root does not exist (a missing bucket or container?)"
                 if problem is None and isinstance(exc, PermissionError):
                     problem = "access to its root is denied"
-                raise ValueError(f"cannot mount {mount.url}: {problem or type(exc).__name__}") from exc
+                raise ValueError(f"cannot mount {mount.url}: {problem or type(exc).__name__}{at}") from exc
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     for mount in mounts:

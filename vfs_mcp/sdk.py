@@ -8,6 +8,8 @@ or removes what it reaches for.
   output schema) behind ``tools/list``, read synchronously while profiles register (the
   public ``MCPServer.list_tools`` is async and returns wire types only).
 - ``lowlevel``: the low-level server, to run a session over streams the transport wraps.
+- ``withdraw_requests``: take out request handlers MCPServer always registers (prompts), so
+  a server without prompts does not declare the capability (it is derived from the handlers).
 - ``connection_of``: what one client connection shares across its requests, so state can
   be kept per connection (the public session object is per request in the legacy era).
 - ``claimed_stdio``: standard input and output claimed for the wire as the SDK's stdio
@@ -43,6 +45,12 @@ def registered_tool(server: MCPServer, name: str) -> Tool | None:
 def lowlevel(server: MCPServer) -> Server[Any]:
     """The low-level server under ``server``."""
     return server._lowlevel_server
+
+
+def withdraw_requests(server: MCPServer, *methods: str) -> None:
+    """Serve none of ``methods``: they answer -32601 and their capability is not declared."""
+    for method in methods:
+        lowlevel(server)._request_handlers.pop(method, None)
 
 
 def connection_of(session: object) -> object | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -42,7 +44,7 @@ from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Jail, Target
 from vfs_mcp.metrics import UNKNOWN_TOOL, Metrics
-from vfs_mcp.mounts import Mount
+from vfs_mcp.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.profiles import toolset
 from vfs_mcp.roots import ClientRoots
 from vfs_mcp.sessions import SessionState, serving, session_state
@@ -51,11 +53,24 @@ from vfs_mcp.stdio import stdio_streams
 from vfs_mcp.tally import Tally, counting
 from vfs_mcp.tooling import failed, log
 
-INSTRUCTIONS = (
-    "Filesystem tools over the mounts listed by list_allowed_directories. Paths may be absolute inside a mount, "
-    "mount URLs (s3://bucket/key, memory://name/x), or relative to the working directory. Errors start with a "
-    "stable code (NOT_FOUND, ACCESS_DENIED, CONFLICT, ...) and say what to do instead."
-)
+STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}
+"""How the instructions name the mounts of a scheme (others: ``az:// containers`` and the like)."""
+
+
+def instructions(mounts: Sequence[Mount]) -> str:
+    """The server's instructions, what the served mounts need first: some clients (Codex)
+    show a model only their first ~200 characters. Local folders take host paths, other
+    mounts URLs; only the kinds served are named."""
+    schemes = list(dict.fromkeys(mount.scheme for mount in mounts))
+    stores = " and ".join(STORES.get(scheme, f"{scheme}:// stores") for scheme in schemes)
+    urls = [next(m.url for m in mounts if m.scheme == scheme) for scheme in schemes if scheme != "file"]
+    forms = (["absolute paths inside a folder"] if "file" in schemes else []) + [f"{url}/..." for url in urls]
+    kind = "Read-only filesystem" if all(mount.read_only for mount in mounts) else "Filesystem"
+    return (
+        f"{kind} tools over {stores} (list_allowed_directories names them). Paths: {', '.join(forms)}, or "
+        "relative to the working directory, which starts at the first mount. Errors start with a stable code "
+        "(NOT_FOUND, ACCESS_DENIED, CONFLICT, ...) and say what to do instead."
+    )
 
 
 def _version() -> str:
@@ -181,9 +196,7 @@ class VfsServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
         if sdk.registered_tool(self, name) is None:
-            known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
-            hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
-            return failed(InvalidArgument(f"there is no tool named {name!r}{hint}"))
+            return failed(InvalidArgument(self.why_not_served(name)))
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
             return failed(InvalidArgument(f"{name} has no argument {unknown}"))
@@ -196,6 +209,19 @@ class VfsServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 return failed(InvalidArgument(f"invalid arguments for {name}: {describe(exc.__cause__)}"))
             raise
+
+    def why_not_served(self, name: str) -> str:
+        """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
+        of the profiles has it (with the closest name served)."""
+        settings, vfs = self.vfs_settings, self.vfs
+        if settings is not None and vfs is not None and name in _profile_tools(settings):
+            if all(mount.read_only for mount in vfs.mounts) and not _profile_tools(settings)[name]:
+                return f"{name} is not served: every mount is read-only, so no tool that writes is listed"
+            if settings.tools:
+                return f"{name} is not served: --tools {','.join(settings.tools)} leaves it out"
+        known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
+        hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
+        return f"there is no tool named {name!r}{hint}"
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
         """Describe arguments the tool does not take (the SDK would drop them silently): the
@@ -281,6 +307,15 @@ class VfsServer(MCPServer):
         return self.vfs.resolve(uri)
 
 
+@functools.lru_cache(maxsize=8)
+def _profile_tools(settings: Settings) -> dict[str, bool]:
+    """Every tool the profiles of ``settings`` have (name -> read-only), writable mounts and
+    ``--tools`` aside: a server built over a scratch memory mount."""
+    whole = dataclasses.replace(settings, tools=(), client_roots="off", audit_log=None)
+    server = build_server([open_mount(MountSpec("memory://vfs-mcp-profile-tools"))], whole)
+    return {t.name: bool(t.annotations and t.annotations.read_only_hint) for t in sdk.registered_tools(server)}
+
+
 @asynccontextmanager
 async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
     """The server's lifespan (a stdio session, an in-process client, an HTTP app): its watches."""
@@ -325,7 +360,9 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
     bus = InMemorySubscriptionBus()
-    server = VfsServer("vfs-mcp", version=_version(), instructions=INSTRUCTIONS, lifespan=_run, subscriptions=bus)
+    server = VfsServer(
+        "vfs-mcp", version=_version(), instructions=instructions(mounts), lifespan=_run, subscriptions=bus
+    )
     server.vfs = vfs
     server.metrics = Metrics(vfs, settings.audit_log)
     server.vfs_settings = settings
@@ -334,6 +371,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
+    sdk.withdraw_requests(server, "prompts/list", "prompts/get")  # no prompts: no capability, -32601 for both
     server.middleware.insert(0, replies.encodable_replies)
     client_logs.forward()
     return server

@@ -46,8 +46,15 @@ from pydantic import BaseModel
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.filesystem import commit_scope
+from vfs_mcp.jail import as_written
 
 log = logging.getLogger("vfs_mcp")
+calls = logging.getLogger("vfs_mcp.calls")
+"""Each call's outcome, a tool error being an answer, not a fault: quiet (WARNING) until a
+client asks for log messages (``client_logs`` lowers it) or the command-line server logs at
+INFO (``cli``). In an agent's own tests, where errors are what the tests check, it would be
+noise in their output."""
+calls.setLevel(logging.WARNING)
 
 Format = Literal["text", "json"]
 P = ParamSpec("P")
@@ -166,15 +173,16 @@ def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
-            if inspect.iscoroutinefunction(fn):
-                result: CallToolResult = await fn(*args, **kwargs)
-            else:
-                with commit_scope():
-                    call = functools.partial(fn, *args, **kwargs)
-                    result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            with as_written():
+                if inspect.iscoroutinefunction(fn):
+                    result: CallToolResult = await fn(*args, **kwargs)
+                else:
+                    with commit_scope():
+                        call = functools.partial(fn, *args, **kwargs)
+                        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             return result
         except VfsError as err:
-            log.info("%s failed: %s", fn.__name__, err.code)
+            calls.info("%s failed: %s", fn.__name__, err.code)
             return failed(err)
 
     return wrapper

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import importlib.util
+import sys
 import textwrap
 from typing import Any
 
@@ -213,3 +214,43 @@ def test_a_failed_snapshot_comparison_shows_the_tree_diff(pytester: pytest.Pytes
             "*    +2",
         ]
     )
+
+
+@pytest.mark.slow  # moto's server, and pytest in a process of its own: a user's logging is set up fresh
+def test_a_users_test_output_holds_their_logs_not_the_harness_s_expected_errors_or_moto_s_requests(
+    pytester: pytest.Pytester,
+) -> None:
+    source = """
+    import logging
+
+    import pytest
+
+    from vfs_mcp.testing import memory_server, moto_s3, s3_server
+
+
+    @pytest.mark.anyio
+    async def test_agent():
+        logging.getLogger("agent").info("the agent's own step")
+        async with memory_server({"a.txt": "x"}) as client:
+            assert (await client.call_tool("read_file", {"path": "missing.txt"})).is_error
+        with moto_s3() as endpoint:
+            async with s3_server({"a.txt": "x"}, bucket="quiet-bucket", endpoint_url=endpoint) as client:
+                assert (await client.call_tool("read_file", {"path": "missing.txt"})).is_error
+    """
+    pytester.makeini(INI + "log_level = INFO\n")
+    pytester.makepyfile(test_user=textwrap.dedent(source))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rP")  # -rP: the output of passed tests too
+
+    result.assert_outcomes(passed=1)
+    shown = result.stdout.str()
+    assert "the agent's own step" in shown
+    assert "read_file failed" not in shown and "werkzeug" not in shown and "HTTP/1.1" not in shown
+
+
+def test_without_moto_moto_s3_names_the_extra_that_brings_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vfs_mcp.testing import moto_s3
+
+    monkeypatch.setitem(sys.modules, "moto.server", None)  # as if moto were not installed
+    with pytest.raises(RuntimeError) as missing, moto_s3():
+        pass
+    assert "pip install ./backends '.[s3-test]'" in str(missing.value) and "moto[server]" not in str(missing.value)

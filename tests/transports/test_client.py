@@ -19,7 +19,7 @@ from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, TextContent, Tool, ToolAnnotations
 
-from vfs_mcp import client
+from vfs_mcp import client, printing
 from vfs_mcp.cli import main
 from vfs_mcp.errors import NotFound
 from vfs_mcp.tooling import failed
@@ -64,7 +64,7 @@ def test_call_reads_a_file_from_a_stdio_server(tmp_path: Path) -> None:
 def test_call_reports_a_tool_error_with_exit_code_1(tmp_path: Path) -> None:
     done = vfs_mcp("call", "read_file", "path=missing.txt", "--", str(tmp_path), "--read-only", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stdout == f"error: NOT_FOUND (404): {tmp_path / 'missing.txt'} does not exist\n"
+    assert done.stdout == f"error: NOT_FOUND (404): missing.txt ({tmp_path / 'missing.txt'}) does not exist\n"
 
 
 def test_call_usage_errors_exit_2_before_any_server_starts(tmp_path: Path) -> None:
@@ -76,7 +76,28 @@ def test_call_usage_errors_exit_2_before_any_server_starts(tmp_path: Path) -> No
 
 def test_an_unknown_tool_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "reed_file", "path=x", "--", str(tmp_path)]) == 2
-    assert "unknown tool 'reed_file'; did you mean read_file" in capsys.readouterr().err
+    assert "there is no tool named 'reed_file'; did you mean 'read_file'?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--read-only"], "write_file is not served: every mount is read-only, so no tool that writes is listed"),
+        (["--tools", "read-only"], "write_file is not served: --tools read-only leaves it out"),
+    ],
+    ids=["read-only", "tools"],
+)
+def test_a_tool_the_server_leaves_out_is_a_usage_error_that_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], says: str
+) -> None:
+    assert main(["call", "write_file", "path=x.txt", "content=y", "--", str(tmp_path), *options]) == 2
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_call_undo_says_each_call_is_a_session_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["call", "undo"]) == 2
+    assert "each `vfs-mcp call` is a session of its own: it has nothing to undo" in capsys.readouterr().err
 
 
 def test_long_content_is_previewed_with_a_note_and_json_out_has_everything(
@@ -121,6 +142,19 @@ def test_call_refuses_both_url_and_server_arguments(capsys: pytest.CaptureFixtur
     assert main(["call", "read_file", "path=a", "--url", "http://127.0.0.1:1/mcp", "--", "/tmp"]) == 2
     assert main(["call", "read_file", "--json", "[1]"]) == 2
     assert "JSON object" in capsys.readouterr().err
+
+
+def test_tools_lists_what_a_server_with_those_options_offers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--read-only", "--plain"]) == 0
+    read_only = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
+    assert main(["tools", "--tools", "search", "--plain"]) == 0
+    search = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert main(["tools", "write_file", "--read-only"]) == 2
+    refused = capsys.readouterr().err
+
+    assert "read_file" in read_only and "write_file" not in read_only and "edit_file" not in read_only
+    assert search == ["grep_files", "search_files", "directory_tree"]
+    assert "write_file is not served: every mount is read-only" in refused
 
 
 def test_tools_lists_each_tool_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -187,20 +221,20 @@ def test_key_value_pairs_split_at_the_first_equals_sign() -> None:
 
 
 def test_preview_notes_what_was_cut() -> None:
-    assert client.preview("short\n") == ("short\n", None)
-    head, note = client.preview("x" * 10_000, max_chars=100)
+    assert printing.preview("short\n") == ("short\n", None)
+    head, note = printing.preview("x" * 10_000, max_chars=100)
     assert head == "x" * 100 + "\n"
     assert note == "[cut: 1 more lines, 9,900 more characters; --full shows everything]"
 
 
 def test_rendering_is_coloured_only_when_asked() -> None:
     error = failed(NotFound("x does not exist"))
-    assert client.render(error, client.Style(color=False)) == "error: NOT_FOUND (404): x does not exist\n"
-    assert client.render(error, client.Style(color=True)).startswith("\x1b[31merror: NOT_FOUND")
+    assert printing.render(error, printing.Style(color=False)) == "error: NOT_FOUND (404): x does not exist\n"
+    assert printing.render(error, printing.Style(color=True)).startswith("\x1b[31merror: NOT_FOUND")
     long = CallToolResult(content=[TextContent(type="text", text="y\n" * 100)])
-    assert client.render(long, client.Style(color=False), full=True) == "y\n" * 100
-    assert "\x1b[" in client.render(long, client.Style(color=True))
-    assert not client.use_color(plain=True)
+    assert printing.render(long, printing.Style(color=False), full=True) == "y\n" * 100
+    assert "\x1b[" in printing.render(long, printing.Style(color=True))
+    assert not printing.use_color(plain=True)
 
 
 # --- retries --------------------------------------------------------------------------------

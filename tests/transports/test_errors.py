@@ -1,4 +1,5 @@
-"""Unit tests of ``vfs_mcp.errors``: the one boundary where foreign exceptions become codes (SPEC §3).
+"""Unit tests of ``vfs_mcp.errors``: the one boundary where foreign exceptions become codes (SPEC §3);
+and how an error names a path the caller wrote another way (``vfs_mcp.jail.as_written``).
 
 Every exception built here carries ``/secret/host/path`` in its text, in its filename, or in
 an S3 error message; no translated message may repeat it (errors never reveal the host
@@ -9,13 +10,16 @@ from __future__ import annotations
 
 import errno
 import logging
+from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 from vfs_mcp import errors
 from vfs_mcp.errors import ALL_ERRORS, VfsError, translate
+from vfs_mcp.testing import local_server, memory_server
 
 SECRET = "/secret/host/path"
 SHOWN = "memory://m/docs/report.txt"
@@ -271,3 +275,34 @@ def test_an_unknown_exception_is_internal_and_its_detail_goes_only_to_the_server
     logged = [r for r in caplog.records if r.name == "vfs_mcp"]
     assert logged, "the detail must be logged on the server side"
     assert any(r.exc_info and r.exc_info[1] is exc for r in logged)
+
+
+# -- paths in errors: as the caller wrote them, and as the mount names them -------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("store", ["memory", "local"])
+async def test_an_error_names_a_path_as_the_caller_wrote_it_and_as_the_mount_names_it(
+    store: str, tmp_path: Path
+) -> None:
+    server = memory_server() if store == "memory" else local_server(folder=tmp_path)
+    async with server as client:
+        client.fs.mkdir("src")
+        root = client.fs.root
+        relative = await client.call_tool("list_directory", {"path": "missing_dir"})
+        dotted = await client.call_tool("read_file", {"path": "./src/../notes.txt"})
+        await client.call_tool("change_directory", {"path": "src"})
+        from_cwd = await client.call_tool("read_file", {"path": "app.py"})
+        whole = await client.call_tool("read_file", {"path": f"{root}/src/app.py"})
+
+    assert text(relative) == f"NOT_FOUND: missing_dir ({root}/missing_dir) does not exist"
+    assert text(dotted) == f"NOT_FOUND: ./src/../notes.txt ({root}/notes.txt) does not exist"
+    assert text(from_cwd) == f"NOT_FOUND: app.py ({root}/src/app.py) does not exist"
+    assert text(whole) == f"NOT_FOUND: {root}/src/app.py does not exist"  # written as the mount names it: once
+
+
+def text(result: CallToolResult) -> str:
+    assert result.is_error
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text

@@ -50,7 +50,7 @@ async def test_tool_error_log_lines_reach_a_client_that_asked(local_sandbox: San
         await ask(client, mode, "info")
         await client.call_tool("read_file", {"path": local_sandbox.path("missing.txt")})
         await client.call_tool("list_directory", {"path": local_sandbox.path()})
-    assert log.lines == [("info", "vfs_mcp", "read_file failed: NOT_FOUND")]
+    assert log.lines == [("info", "vfs_mcp.calls", "read_file failed: NOT_FOUND")]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -104,6 +104,6 @@ async def test_over_stdio_log_messages_go_to_the_client_and_stderr_keeps_its_lev
             await ask(client, mode, "debug")
             result = await client.call_tool("read_file", {"path": str(tmp_path / "missing.txt")})
     assert result.is_error
-    assert ("info", "vfs_mcp", "read_file failed: NOT_FOUND") in log.lines
+    assert ("info", "vfs_mcp.calls", "read_file failed: NOT_FOUND") in log.lines
     assert "read_file failed" not in (tmp_path / "stderr.txt").read_text()  # stderr stays at WARNING
     assert capfd.readouterr().out == ""

@@ -43,6 +43,15 @@ def test_the_lowlevel_server_is_reached() -> None:
     assert isinstance(lowlevel, Server) and callable(lowlevel.create_initialization_options)
 
 
+def test_withdrawn_requests_were_registered_under_those_names_and_are_gone() -> None:
+    plain = MCPServer("plain")
+    methods = ("prompts/list", "prompts/get")
+    assert all(sdk.lowlevel(plain).get_request_handler(m) is not None for m in methods)
+    sdk.withdraw_requests(plain, *methods)
+    assert all(sdk.lowlevel(plain).get_request_handler(m) is None for m in methods)
+    assert sdk.lowlevel(plain).get_capabilities().prompts is None
+
+
 async def test_a_requests_session_names_its_connection_with_state_and_an_exit_stack() -> None:
     server = a_server()
     seen: list[Any] = []

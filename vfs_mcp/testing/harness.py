@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import posixpath
 import tempfile
@@ -357,19 +358,23 @@ def _folder_or_temp(folder: str | os.PathLike[str] | None) -> Iterator[str]:
 def moto_s3() -> Iterator[str]:
     """moto's S3 server on a free loopback port, for as long as the block runs; yields its URL.
 
-    Needs ``moto[server]``. Sets dummy AWS credentials and region in the environment when none
-    are set, so that nothing looks for real ones.
+    Needs moto's server: vfs-mcp's ``s3-test`` extra. Sets dummy AWS credentials and region in
+    the environment when none are set, so that nothing looks for real ones. Its access log
+    (every request, at INFO) is kept out of the tests' output.
     """
     try:
         from moto.server import ThreadedMotoServer
-    except ImportError as exc:  # pragma: no cover - depends on what is installed
-        raise RuntimeError("moto_s3 needs moto's server: pip install 'moto[server]'") from exc
+    except ImportError as exc:
+        raise RuntimeError(MOTO_MISSING) from exc
     for key, value in (
         ("AWS_ACCESS_KEY_ID", "testing"),
         ("AWS_SECRET_ACCESS_KEY", "testing"),
         ("AWS_DEFAULT_REGION", "us-east-1"),
     ):
         os.environ.setdefault(key, value)
+    access_log = logging.getLogger("werkzeug")
+    level = access_log.level
+    access_log.setLevel(max(level, logging.WARNING))
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
@@ -377,3 +382,10 @@ def moto_s3() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+        access_log.setLevel(level)
+
+
+MOTO_MISSING = (
+    "moto_s3 needs moto's server: install vfs-mcp with its s3-test extra (from a clone of vfs-mcp: "
+    "pip install ./backends '.[s3-test]'), which keeps moto's botocore within s3fs's pin"
+)
