@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.changes.journal import DEFAULT_SERVER_UNDO_BYTES
 from vfs_mcp.config import size
 from vfs_mcp.http import load_token
 from vfs_mcp.http_sessions import MAX_SESSIONS, MAX_SESSIONS_PER_PEER, SessionLimits
@@ -98,7 +99,15 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=100,
         metavar="N",
-        help="changes each session can undo (default 100; before-images of at most 64 MiB in all)",
+        help="changes each session can undo (default 100; before-images of at most 64 MiB a session)",
+    )
+    p.add_argument(
+        "--undo-bytes",
+        type=size,
+        default=DEFAULT_SERVER_UNDO_BYTES,
+        metavar="SIZE",
+        help="before-images every session's undo journal keeps together, e.g. 1GiB (default 256 MiB; the "
+        "oldest change of any session goes first)",
     )
     p.add_argument(
         "--log-level",
@@ -183,6 +192,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         audit_log=args.audit_log,
         poll_interval=args.poll_interval,
         undo_limit=args.undo_limit,
+        undo_bytes=args.undo_bytes,
     )
 
 

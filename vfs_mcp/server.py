@@ -33,6 +33,7 @@ from mcp_types import (
     ListRootsResult,
     NotificationParams,
     SetLevelRequestParams,
+    TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
@@ -158,19 +159,32 @@ class VfsServer(MCPServer):
                 with counting() as tally, recording(UNDO_BYTES) as record:
                     result = await self._settled_call(name, arguments, context)
                 if isinstance(result, CallToolResult) and not result.is_error and name != "undo":
-                    self._journal(name, record)
+                    result = self._journal(name, record, result)
         except TimeoutError:
             result = failed(
                 Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
             )
         return result, tally
 
-    def _journal(self, name: str, record: Recording) -> None:
-        """Keep a successful call's change in its session's journal (the steps that take it back)."""
+    def _journal(self, name: str, record: Recording, result: CallToolResult) -> CallToolResult:
+        """Keep a successful call's change in its session's journal (the steps that take it
+        back); the reply says when it cannot be undone, and when older changes were let go."""
         vfs, settings = self.vfs, self.vfs_settings
-        if vfs is None or settings is None or not record.changes or record.why_not is not None:
-            return
-        session_journal(vfs.caches, settings.undo_limit).add(Change(name, record.steps()))
+        if vfs is None or settings is None or not record.changes:
+            return result
+        journal = session_journal(vfs.caches, settings.undo_limit, settings.undo_bytes)
+        why_not = record.why_not
+        if why_not is None and not journal.add(Change(name, record.steps())):
+            why_not = "it is larger than the undo journal holds (--undo-bytes)"
+        notes = [f"this change cannot be undone: {why_not}"] if why_not else []
+        dropped = journal.unnoted_drops()
+        if dropped:
+            notes.append(f"{dropped} older change(s) can no longer be undone (the undo journal's limits)")
+        if not notes:
+            return result
+        return result.model_copy(
+            update={"content": [*result.content, TextContent(type="text", text=f"[{'; '.join(notes)}]")]}
+        )
 
     async def _settled_call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from vfs_mcp.changes.journal import DEFAULT_SERVER_UNDO_BYTES
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES
 
@@ -25,6 +26,8 @@ class Settings:
     max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES
     undo_limit: int = 100
     """Changes each session's undo journal keeps (the oldest go first)."""
+    undo_bytes: int = DEFAULT_SERVER_UNDO_BYTES
+    """Bytes of before-images all sessions' undo journals keep together (the oldest go first)."""
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     deny: tuple[str, ...] = field(default_factory=tuple)
     tool_names: ToolNames = "safe"

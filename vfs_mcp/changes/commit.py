@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vfs_mcp.changes import images, store
+from vfs_mcp.changes.folders import make_dirs, parent_is_there, remove_made, unmake
 from vfs_mcp.changes.ops import (
     ABSENT,
     Absent,
@@ -32,7 +33,7 @@ from vfs_mcp.changes.ops import (
     written,
 )
 from vfs_mcp.entries import Entry, sha256
-from vfs_mcp.errors import AccessDenied, AlreadyExists, IsADirectory, NotADirectory, NotFound, TooLarge, VfsError
+from vfs_mcp.errors import AccessDenied, AlreadyExists, IsADirectory, NotFound, TooLarge, VfsError
 from vfs_mcp.jail import Target
 from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import commit_scope, ensure_wanted
@@ -137,7 +138,7 @@ def apply(vfs: JailedReads, op: Op, kept: _Kept | None) -> list[Op]:
     if isinstance(op, Rename):
         return _rename(vfs, op, kept)
     if isinstance(op, MakeDir):
-        return [_remove_made(made) for made in reversed(_make_dirs(vfs, op.target))]
+        return [remove_made(made) for made in reversed(make_dirs(vfs, op.target))]
     if isinstance(op, CopyTree):
         return _copy_tree(vfs, op, kept)
     return _restore(vfs, op, kept)
@@ -166,16 +167,20 @@ def _put(vfs: JailedReads, op: Put, kept: _Kept | None) -> list[Op]:
             image = _capture(vfs, kept, target, entry)
         elif kept is not None:
             kept.left -= len(content or b"")
-    made = _make_dirs(vfs, target.parent()) if entry is None and op.parents else _parent_is_there(vfs, target)
+    made = (
+        make_dirs(vfs, target.parent(), for_a_file=True)
+        if entry is None and op.parents
+        else parent_is_there(vfs, target)
+    )
     mode = op.mode if op.mode is not None else entry.mode if entry is not None else None
     try:
         digest = _write(vfs, op, entry, mode)
     except BaseException:
-        _unmake(vfs, made)
+        unmake(vfs, made)
         raise
     after = Expect("file", digest=digest)
     if entry is None:
-        return [Remove(target, after), *(_remove_made(one) for one in reversed(made))]
+        return [Remove(target, after), *(remove_made(one) for one in reversed(made))]
     return [Restore(target, image or Absent(), after)]
 
 
@@ -241,20 +246,20 @@ def _rename(vfs: JailedReads, op: Rename, kept: _Kept | None) -> list[Op]:
     replaced = _capture(vfs, kept, dest, there) if there is not None else None
     if entry.type == "directory":
         _check_hiding(vfs, source, dest, [rel for rel, _ in store.raw_tree(vfs, source)])
-    made = _make_dirs(vfs, dest.parent()) if there is None and op.parents else []
+    made = make_dirs(vfs, dest.parent(), for_a_file=True) if there is None and op.parents else []
     if there is None and not op.parents:
-        _parent_is_there(vfs, dest)
+        parent_is_there(vfs, dest)
     try:
         store.rename(vfs, source, dest)
     except BaseException:
-        _unmake(vfs, made)
+        unmake(vfs, made)
         raise
     # Without times: a later change inside that its own undo put back leaves other times.
     moved = Expect(entry.type, fingerprint=images.fingerprint(vfs, dest, times=False) if kept is not None else None)
     back: list[Op] = [Rename(dest, source, moved, ABSENT)]
     if replaced is not None:
         back.append(Restore(dest, replaced, ABSENT))
-    return back + [_remove_made(one) for one in reversed(made)]
+    return back + [remove_made(one) for one in reversed(made)]
 
 
 def _check_hiding(vfs: JailedReads, source: Target, dest: Target, inside: list[str]) -> None:
@@ -281,7 +286,7 @@ def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
         listed = [(rel, images.kind_of(raw)) for rel, raw in store.raw_tree(vfs, source)]
         names = tuple((rel, kind) for rel, kind in listed if kind in ("file", "directory"))
     _check_hiding(vfs, source, dest, [rel for rel, _ in names])
-    made = _make_dirs(vfs, dest)
+    made = make_dirs(vfs, dest)
     modes = dest.mount.capabilities.modes
     folders: list[tuple[Target, int | None]] = []
     try:
@@ -305,11 +310,11 @@ def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
                 if entry is not None and (kind == "file" or not any(True for _ in store.raw_tree(vfs, at))):
                     with contextlib.suppress(VfsError):
                         store.remove(vfs, at, entry)
-        _unmake(vfs, made)
+        unmake(vfs, made)
         raise
     copied = Expect("directory", fingerprint=images.fingerprint(vfs, dest) if kept is not None else None)
     if made:
-        return [Remove(dest, copied, recursive=True), *(_remove_made(one) for one in reversed(made[:-1]))]
+        return [Remove(dest, copied, recursive=True), *(remove_made(one) for one in reversed(made[:-1]))]
     return [Remove(dest, copied, recursive=True), Restore(dest, DirImage(there.mode if there else None), ABSENT)]
 
 
@@ -323,7 +328,7 @@ def _restore(vfs: JailedReads, op: Restore, kept: _Kept | None) -> list[Op]:
         store.remove(vfs, target, entry, recursive=True)
     if not isinstance(op.image, Absent):
         if entry is None:
-            _parent_is_there(vfs, target)
+            parent_is_there(vfs, target)
         images.restore(vfs, target, op.image)
     return [Restore(target, was, _after(vfs, target, op.image))]
 
@@ -339,72 +344,7 @@ def _after(vfs: JailedReads, target: Target, image: Image) -> Expect:
     return ABSENT
 
 
-def _parent_is_there(vfs: JailedReads, target: Target) -> list[Target]:
-    """NOT_FOUND unless ``target``'s parent is a folder; nothing made (an empty list)."""
-    parent = target.parent()
-    if target.is_root or parent.is_root:
-        return []
-    entry = _folder(vfs, parent)
-    if entry is None:
-        raise NotFound(f"parent directory {parent.display} does not exist; pass create_dirs=true or create it first")
-    if entry.type != "directory":
-        raise NotADirectory(f"{parent.display} is not a directory; nothing can be written inside it")
-    return []
-
-
 def _refuse_hard_links(entry: Entry) -> None:
     """Defense in depth: a hard link can share a file with a place outside the mount."""
     if entry.target.mount.deny_hardlinked and (entry.links or 1) > 1:
         raise AccessDenied(f"{entry.path} has other hard links; refused on this mount (deny_hardlinked)")
-
-
-def _folder(vfs: JailedReads, target: Target) -> Entry | None:
-    """What is at ``target``, a link inside the mount followed (the jail checked where it leads)."""
-    entry = store.probe(vfs, target)
-    if entry is not None and entry.type == "symlink":
-        return vfs.lookup(target, follow=True) or entry
-    return entry
-
-
-def _make_dirs(vfs: JailedReads, target: Target) -> list[Target]:
-    """Make ``target`` and its missing parents, top down; the ones made."""
-    missing: list[Target] = []
-    at = target
-    while not at.is_root:
-        entry = _folder(vfs, at)
-        if entry is None:
-            missing.append(at)
-            at = at.parent()
-            continue
-        if entry.type != "directory":
-            raise NotADirectory(f"{at.display} is not a directory; nothing can be made inside it")
-        break
-    made: list[Target] = []
-    try:
-        for one in reversed(missing):
-            store.make_dir(vfs, one)
-            made.append(one)
-    except BaseException:
-        _unmake(vfs, made)
-        raise
-    return made
-
-
-def _unmake(vfs: JailedReads, made: list[Target]) -> None:
-    """Remove folders a failed step made, deepest first, each only while it is empty (what
-    someone else saved in one meanwhile stays, and so does the folder)."""
-    with commit_scope():
-        for one in reversed(made):
-            entry = store.probe(vfs, one)
-            if entry is not None and not any(True for _ in store.raw_tree(vfs, one)):
-                with contextlib.suppress(VfsError):
-                    store.remove(vfs, one, entry)
-
-
-EMPTY_FOLDER = Expect("directory", fingerprint=(("", "directory", 0, None),))
-
-
-def _remove_made(made: Target) -> Op:
-    """The step that takes back a folder a change made (once what the change put in it is
-    gone, as the steps before it see to): remove it while it is empty."""
-    return Remove(made, EMPTY_FOLDER)

@@ -10,6 +10,8 @@ server, never inside a mount.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,9 +23,12 @@ from vfs_mcp.changes.ops import Op, Remove, Rename, Restore, image_size, written
 
 DEFAULT_UNDO_CHANGES = 100
 DEFAULT_UNDO_BYTES = 64 * 1024 * 1024
+"""Bytes of before-images one session's journal keeps."""
+DEFAULT_SERVER_UNDO_BYTES = 256 * 1024 * 1024
+"""Bytes of before-images every session's journal keeps together."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Change:
     """One call's change: the steps that take it back, in the order to run them."""
 
@@ -93,41 +98,106 @@ def current() -> Recording | None:
     return _recording.get()
 
 
-class Journal:
-    """One session's changes, newest last, bounded in number and in bytes of before-images."""
+class Ledger:
+    """One undo budget for the whole server: the before-images every session's journal keeps
+    count against it, and past it the oldest change of any session goes (that session's
+    journal says how many it lost). A session's own journal is bounded inside it."""
 
-    def __init__(self, changes: int = DEFAULT_UNDO_CHANGES, size: int = DEFAULT_UNDO_BYTES) -> None:
+    def __init__(self, limit: int = DEFAULT_SERVER_UNDO_BYTES) -> None:
+        self.limit = limit
+        self.size = 0
+        self.lock = threading.RLock()
+        self._kept: deque[tuple[weakref.ref[Journal], Change]] = deque()
+
+    def charge(self, journal: Journal, change: Change) -> None:
+        with self.lock:
+            self._kept.append((weakref.ref(journal), change))
+            self.size += change.size
+            while self.size > self.limit and self._kept:
+                owner, oldest = self._kept.popleft()
+                self.size -= oldest.size
+                kept_by = owner()
+                if kept_by is not None and oldest in kept_by.changes:
+                    kept_by.changes.remove(oldest)
+                    kept_by.size -= oldest.size
+                    kept_by.dropped += 1
+
+    def release(self, change: Change) -> None:
+        with self.lock:
+            for index, (_, kept) in enumerate(self._kept):
+                if kept is change:
+                    del self._kept[index]
+                    self.size -= change.size
+                    return
+
+    def forget(self) -> None:
+        """Let go of the changes of journals that are gone (sessions that ended)."""
+        with self.lock:
+            alive = deque((owner, change) for owner, change in self._kept if owner() is not None)
+            self.size = sum(change.size for _, change in alive)
+            self._kept = alive
+
+
+class Journal:
+    """One session's changes, newest last, bounded in number and in bytes of before-images
+    (and, with a ``ledger``, by the server's budget shared with every other session)."""
+
+    def __init__(
+        self, changes: int = DEFAULT_UNDO_CHANGES, size: int = DEFAULT_UNDO_BYTES, ledger: Ledger | None = None
+    ) -> None:
         self.limit_changes, self.limit_bytes = changes, size
+        self.ledger = ledger or Ledger(size)
         self.changes: deque[Change] = deque()
         self.size = 0
         self.dropped = 0
+        self._noted = 0
+        weakref.finalize(self, self.ledger.forget)
 
-    def add(self, change: Change) -> None:
-        self.changes.append(change)
-        self.size += change.size
-        while len(self.changes) > self.limit_changes or self.size > self.limit_bytes:
-            self.size -= self.changes.popleft().size
-            self.dropped += 1
+    def unnoted_drops(self) -> int:
+        """Changes let go since the last time this was asked (to say so in the next reply)."""
+        count, self._noted = self.dropped - self._noted, self.dropped
+        return count
+
+    def add(self, change: Change) -> bool:
+        """Keep ``change``; False when it is larger than the journal can hold (it cannot be undone)."""
+        if change.size > min(self.limit_bytes, self.ledger.limit):
+            return False
+        with self.ledger.lock:
+            self.changes.append(change)
+            self.size += change.size
+            while len(self.changes) > self.limit_changes or self.size > self.limit_bytes:
+                gone = self.changes.popleft()
+                self.size -= gone.size
+                self.dropped += 1
+                self.ledger.release(gone)
+            self.ledger.charge(self, change)
+        return True
 
     def latest(self, keys: set[tuple[str, str]] | None = None) -> Change | None:
         """The newest change (touching one of ``keys``, when given)."""
-        for change in reversed(self.changes):
-            if keys is None or any(change.touches(key) for key in keys):
-                return change
+        with self.ledger.lock:
+            for change in reversed(self.changes):
+                if keys is None or any(change.touches(key) for key in keys):
+                    return change
         return None
 
     def remove(self, change: Change) -> None:
-        self.changes.remove(change)
-        self.size -= change.size
+        with self.ledger.lock:
+            if change in self.changes:
+                self.changes.remove(change)
+                self.size -= change.size
+                self.ledger.release(change)
 
 
-def session_journal(caches: dict[str, Any], limit: int) -> Journal:
+def session_journal(caches: dict[str, Any], limit: int, budget: int = DEFAULT_SERVER_UNDO_BYTES) -> Journal:
     """The calling session's journal of at most ``limit`` changes (outside sessions, the one
-    kept in ``caches``, the server's)."""
+    kept in ``caches``, the server's), inside the server's undo budget of ``budget`` bytes."""
     from vfs_mcp.sessions import state_of
 
+    ledger: Ledger = caches.setdefault("undo-ledger", Ledger(budget))
+
     def server_wide() -> Journal:
-        kept: Journal = caches.setdefault("undo", Journal(limit))
+        kept: Journal = caches.setdefault("undo", Journal(limit, ledger=ledger))
         return kept
 
-    return state_of("undo-journal", lambda: Journal(limit), server_wide)
+    return state_of("undo-journal", lambda: Journal(limit, ledger=ledger), server_wide)

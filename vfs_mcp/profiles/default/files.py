@@ -167,7 +167,9 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     )
     @catching
     def undo(path: str | None = None, dry_run: bool = False) -> CallToolResult:
-        result = undo_ops.undo(vfs, session_journal(vfs.caches, settings.undo_limit), path, dry_run)
+        result = undo_ops.undo(
+            vfs, session_journal(vfs.caches, settings.undo_limit, settings.undo_bytes), path, dry_run
+        )
         lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
         head = f"{'would undo' if dry_run else 'undid'} {result.tool}"
         tail = f"{plural(result.remaining, 'change')} left to undo" + (
