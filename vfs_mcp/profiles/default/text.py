@@ -174,7 +174,13 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     @catching
     def apply_patch(patch: str, path: str | None = None, dry_run: bool = False) -> CallToolResult:
         result = patching.apply_patch(
-            vfs, patch, path, dry_run, max_bytes=settings.max_edit_bytes, max_write=settings.max_write_bytes
+            vfs,
+            patch,
+            path,
+            dry_run,
+            max_bytes=settings.max_edit_bytes,
+            max_write=settings.max_write_bytes,
+            max_diff=settings.max_read_bytes,
         )
         return answer(patch_text(result), data=result)
 
