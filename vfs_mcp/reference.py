@@ -25,6 +25,35 @@ whose text starts with a code (see the README).
 """
 
 
+DETAILS = {
+    "apply_patch": (
+        "How hunks land: each is found by its old lines (context and removed), at or after the hunk "
+        "before it, exactly, else with each line's surrounding whitespace ignored, in one place only "
+        "(two places are CONFLICT naming both lines). Lines the hunk does not remove keep their bytes "
+        "whatever found it: indentation, tabs, each line's own ending (CRLF stays CRLF in a mixed "
+        "file), a byte-order mark, a missing final newline. An added line takes the ending of the line "
+        "it replaces. In a hunk found only with whitespace ignored, an added line is **re-indented**: "
+        "it takes the file's indentation of the old line above it, plus its own extra depth (in tabs "
+        "where the file indents with tabs); a line that steps back out takes the depth the file gives "
+        "the hunk's other lines at that depth, and where those disagree the hunk is **refused** "
+        "(CONFLICT: give it with the file's own indentation). A renamed file keeps its mode; a link "
+        "given to delete or rename goes itself, its file stays; an update through a link writes the "
+        "file. Placing costs at most 50 million line comparisons (then INVALID_ARGUMENT); the patch and "
+        "each file written are within `write_file`'s limit, each file read within the edit limit, and "
+        "the reply's diff within the read cap (then its line counts)."
+    ),
+    "undo": (
+        "Undo is a change like any other, made of the steps that take the newest change back: each "
+        "checks that its path is still as the change left it (else CONFLICT naming what changed, and "
+        "nothing is undone), all commit under the same locks, and a failed undo changes nothing. It "
+        "restores bytes, modes, links (as links), empty folders and files the deny list hides; it "
+        "deletes only what the change created, never what was added since; a moved folder moves back "
+        "whole. It never writes where a write would be refused (read-only, deny list, a link out)."
+    ),
+}
+"""What a tool does in more words than its description spends on every turn."""
+
+
 def _type(schema: dict[str, Any]) -> str:
     if "anyOf" in schema:
         return " | ".join(_type(option) for option in schema["anyOf"])
@@ -68,6 +97,8 @@ def _tool(tool: Tool) -> str:
         if hints.idempotent_hint:
             flags.append("idempotent")
     lines = [f"### `{tool.name}`", "", f"*{tool.title or tool.name}* — {', '.join(flags)}", "", tool.description, ""]
+    if tool.name in DETAILS:
+        lines += [DETAILS[tool.name], ""]
     properties: dict[str, Any] = tool.parameters.get("properties", {})
     required = set(tool.parameters.get("required", []))
     fields = {field.alias or key: field for key, field in tool.fn_metadata.arg_model.model_fields.items()}
