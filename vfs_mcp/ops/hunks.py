@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.patchparse import Hunk
@@ -41,33 +40,31 @@ class Lines:
     ends: list[str]
     bom: str = ""
     """A byte-order mark the text starts with: not part of its first line's text."""
+    usual_end: str = "\n"
+    """The ending most of the lines have ("\\n" for a file without any)."""
 
     @classmethod
     def of(cls, raw: str) -> Lines:
         bom = "\ufeff" if raw.startswith("\ufeff") else ""
-        parts = raw[len(bom) :].split("\n")
-        last = parts.pop()
-        texts, ends = [], []
-        for part in parts:
-            if part.endswith("\r"):
-                texts.append(part[:-1])
-                ends.append("\r\n")
-            else:
-                texts.append(part)
-                ends.append("\n")
+        body = raw[len(bom) :]
+        texts = body.split("\n")
+        last = texts.pop()
+        crlf = body.count("\r\n")
+        if not crlf:  # the usual case, without a loop over the lines
+            ends = ["\n"] * len(texts)
+        else:
+            ends = ["\r\n" if text.endswith("\r") else "\n" for text in texts]
+            texts = [text[:-1] if end == "\r\n" else text for text, end in zip(texts, ends, strict=True)]
         if last:
             texts.append(last)
             ends.append("")
-        return cls(texts, ends, bom)
+        usual = "\r\n" if crlf > body.count("\n") - crlf else "\n"
+        return cls(texts, ends, bom, usual)
 
     def join(self) -> str:
+        if self.ends.count("\n") == len(self.ends):  # every line ends in "\n": one join
+            return self.bom + "\n".join(self.texts) + ("\n" if self.texts else "")
         return self.bom + "".join(itertools.chain.from_iterable(zip(self.texts, self.ends, strict=True)))
-
-    @property
-    def usual_end(self) -> str:
-        """The ending most of the lines have ("\\n" for a file without any)."""
-        counts = Counter(end for end in self.ends if end)
-        return "\r\n" if counts["\r\n"] > counts["\n"] else "\n"
 
 
 @dataclass
@@ -96,24 +93,33 @@ class Placed:
 
 @dataclass
 class _Index:
-    """Where each line text (or its trimmed form) is, built on first use."""
+    """Where each line the hunks look for is in the file (exactly, or trimmed), built on first
+    use in one pass that keeps only those lines."""
 
     texts: list[str]
-    exact: dict[str, list[int]] = field(default_factory=dict)
-    trimmed: dict[str, list[int]] = field(default_factory=dict)
+    wanted: list[list[str]]
+    exact: dict[str, list[int]] | None = None
+    trimmed: dict[str, list[int]] | None = None
 
     def of(self, trimmed: bool) -> dict[str, list[int]]:
         table = self.trimmed if trimmed else self.exact
-        if not table and self.texts:
-            for number, text in enumerate(self.texts):
-                table.setdefault(text.strip() if trimmed else text, []).append(number)
+        if table is None:
+            keys = {line.strip() if trimmed else line for old in self.wanted for line in old}
+            texts = [text.strip() for text in self.texts] if trimmed else self.texts
+            table = {}
+            for number in [n for n, text in enumerate(texts) if text in keys]:
+                table.setdefault(texts[number], []).append(number)
+            if trimmed:
+                self.trimmed = table
+            else:
+                self.exact = table
         return table
 
 
 def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[Placed]:
     """Where each hunk applies, in order, each after the one before; CONFLICT for a hunk not
     in the file or in two places."""
-    index = _Index(lines.texts)
+    index = _Index(lines.texts, [hunk.old for hunk in hunks] + [[hunk.anchor] for hunk in hunks if hunk.anchor])
     placed: list[Placed] = []
     cursor = 0
     for number, hunk in enumerate(hunks, 1):
@@ -179,31 +185,37 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
     texts: list[str] = []
     ends: list[str] = []
     usual = lines.usual_end
-    done = 0
 
-    def add(text: str, end: str) -> None:
+    def keep(start: int, stop: int) -> None:
+        """The file's own lines ``[start, stop)``, as they are (in one slice)."""
+        if start < stop:
+            follows()
+            texts.extend(lines.texts[start:stop])
+            ends.extend(lines.ends[start:stop])
+
+    def follows() -> None:
         if ends and ends[-1] == "":
             ends[-1] = usual  # a line that was last gets an ending once something follows it
-        texts.append(text)
-        ends.append(end)
 
+    done = 0
     for number, item in enumerate(placed, 1):
-        for i in range(done, item.at):
-            add(lines.texts[i], lines.ends[i])
+        keep(done, item.at)
         at = item.at
         added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else None
         plus = iter(added) if added is not None else None
         last_removed = ""
         for sign, text in item.hunk.lines:
             if sign == " ":
-                add(lines.texts[at], lines.ends[at])
+                keep(at, at + 1)
                 at += 1
             elif sign == "-":
                 last_removed = lines.ends[at]
                 at += 1
             else:
                 end = last_removed or (ends[-1] if ends and ends[-1] else usual)
-                add(next(plus) if plus is not None else text, end)
+                follows()
+                texts.append(next(plus) if plus is not None else text)
+                ends.append(end)
         done = at
         if at == len(lines.texts) and texts:
             if item.hunk.new_ends_without_newline:
@@ -212,9 +224,8 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
                 ends[-1] = ends[-1] or usual
             elif lines.ends and lines.ends[-1] == "":
                 ends[-1] = ""  # the patch does not say: the file keeps ending without a newline
-    for i in range(done, len(lines.texts)):
-        add(lines.texts[i], lines.ends[i])
-    return Lines(texts, ends, lines.bom)
+    keep(done, len(lines.texts))
+    return Lines(texts, ends, lines.bom, usual)
 
 
 def _indent(line: str) -> str:
