@@ -16,6 +16,7 @@ from conftest import Sandbox, make_sandbox
 
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.ops import write
 from vfs_mcp.ops.analytics import calculate_directory_size
 from vfs_mcp.ops.grep import GrepQuery, grep_files
 from vfs_mcp.ops.tree import directory_tree, search_files
@@ -79,7 +80,7 @@ def test_a_walk_that_finds_nothing_still_tells_a_file_a_missing_path_and_an_empt
     s3: tuple[JailedFS, Requests],
 ) -> None:
     vfs, _ = s3
-    vfs.mkdir(vfs.resolve("empty"))
+    write.create_directory(vfs, "empty")
     assert directory_tree(vfs, "empty").files == 0
     with pytest.raises(NotADirectory):
         directory_tree(vfs, "proj/README.md")

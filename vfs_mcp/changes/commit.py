@@ -39,6 +39,10 @@ from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import commit_scope, ensure_wanted
 
 
+CREATE_ONLY_BYTES = 64 * 1024 * 1024
+"""Largest file a copy onto a new name on an object store sends as one create-only put."""
+
+
 @dataclass
 class Receipt:
     """A committed change: the steps that take it back, in the order to run them (None when
@@ -187,16 +191,22 @@ def _put(vfs: JailedReads, op: Put, kept: _Kept | None) -> list[Op]:
 def _write(vfs: JailedReads, op: Put, entry: Entry | None, mode: int | None) -> str:
     """Write a Put's bytes; their sha256."""
     target = op.target
+    capabilities = target.mount.capabilities
     if op.source is not None:
         source = op.source
-        if source.mount is target.mount and target.mount.capabilities.native_copy:
+        size = vfs.info(source).size
+        if entry is None and capabilities.conditional_writes and size <= CREATE_ONLY_BYTES:
+            # A copy onto a new name lands only while the name is free: one of two copies wins.
+            data = b"".join(vfs.chunks(source))
+            store.put_if(vfs, target, data, token=None)
+            return sha256(data)
+        if source.mount is target.mount and capabilities.native_copy:
             store.native_copy(vfs, source, target)
             if mode is not None and target.mount.capabilities.modes:
                 store.chmod(vfs, target, mode)
             return images._digest(vfs, target)
         return store.stream(vfs, target, vfs.chunks(source), mode=mode)
     assert op.data is not None
-    capabilities = target.mount.capabilities
     if capabilities.conditional_writes and (entry is None or op.expect.token is not None):
         # The service decides: no other writer, of this server or another, slips in between.
         store.put_if(vfs, target, op.data, token=None if entry is None else op.expect.token)

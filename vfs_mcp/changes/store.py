@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from vfs_mcp.entries import Entry
-from vfs_mcp.errors import AlreadyExists, NotADirectory, NotFound, Stale
+from vfs_mcp.errors import NotADirectory, NotFound, Stale
 from vfs_mcp.jail import Target
 from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import PreconditionFailed, ensure_wanted
@@ -61,9 +61,9 @@ def put_if(vfs: JailedReads, target: Target, data: bytes, *, token: str | None) 
         try:
             target.mount.backend.put_if(target.fs_path, data, if_match=token, create_only=token is None)
         except PreconditionFailed:
-            if token is None:
-                raise AlreadyExists(f"{target.display} was created by someone else meanwhile") from None
-            raise Stale(f"{target.display} changed since it was read") from None
+            # The plan is made again on what is there now (a create-only one then says ALREADY_EXISTS).
+            how = "was created by someone else meanwhile" if token is None else "changed since it was read"
+            raise Stale(f"{target.display} {how}") from None
         finally:
             target.mount.backend.invalidate(target.fs_path)
         vfs._wrote(len(data))

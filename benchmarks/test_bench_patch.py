@@ -1,0 +1,115 @@
+"""apply_patch beside the tools people apply patches with, on the same file and patch, in the
+same run: 1,000 one-line hunks (3 lines of context each, a unified diff as ``git diff`` writes
+it) on a 100,000-line file (quick: 100 hunks on 10,000 lines), against GNU ``patch`` and
+``git apply``. Every round starts from the original file (restored outside the timing) and
+every result is checked against what ``patch`` makes of it. Timings are reported, never
+asserted (README: goal ≤ 3x ``patch``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Scale
+
+from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail import Jail
+from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.ops.patch import PatchResult, apply_patch
+
+
+@dataclass(frozen=True)
+class PatchCase:
+    folder: Path
+    original: bytes
+    patched: bytes
+    diff: str
+    hunks: int
+
+    @property
+    def file(self) -> Path:
+        return self.folder / "big.txt"
+
+    def restore(self) -> None:
+        self.file.write_bytes(self.original)
+
+
+@pytest.fixture(scope="session")
+def patch_case(data_dir: Path, scale: Scale) -> PatchCase:
+    lines, hunks = (10_000, 100) if scale.quick else (100_000, 1_000)
+    step = lines // hunks
+    folder = data_dir / "patching"
+    folder.mkdir()
+    original = "".join(f"line {n} of the file\n" for n in range(lines))
+    body = []
+    for k in range(hunks):
+        n = k * step + step // 2
+        body.append(f"@@ -{n - 2},7 +{n - 2},7 @@\n")
+        body += [f" line {m} of the file\n" for m in range(n - 3, n)]
+        body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
+        body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
+    diff = "--- a/big.txt\n+++ b/big.txt\n" + "".join(body)
+    (folder / "change.diff").write_text(diff)
+    (folder / "big.txt").write_text(original)
+    subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=folder, check=True)
+    patched = (folder / "big.txt").read_bytes()
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    return PatchCase(folder, original.encode(), patched, diff, hunks)
+
+
+def group(case: PatchCase) -> str:
+    lines = case.original.count(b"\n")
+    return f"7 apply_patch: {case.hunks} hunks on {lines:,} lines vs patch, git apply (≤ 3x patch)"
+
+
+def run(benchmark: Any, case: PatchCase, work: Any) -> None:
+    benchmark.group = group(case)
+    benchmark.pedantic(work, setup=case.restore, rounds=5, warmup_rounds=1)
+    assert case.file.read_bytes() == case.patched
+
+
+def test_apply_patch(benchmark: Any, patch_case: PatchCase) -> None:
+    vfs = JailedFS(Jail(open_mounts([MountSpec(str(patch_case.folder))])))
+
+    def ours() -> PatchResult:
+        return apply_patch(vfs, patch_case.diff)
+
+    run(benchmark, patch_case, ours)
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is not installed")
+def test_gnu_patch_baseline(benchmark: Any, patch_case: PatchCase) -> None:
+    run(benchmark, patch_case, lambda: subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=patch_case.folder))
+
+
+def test_git_apply_baseline(benchmark: Any, patch_case: PatchCase) -> None:
+    run(benchmark, patch_case, lambda: subprocess.run(["git", "apply", "change.diff"], cwd=patch_case.folder))
+
+
+def test_apply_patch_ratio(patch_case: PatchCase) -> None:
+    vfs = JailedFS(Jail(open_mounts([MountSpec(str(patch_case.folder))])))
+    timings = {}
+    for name, work in {
+        "apply_patch": lambda: apply_patch(vfs, patch_case.diff),
+        "patch": lambda: subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=patch_case.folder),
+        "git apply": lambda: subprocess.run(["git", "apply", "change.diff"], cwd=patch_case.folder),
+    }.items():
+        best = float("inf")
+        for _ in range(3):
+            patch_case.restore()
+            started = time.perf_counter()
+            work()
+            best = min(best, time.perf_counter() - started)
+            assert patch_case.file.read_bytes() == patch_case.patched
+        timings[name] = best
+    ratio = timings["apply_patch"] / timings["patch"]
+    print(
+        f"\napply_patch {timings['apply_patch'] * 1000:.1f} ms, patch {timings['patch'] * 1000:.1f} ms, "
+        f"git apply {timings['git apply'] * 1000:.1f} ms: {ratio:.2f}x patch (target ≤ 3x: {'met' if ratio <= 3 else 'MISSED'})"
+    )
