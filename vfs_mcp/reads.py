@@ -34,11 +34,17 @@ T = TypeVar("T")
 
 @dataclass
 class Listing:
-    """A walk's paths as (mount-relative path, type, size), in depth-first name order, and the
-    folders it could not read (their contents are missing)."""
+    """A walk's paths as (mount-relative path, type, size), in depth-first name order (in key
+    order on S3, see ``pages``), and the folders it could not read (their contents are missing)."""
 
     items: list[tuple[str, Kind, int]]
     skipped: list[str]
+    last: bool = True
+    """False for a page that more pages follow (``JailedReads.pages``)."""
+    listed: int = 0
+    """Store entries read for this page (keys on S3)."""
+    until: str = ""
+    """On stores listing in key order, the last key read so far (mount-relative)."""
 
 
 class JailedReads:
@@ -296,6 +302,63 @@ class JailedReads:
         prefix = f"{target.rel}/" if target.rel else ""
         items = [(path, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(path := prefix + rel)]
         return Listing(items, [prefix + rel for rel in unreadable])
+
+    def pages(
+        self, target: Target, max_depth: int | None = None, *, metadata: bool = True, keep: Keep | None = None
+    ) -> Iterator[Listing]:
+        """What ``names`` lists, a page at a time where the store lists in pages (S3: a request
+        of 1,000 keys a page, in key order, folders before what is in them), in one page
+        elsewhere. Stop iterating and no more pages are asked for. Fresh: cached listings below
+        ``target`` are forgotten first; where folders are key prefixes only an empty first page
+        is looked up (a file, a missing path or an empty folder)."""
+        mount = target.mount
+        prefixed = not mount.capabilities.empty_dirs
+        if not prefixed:
+            self.require_dir(target)
+        with self.guard(target):
+            mount.backend.invalidate_tree(target.fs_path)
+            pages = mount.backend.pages(target.fs_path, max_depth, metadata, keep)
+        hidden = self.jail.is_hidden
+        prefix = f"{target.rel}/" if target.rel else ""
+        first = True
+        while True:
+            with self.guard(target):
+                page = next(pages, None)
+            if page is None:
+                return
+            if first and prefixed and not page.listed:
+                self.require_dir(target)
+            first = False
+            items = [
+                (path, KINDS.get(kind, "file"), size)
+                for rel, kind, size in page.items
+                if not hidden(path := prefix + rel)
+            ]
+            yield Listing(items, [prefix + rel for rel in page.unreadable], page.last, page.listed, prefix + page.until)
+
+    def ls_pages(
+        self, folders: list[Target], cursors: list[str | None]
+    ) -> list[tuple[list[tuple[str, Kind, int]], str | None]]:
+        """One page of each folder's visible entries as (mount-relative path, type, size) in
+        name order (a delimiter listing on object stores, all folders at once), and the cursor
+        to continue that folder's listing from (None: it is complete). A folder that is gone
+        lists nothing. All ``folders`` are on one mount."""
+        if not folders:
+            return []
+        backend = folders[0].mount.backend
+        with self.guard(folders[0]):
+            listed = backend.ls_many([folder.fs_path for folder in folders], cursors)
+        hidden = self.jail.is_hidden
+        out = []
+        for folder, (entries, cursor) in zip(folders, listed, strict=True):
+            prefix = f"{folder.rel}/" if folder.rel else ""
+            kept = [
+                (path, KINDS.get(kind, "file"), size)
+                for name, kind, size in entries
+                if not hidden(path := prefix + name)
+            ]
+            out.append((kept, cursor))
+        return out
 
     def _walked(self, target: Target, walk: Callable[[str], T], found: Callable[[T], bool]) -> T:
         """``walk`` of a directory's store path, fresh (cached listings below it forgotten), its
