@@ -285,6 +285,19 @@ async def test_a_capped_tree_shows_every_top_level_name_before_any_deeper_one(sa
     assert "level 1 complete, " in raw and body["truncated"]
 
 
+async def test_a_bound_asked_past_is_used_and_said_not_refused(loaded: Sandbox) -> None:
+    """A model asking for "everything" gets the most there is and a note, not INVALID_ARGUMENT
+    (bounds the published schemas do not state: no bytes spent on them)."""
+    body, raw = await tree(loaded, max_depth=1000, max_entries=10**6)
+    assert body["files"] == len(PROJ)
+    assert "max_depth=1,000 is over its bound: used 100" in raw
+    assert "max_entries=1,000,000 is over its bound: used 100,000" in body["notes"]
+    found = await call(loaded, "search_files", path=loaded.path("proj"), pattern="*.py", max_results=10**6)
+    assert len(ok(found)["results"]) == 4 and "max_results=1,000,000 is over its bound: used 10,000" in text(found)
+    grep = await call(loaded, "grep_files", path=loaded.path("proj"), pattern="main", context_lines=500)
+    assert ok(grep)["returned"] == 2 and "context_lines=500 is over its bound: used 100" in text(grep)
+
+
 async def test_directory_tree_text_format(loaded: Sandbox) -> None:
     _, raw = await tree(loaded, max_depth=2)
     lines = raw.splitlines()
