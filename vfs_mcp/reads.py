@@ -259,16 +259,28 @@ class JailedReads:
     # -- listing ----------------------------------------------------------------------
 
     def ls(self, target: Target) -> list[Entry]:
-        """The visible entries of a directory, sorted by name."""
-        self.require_dir(target)
+        """The visible entries of a directory, sorted by name. Where folders are key prefixes
+        the listing comes first (one delimiter listing: a folder with entries is there), and
+        only an empty one is looked up (a file, a missing path or an empty folder)."""
+        prefixed = not target.mount.capabilities.empty_dirs
+        if not prefixed:
+            self.require_dir(target)
         entries = []
         with self.guard(target):
             target.mount.backend.invalidate(target.fs_path)
             base = target.fs_path.rstrip("/")
-            for raw in target.mount.fs.ls(target.fs_path, detail=True):
+            try:
+                listed = target.mount.fs.ls(target.fs_path, detail=True)
+            except FileNotFoundError:
+                if not prefixed:
+                    raise
+                listed = []
+            for raw in listed:
                 name = str(raw["name"]).rstrip("/")
                 if name and name != base:
                     entries.append(self._entry(target.child(posixpath.basename(name)), raw))
+        if prefixed and not entries:
+            self.require_dir(target)
         visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
         return sorted(visible, key=lambda e: e.name)
 

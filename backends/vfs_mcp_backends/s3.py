@@ -45,6 +45,14 @@ class S3Mount(BackendMount):
         it: a caller that stops early (a name search with its matches) sends no more requests,
         and a page holds at most 1,000 keys and their folders whatever the bucket's size."""
         fs: Any = self.fs
+        if maxdepth == 1:  # a folder's own entries: its delimiter listing, not every key below it
+            cursor: str | None = None
+            while True:
+                ((entries, cursor),) = self.ls_many([path], [cursor])
+                kept = [entry for entry in entries if keep is None or keep(entry[0], entry[0])]
+                yield Page(kept, [], cursor is None, len(entries), entries[-1][0] if entries else "")
+                if cursor is None:
+                    return
         bucket, key, _ = fs.split_path(path)
         prefix = key.rstrip("/") + "/" if key else ""
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, **fs.req_kw}
