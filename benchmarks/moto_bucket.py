@@ -17,10 +17,8 @@ from typing import Any
 
 
 def tree_keys(folders: int, subfolders: int, files: int) -> list[str]:
-    """``data/pNNN/qNNN/fN.txt``: ``folders`` × ``subfolders`` × ``files`` keys, in key order."""
-    return [
-        f"data/p{p:03d}/q{q:03d}/f{f}.txt" for p in range(folders) for q in range(subfolders) for f in range(files)
-    ]
+    """``data/pNNN/qNNN/fN.txt``: ``folders`` x ``subfolders`` x ``files`` keys, in key order."""
+    return [f"data/p{p:03d}/q{q:03d}/f{f}.txt" for p in range(folders) for q in range(subfolders) for f in range(files)]
 
 
 def main() -> None:

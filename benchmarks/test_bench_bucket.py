@@ -1,9 +1,9 @@
 """Buckets of many keys: a ``vfs-mcp`` server over ``s3://`` (stdio, a process of its own)
 behind a 20 ms latency proxy, moto's S3 server in another process (``moto_bucket.py``).
 
-The bucket holds ``data/pNNN/qNNN/fN.txt`` keys: 100 × 100 × 10 = 100,000 at full size (a
+The bucket holds ``data/pNNN/qNNN/fN.txt`` keys: 100 x 100 x 10 = 100,000 at full size (a
 million would take moto 100 s and 4.5 GB to hold, and it scans every key of a bucket for
-each list request), 10 × 200 × 5 = 10,000 quick. A second bucket holds the grep objects
+each list request), 10 x 200 x 5 = 10,000 quick. A second bucket holds the grep objects
 (5,000 source files; 500 quick). Each row is timed beside its floor in the same run, its list
 requests are counted at the proxy and asserted where the issue bounds them, and the server's
 peak memory (``VmHWM``, a fresh server per row) is asserted ≤ 150 MB:
@@ -25,7 +25,7 @@ import math
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,7 +176,7 @@ def test_directory_tree_with_its_default_caps(benchmark: Any, bucket: Bucket, se
     done = benchmark.pedantic(lambda: call(bucket, server, "directory_tree", path="."), rounds=3)
     summary = text(done.result)
     assert "cut breadth-first at max_entries=1,000: levels 1-2 complete" in summary
-    folders, subfolders, _ = bucket.shape
+    subfolders = bucket.shape[1]
     print(f"\ndirectory_tree: {done.seconds:.2f} s, {done.lists} list requests, {bucket.keys:,} keys")
     # a flat page, the root's and data/'s delimiter listings, and as many folders as fill
     # the third level (each holds `subfolders` entries)
@@ -190,7 +190,7 @@ def test_search_files_capped(benchmark: Any, bucket: Bucket, server: StdioServer
         lambda: call(bucket, server, "search_files", path=".", pattern="f3.txt", max_results=100), rounds=3
     )
     assert "(more than 100;" in text(done.result)
-    _, subfolders, files = bucket.shape
+    files = bucket.shape[2]
     print(f"\nsearch_files, 100 matches: {done.seconds:.2f} s, {done.lists} list requests")
     assert done.lists <= math.ceil(101 * files / PAGE)  # the pages that hold 101 matches
     peak(bucket, "search_files capped", BUCKET, "search_files", path=".", pattern="f3.txt")
@@ -279,8 +279,9 @@ def test_grep_threaded_get_baseline(benchmark: Any, bucket: Bucket) -> None:
 def test_grep_files(benchmark: Any, bucket: Bucket) -> None:
     benchmark.group = group(bucket, f"grep {bucket.grep.count:,} objects")
     with bucket.server(GREP_BUCKET) as grepping:
-        run: Callable[[], Call] = lambda: call(bucket, grepping, "grep_files", path=".", pattern=RARE_LITERAL)
-        done = benchmark.pedantic(run, rounds=3)
+        done = benchmark.pedantic(
+            call, (bucket, grepping, "grep_files"), {"path": ".", "pattern": RARE_LITERAL}, rounds=3
+        )
     assert done.result["content"][0]["text"].count(RARE_LITERAL) == bucket.grep.literal_hits
     print(f"\ngrep: {done.seconds:.2f} s, {bucket.proxy.count()} requests, {done.progress} progress")
     assert done.progress >= 1
@@ -299,4 +300,3 @@ def test_grep_ratio(bucket: Bucket) -> None:
         f"\nS3 grep of {bucket.grep.count:,} objects over stdio / {GET_THREADS}-thread GET loop:"
         f" {ours:.2f} s / {loop:.2f} s = {ratio:.2f}x (target ≤ 1.1x: {'met' if ratio <= 1.1 else 'MISSED'})"
     )
-

@@ -9,7 +9,9 @@ import contextlib
 import hashlib
 import posixpath
 import stat
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -203,6 +205,52 @@ class JailedReads:
             self._read(len(data))
             return data
 
+    def cat_each(
+        self, files: Iterable[tuple[Target, int]], *, width: int, in_flight: int
+    ) -> Generator[tuple[Target, bytes | VfsError], None, None]:
+        """The bytes of each file (with its size as listed) in the order given, or the error
+        reading it raised, fetched ahead concurrently where each fetch waits on a network: at
+        most ``width`` files and ``in_flight`` bytes at once (one file at least), on an object
+        store by the store's own event loop, else by threads. On stores served by this machine
+        (``local_io``) one after another. Fetches not yet taken are cancelled when the caller
+        stops."""
+        todo = iter(files)
+        if all(mount.capabilities.local_io for mount in self.mounts):
+            for target, _ in todo:
+                try:
+                    yield target, self.cat(target)
+                except VfsError as err:
+                    yield target, err
+            return
+        pending: deque[tuple[Target, int, Future[bytes]]] = deque()
+        pool = ThreadPoolExecutor(max_workers=width)
+        ahead: tuple[Target, int] | None = next(todo, None)
+        flying = 0
+        try:
+            while ahead is not None or pending:
+                while ahead is not None and len(pending) < width and (not pending or flying + ahead[1] <= in_flight):
+                    target, size = ahead
+                    fetch = target.mount.backend.cat_soon(target.fs_path) or pool.submit(
+                        target.mount.fs.cat_file, target.fs_path
+                    )
+                    pending.append((target, size, fetch))
+                    flying += size
+                    ahead = next(todo, None)
+                target, size, fetch = pending.popleft()
+                flying -= size
+                try:
+                    with self.guard(target):
+                        data: bytes = fetch.result()
+                except VfsError as err:
+                    yield target, err
+                    continue
+                self._read(len(data))
+                yield target, data
+        finally:
+            for _, _, fetch in pending:
+                fetch.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def read_whole(self, target: Target, limit: int) -> tuple[Entry, bytes | None]:
         """A regular file's entry, checked as ``require_file`` checks it, and its bytes when it
         holds at most ``limit`` bytes (None when it holds more; a file that grew since it was
@@ -300,29 +348,17 @@ class JailedReads:
                 skipped.append(entry)
         return Found(sorted(entries, key=tree_order), skipped)
 
-    def names(
-        self, target: Target, max_depth: int | None = None, *, metadata: bool = True, keep: Keep | None = None
-    ) -> Listing:
-        """What ``find`` lists, as (mount-relative path, type, size) tuples: for a caller that
-        needs no more, 20,000 paths stay tuples until they are rendered, without an ``Entry``
-        and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0).
-        ``keep(name, path below target)``: only the entries it accepts (measured only those)."""
-        found, unreadable = self._walked(
-            target, lambda path: target.mount.backend.names(path, max_depth, metadata, keep), any
-        )
-        hidden = self.jail.is_hidden
-        prefix = f"{target.rel}/" if target.rel else ""
-        items = [(path, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(path := prefix + rel)]
-        return Listing(items, [prefix + rel for rel in unreadable])
-
     def pages(
         self, target: Target, max_depth: int | None = None, *, metadata: bool = True, keep: Keep | None = None
     ) -> Iterator[Listing]:
-        """What ``names`` lists, a page at a time where the store lists in pages (S3: a request
-        of 1,000 keys a page, in key order, folders before what is in them), in one page
-        elsewhere. Stop iterating and no more pages are asked for. Fresh: cached listings below
-        ``target`` are forgotten first; where folders are key prefixes only an empty first page
-        is looked up (a file, a missing path or an empty folder)."""
+        """What ``find`` lists, as (mount-relative path, type, size) tuples (20,000 paths stay
+        tuples, without an ``Entry`` and a ``Target`` each), a page at a time where the store
+        lists in pages (S3: a list request of 1,000 keys, in key order, each folder before what
+        is in it), in one page elsewhere. ``keep(name, path below target)``: only the entries it
+        accepts (on a local disk, only those are measured). No page is asked for once the caller
+        stops. Fresh: cached listings below ``target`` are forgotten first; where folders are
+        key prefixes only an empty first page is looked up (a file, a missing path or an empty
+        folder)."""
         mount = target.mount
         prefixed = not mount.capabilities.empty_dirs
         if not prefixed:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import errno
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,6 +185,15 @@ class BackendMount:
                     entries.append((name[len(base) + 1 :], kind, size))
             out.append((sorted(entries), None))
         return out
+
+    def cat_soon(self, path: str) -> Future[bytes] | None:
+        """The bytes of ``path``, fetched by the store's own event loop where it has one (s3fs,
+        gcsfs, adlfs): a caller fetching many files at once needs no thread a file waiting on
+        it. None elsewhere (the caller uses threads)."""
+        fs: Any = self.fs
+        if not getattr(fs, "async_impl", False):
+            return None
+        return asyncio.run_coroutine_threadsafe(fs._cat_file(path), fs.loop)
 
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
         """A regular file's ``info`` (links followed) and its bytes when it holds at most

@@ -11,9 +11,12 @@ import asyncio
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import s3fs
+from botocore.utils import parse_timestamp
 from fsspec.asyn import sync, sync_wrapper
 
 from vfs_mcp_backends.base import (
@@ -160,10 +163,31 @@ class StagedS3File(s3fs.core.S3File):  # type: ignore[misc]  # s3fs is untyped
         return super()._upload_chunk(final)
 
 
+def timestamp(text: str) -> datetime:
+    """A timestamp S3 sends (ISO 8601 in listings, RFC 1123 in headers), parsed by the standard
+    library: botocore's dateutil parser takes 0.2 ms each, most of the time spent on a page of
+    1,000 keys. Anything else goes to botocore's parser."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            return parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            parsed: datetime = parse_timestamp(text)
+            return parsed
+
+
 class S3Store(s3fs.S3FileSystem):  # type: ignore[misc]
     """s3fs, listing a tree in one paged request cut to depth here (s3fs's own ``maxdepth``
-    lists each "directory" separately), and staging small writes in one PUT.
+    lists each "directory" separately), staging small writes in one PUT, and parsing
+    timestamps quickly (``timestamp``).
     """
+
+    async def set_session(self, *args: Any, **kwargs: Any) -> Any:
+        client = await super().set_session(*args, **kwargs)
+        # Read by every response as it is parsed, so set after the client exists is in time.
+        self.session.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=timestamp)
+        return client
 
     async def _find(
         self, path: str, maxdepth: int | None = None, withdirs: bool | None = None, detail: bool = False, **kw: Any
