@@ -28,6 +28,8 @@ from vfs_mcp.ops.globs import ignore_file
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 """In order of precedence."""
+IGNORE_SUFFIX = "ignore"
+"""How every ignore file's name ends."""
 LAST_IGNORE_FILE = max(IGNORE_FILES)
 """The ignore file name that sorts last: a listing in name order that has passed it in a
 folder has shown every ignore file of that folder."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.ops.ignore import LAST_IGNORE_FILE
+from vfs_mcp.ops.ignore import IGNORE_SUFFIX, LAST_IGNORE_FILE
 from vfs_mcp.ops.walk import Item, Sieve, below, sifted
 from vfs_mcp.reads import Listing
 
@@ -36,8 +36,9 @@ FOLDERS_AT_ONCE = 32
 FIRST_AT_ONCE = 4
 """Folders listed first at each level, before their entries tell how many more are needed."""
 
-Shown = Callable[[str, str], bool]
-"""Whether the tree shows an entry, by its mount-relative path and type (its cap counts those)."""
+Shown = Callable[[str, str], bool] | None
+"""Whether the tree shows an entry, by its mount-relative path and type (its cap counts those);
+None when it shows every entry."""
 Progress = Callable[[int, int | None, str], None]
 
 
@@ -71,10 +72,13 @@ def tree_listing(
     for page in vfs.pages(root, max_depth):
         pages.append(page)
         if page.last:
-            items = [item for item in sifted(sieve, root, pages) if shown(item[0], item[1])]
-            items.sort(key=_depth_first)
+            items = [item for batch in sifted(sieve, root, pages) for item in batch]
+            if shown is not None:
+                items = [item for item in items if shown(item[0], item[1])]
+            if not root.mount.capabilities.empty_dirs:
+                items.sort(key=_depth_first)  # listed in key order: "a-b" before "a/"
             return TreeListing(items, [path for listed in pages for path in listed.skipped], True, len(pages))
-        new = sum(1 for rel, kind, _ in page.items if shown(rel, kind))
+        new = len(page.items) if shown is None else sum(1 for rel, kind, _ in page.items if shown(rel, kind))
         counted += new
         if progress:
             progress(counted, None, f"{sum(p.listed for p in pages):,} keys listed")
@@ -102,7 +106,7 @@ def breadth_first(
     for depth in range(1, max_depth + 1):
         deeper: list[Target] = []
         for rel, kind, size in _children(vfs, root, level, sieve, out, fanout, cap, progress):
-            if not shown(rel, kind):
+            if shown is not None and not shown(rel, kind):
                 continue
             if len(out.items) == cap:
                 out.complete, out.stopped_at = False, depth  # one more than the cap: the listing stops here
@@ -172,7 +176,8 @@ def _children(
                     entries += more
                 if sieve.rules is not None:
                     for rel, kind, _ in entries:
-                        sieve.saw(below(root, rel), kind)
+                        if rel.endswith(IGNORE_SUFFIX):
+                            sieve.saw(below(root, rel), kind)
                 for rel, kind, size in entries:
                     if not sieve.active or sieve.keeps(below(root, rel), kind == "directory"):
                         fanout.entries += 1

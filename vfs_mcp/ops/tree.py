@@ -94,16 +94,18 @@ def search_files(
     wanted = None if sieve.rules is None else lambda rel, kind: matches(rel.rpartition("/")[2], below(root, rel))
     found: list[Item] = []
     more = False
-    for rel, kind, size in sifted(
-        sieve, root, _reported(vfs.pages(root, None if recursive else 1, keep=keep), progress), wanted
-    ):
-        target = Target(root.mount, rel)
-        if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
-            continue
-        if len(found) == max_results:
-            more = True
+    pages = _reported(vfs.pages(root, None if recursive else 1, keep=keep), progress)
+    for batch in sifted(sieve, root, pages, wanted):
+        for rel, kind, size in batch:
+            target = Target(root.mount, rel)
+            if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
+                continue
+            if len(found) == max_results:
+                more = True
+                break
+            found.append((rel, kind, size))
+        if more:
             break
-        found.append((rel, kind, size))
     found.sort(key=_depth_first)
     if note := ignored_note(sieve, "matches"):
         notes.append(note)
@@ -185,7 +187,8 @@ def directory_tree(
             return True
         return include_files and (matches is None or matches(rel.rpartition("/")[2], below(root, rel)))
 
-    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, shown, progress)
+    every = include_files and matches is None
+    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
     kept, cut = _cut(listing, root, max_entries)
     top = tree_node(root.name, "directory", None, [])
     nodes = {root.rel: top}  # each kept directory by its mount-relative path
@@ -223,6 +226,8 @@ def _cut(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str 
     """``listing``'s items cut breadth-first at ``cap`` (every level whole while it fits, then
     the first entries of the next in depth-first order), and a note of what was left out
     (None when nothing was)."""
+    if listing.complete and len(listing.items) <= cap:
+        return listing.items, None
     base = root.rel.count("/") + 1 if root.rel else 0
     depths = [rel.count("/") + 1 - base for rel, _, _ in listing.items]
     if not listing.complete:  # the listing stopped at the cap: how much more there is is not known

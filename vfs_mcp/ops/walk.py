@@ -20,7 +20,7 @@ from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.filesystem import Entry, JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs
-from vfs_mcp.ops.ignore import LAST_IGNORE_FILE, IgnoreRules
+from vfs_mcp.ops.ignore import IGNORE_SUFFIX, LAST_IGNORE_FILE, IgnoreRules
 from vfs_mcp.reads import Listing
 
 ALWAYS_SKIPPED = (".git",)
@@ -62,8 +62,17 @@ class Sieve:
         if self.rules is not None and kind == "file":
             self.rules.saw(rel)
 
+    def leaves_none_of(self, items: list[Item]) -> bool:
+        """Whether the sieve keeps every one of ``items``, known without asking about each: no
+        exclude glob, no ignore file seen, and no ``.git`` in any path (most walks)."""
+        if self.exclude is not None or (self.rules is not None and self.rules.any):
+            return False
+        return not self.skip_git or not any(".git" in item[0] for item in items)
+
     def keeps(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` stays: neither it nor a folder holding it is left out."""
+        if ".git" not in rel and self.exclude is None and (self.rules is None or not self.rules.any):
+            return True  # nothing else could leave it out (a walk asks this of every entry)
         inherited = self._folder(rel.rpartition("/")[0])
         reason = inherited or self._reason(rel, is_dir)
         if reason is None:
@@ -94,9 +103,9 @@ class Sieve:
 
 def sifted(
     sieve: Sieve, root: Target, pages: Iterable[Listing], wanted: Callable[[str, str], bool] | None = None
-) -> Iterator[Item]:
-    """The items of a listing, page by page, that ``sieve`` keeps (of those ``wanted`` accepts
-    by path and type, when given: only those count as ignored). An item is decided once
+) -> Iterator[list[Item]]:
+    """The items of a listing that ``sieve`` keeps (of those ``wanted`` accepts by path and
+    type, when given: only those count as ignored), a list a page. An item is decided once
     every ignore file that could decide it has been listed: at the end of a one-page walk,
     and on a store that lists in key order (S3) once the listing has passed its folders'
     ignore files, so items can come out of key order (a folder's ``.cache/`` waits for its
@@ -105,7 +114,8 @@ def sifted(
     for page in pages:
         if sieve.rules is not None:
             for path, kind, _ in page.items:
-                sieve.saw(below(root, path), kind)
+                if path.endswith(IGNORE_SUFFIX):  # (a quick test first: a walk holds few ignore files)
+                    sieve.saw(below(root, path), kind)
         if page.last or sieve.rules is None:
             ready, held = held + page.items, []
         else:
@@ -115,11 +125,11 @@ def sifted(
             for item in held:
                 (ready if _decidable(below(root, item[0])) <= until else waiting).append(item)
             held = waiting
-        for item in ready:
-            if wanted is not None and not wanted(item[0], item[1]):
-                continue
-            if not sieve.active or sieve.keeps(below(root, item[0]), item[1] == "directory"):
-                yield item
+        if wanted is not None:
+            ready = [item for item in ready if wanted(item[0], item[1])]
+        if not sieve.leaves_none_of(ready):
+            ready = [item for item in ready if sieve.keeps(below(root, item[0]), item[1] == "directory")]
+        yield ready
 
 
 def _decidable(rel: str) -> str:
