@@ -189,7 +189,7 @@ def directory_tree(
 
     every = include_files and matches is None
     listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
-    kept, cut = _cut(listing, root, max_entries)
+    kept, where = cut(listing, root, max_entries)
     top = tree_node(root.name, "directory", None, [])
     nodes = {root.rel: top}  # each kept directory by its mount-relative path
     counts = {"directory": 0, "file": 0}
@@ -206,8 +206,8 @@ def directory_tree(
             nodes[rel] = node
         counts[kind] = counts.get(kind, 0) + 1
     omitted = len(listing.items) - total
-    if cut:
-        notes.insert(0, cut)
+    if where:
+        notes.insert(0, where)
     if note := ignored_note(sieve):
         notes.append(note)
     return TreeResult(
@@ -222,7 +222,7 @@ def directory_tree(
     )
 
 
-def _cut(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str | None]:
+def cut(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str | None]:
     """``listing``'s items cut breadth-first at ``cap`` (every level whole while it fits, then
     the first entries of the next in depth-first order), and a note of what was left out
     (None when nothing was)."""
