@@ -17,7 +17,7 @@ from conftest import Sandbox, make_sandbox
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops.analytics import calculate_directory_size
-from vfs_mcp.ops.grep import GrepQuery, grep_files
+from vfs_mcp.ops.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
 from vfs_mcp.ops.listing import list_directory
 from vfs_mcp.ops.tree import TreeResult, directory_tree, search_files
 
@@ -159,6 +159,11 @@ def test_a_walk_whose_progress_raises_stops_listing(big: tuple[JailedFS, Request
         with pytest.raises(Cancelled):
             requests.during(walk)
         assert len(requests.sent) == 1, requests.sent
+    # grep: the folder looked up (a HEAD and a one-key listing), its three pages, then only the
+    # fetches already under way when the first file came back
+    with pytest.raises(Cancelled):
+        requests.during(lambda: grep_files(vfs, "big", GrepQuery(pattern="x"), engine="python", progress=cancel))
+    assert len(requests.sent) <= 2 + 3 + REMOTE_FETCH_CONCURRENCY < FOLDERS * PER_FOLDER, len(requests.sent)
 
 
 def test_list_directory_of_a_prefix_is_one_delimiter_listing(big: tuple[JailedFS, Requests]) -> None:

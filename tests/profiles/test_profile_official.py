@@ -604,7 +604,9 @@ def test_tree_excludes_nested_directories_and_several_patterns(tree_box: tuple[S
     assert trimmed["nested"]["children"] == [], "nested/node_modules is excluded too; the directory keeps children: []"
 
 
-def test_a_cut_tree_stays_valid_json_keeps_its_top_level_and_says_what_was_left_out(tree_box: tuple[Sandbox, JailedFS]) -> None:
+def test_a_cut_tree_stays_valid_json_keeps_its_top_level_and_says_what_was_left_out(
+    tree_box: tuple[Sandbox, JailedFS],
+) -> None:
     _, vfs = tree_box
     reply = compat.directory_tree(vfs, ".", limit=3)
     assert len(json.loads(reply.text)) == 3

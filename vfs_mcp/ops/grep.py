@@ -320,26 +320,28 @@ def grep_python(
     width = FETCH_CONCURRENCY if root.mount.capabilities.host_paths else REMOTE_FETCH_CONCURRENCY
     stopped = False
     fetched = vfs.cat_each(((e.target, e.size) for e in files), width=width, in_flight=FETCH_BYTES)
-    for done, (target, data) in enumerate(fetched, 1):
-        if isinstance(data, VfsError):
-            unreadable.append(f"{target.display} ({data.code})")
-            data = b""
-        if progress:
-            progress(done, len(files), target.display)
-        if not data or looks_binary(data):
-            continue
-        try:
-            for line_no, column, line, ctx_b, ctx_a in scan(as_searched(data), query, clock):
-                out.add(target.display, line_no, column, line, ctx_b, ctx_a)
-                if out.full:
-                    break
-        except OutOfTime:
-            out.out_of_time(done, len(files))
-            stopped = True
-            break
-        if out.full:
-            break
-    fetched.close()  # the fetches not taken yet are cancelled
+    try:
+        for done, (target, data) in enumerate(fetched, 1):
+            if isinstance(data, VfsError):
+                unreadable.append(f"{target.display} ({data.code})")
+                data = b""
+            if progress:
+                progress(done, len(files), target.display)
+            if not data or looks_binary(data):
+                continue
+            try:
+                for line_no, column, line, ctx_b, ctx_a in scan(as_searched(data), query, clock):
+                    out.add(target.display, line_no, column, line, ctx_b, ctx_a)
+                    if out.full:
+                        break
+            except OutOfTime:
+                out.out_of_time(done, len(files))
+                stopped = True
+                break
+            if out.full:
+                break
+    finally:
+        fetched.close()  # the fetches not taken yet are cancelled (also when progress raises: cancelled)
     out.skipped("files could not be read", unreadable)
     return out.result(root, "python", stopped)
 
