@@ -11,7 +11,7 @@ prefixes the listing itself stops once the cap is reached:
   on, so a whole tree costs its listing's pages (⌈N/1000⌉) and no more;
 - otherwise (keys far deeper than ``max_depth``, or more entries than the cap) it lists
   level by level, each folder's direct children with one delimiter listing, in name order,
-  as many folders at once (up to 32; 4 first at each level) as should fill the room left, and stops as soon as the
+  as many folders at once (up to 32) as should fill the room left, and stops as soon as the
   cap is filled: the levels above the cut are complete and the cut level holds its first
   entries in name order.
 """
@@ -33,8 +33,6 @@ FLAT_SHARE = 0.5
 """A flat listing goes on while at least this share of each page's keys are entries shown."""
 FOLDERS_AT_ONCE = 32
 """Folders listed concurrently, level by level (S3 mounts pool 64 connections)."""
-FIRST_AT_ONCE = 4
-"""Folders listed first at each level, before their entries tell how many more are needed."""
 
 Shown = Callable[[str, str], bool] | None
 """Whether the tree shows an entry, by its mount-relative path and type (its cap counts those);
@@ -123,9 +121,9 @@ def breadth_first(
 
 
 class _Fanout:
-    """How many entries a folder of the level being listed holds, on average so far: as many
-    folders are listed at once as should fill the room left (a tree of 1,000 entries whose
-    folders hold 100 each lists 10 folders, not 32)."""
+    """How many entries a folder of the level being listed holds, on average so far (the level
+    above's, before any): as many folders are listed at once as should fill the room left (a
+    tree of 1,000 entries whose folders hold 100 each lists 10 folders, not 32)."""
 
     def __init__(self) -> None:
         self.folders = self.entries = 0
@@ -134,9 +132,7 @@ class _Fanout:
     def batch(self, room: int) -> int:
         per_folder = self.entries / self.folders if self.folders else self.guess
         wanted = math.ceil((room + 1) / per_folder) if per_folder > 0 else FOLDERS_AT_ONCE
-        # A level's first folders measure it: folders at one depth are often alike, and
-        # unlike the level above (ten folders of 200 files each under one of ten).
-        return max(1, min(FOLDERS_AT_ONCE if self.folders else FIRST_AT_ONCE, wanted))
+        return max(1, min(FOLDERS_AT_ONCE, wanted))
 
     def next_level(self) -> None:
         if self.folders:
