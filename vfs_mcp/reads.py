@@ -12,10 +12,9 @@ import stat
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar, cast
 
-from vfs_mcp.entries import KINDS, Entry, Found, Kind, timestamp, tree_order
+from vfs_mcp.entries import KINDS, Entry, Found, Kind, Listing, timestamp, tree_order
 from vfs_mcp.errors import (
     AccessDenied,
     Internal,
@@ -32,21 +31,6 @@ from vfs_mcp.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
 
 T = TypeVar("T")
-
-
-@dataclass
-class Listing:
-    """A walk's paths as (mount-relative path, type, size), in depth-first name order (in key
-    order on S3, see ``pages``), and the folders it could not read (their contents are missing)."""
-
-    items: list[tuple[str, Kind, int]]
-    skipped: list[str]
-    last: bool = True
-    """False for a page that more pages follow (``JailedReads.pages``)."""
-    listed: int = 0
-    """Store entries read for this page (keys on S3)."""
-    until: str = ""
-    """On stores listing in key order, the last key read so far (mount-relative)."""
 
 
 class JailedReads:
@@ -208,46 +192,41 @@ class JailedReads:
     def cat_each(
         self, files: Iterable[tuple[Target, int]], *, width: int, in_flight: int
     ) -> Generator[tuple[Target, bytes | VfsError], None, None]:
-        """The bytes of each file (with its size as listed) in the order given, or the error
-        reading it raised, fetched ahead concurrently where each fetch waits on a network: at
-        most ``width`` files and ``in_flight`` bytes at once (one file at least), on an object
-        store by the store's own event loop, else by threads. On stores served by this machine
-        (``local_io``) one after another. Fetches not yet taken are cancelled when the caller
-        stops."""
+        """Each file's bytes (or the error reading it raised) in the order given, with its size
+        as listed. Where each fetch waits on a network, fetched ahead: at most ``width`` files
+        and ``in_flight`` bytes at once (one file at least), by the store's own event loop where
+        it has one, else by threads; those not yet taken are cancelled when the caller stops.
+        On stores served by this machine (``local_io``), one after another."""
+        local = all(mount.capabilities.local_io for mount in self.mounts)
         todo = iter(files)
-        if all(mount.capabilities.local_io for mount in self.mounts):
-            for target, _ in todo:
+        ahead = None if local else next(todo, None)
+        pending: deque[tuple[Target, int, Future[bytes], bool]] = deque()
+        pool = ThreadPoolExecutor(max_workers=width)
+        try:
+            for target, _ in todo if local else ():
                 try:
                     yield target, self.cat(target)
                 except VfsError as err:
                     yield target, err
-            return
-        pending: deque[tuple[Target, int, Future[bytes]]] = deque()
-        pool = ThreadPoolExecutor(max_workers=width)
-        ahead: tuple[Target, int] | None = next(todo, None)
-        flying = 0
-        try:
             while ahead is not None or pending:
-                while ahead is not None and len(pending) < width and (not pending or flying + ahead[1] <= in_flight):
-                    target, size = ahead
-                    fetch = target.mount.backend.cat_soon(target.fs_path) or pool.submit(
-                        target.mount.fs.cat_file, target.fs_path
-                    )
-                    pending.append((target, size, fetch))
-                    flying += size
+                while ahead is not None and len(pending) < width:
+                    if pending and sum(p[1] for p in pending) + ahead[1] > in_flight:
+                        break
+                    soon = ahead[0].mount.backend.cat_soon(ahead[0].fs_path)
+                    pending.append((*ahead, soon or pool.submit(self.cat, ahead[0]), soon is not None))
                     ahead = next(todo, None)
-                target, size, fetch = pending.popleft()
-                flying -= size
+                target, _, fetch, counted_here = pending.popleft()
                 try:
                     with self.guard(target):
                         data: bytes = fetch.result()
                 except VfsError as err:
                     yield target, err
                     continue
-                self._read(len(data))
+                if counted_here:  # (self.cat counts its own)
+                    self._read(len(data))
                 yield target, data
         finally:
-            for _, _, fetch in pending:
+            for *_, fetch, _ in pending:
                 fetch.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
 
@@ -366,7 +345,6 @@ class JailedReads:
         with self.guard(target):
             mount.backend.invalidate_tree(target.fs_path)
             pages = mount.backend.pages(target.fs_path, max_depth, metadata, keep)
-        hidden = self.jail.is_hidden
         prefix = f"{target.rel}/" if target.rel else ""
         first = True
         while True:
@@ -377,11 +355,7 @@ class JailedReads:
             if first and prefixed and not page.listed:
                 self.require_dir(target)
             first = False
-            items = [
-                (path, KINDS.get(kind, "file"), size)
-                for rel, kind, size in page.items
-                if not hidden(path := prefix + rel)
-            ]
+            items = self._visible(prefix, page.items)
             yield Listing(items, [prefix + rel for rel in page.unreadable], page.last, page.listed, prefix + page.until)
 
     def ls_pages(
@@ -396,17 +370,18 @@ class JailedReads:
         backend = folders[0].mount.backend
         with self.guard(folders[0]):
             listed = backend.ls_many([folder.fs_path for folder in folders], cursors)
+        return [
+            (self._visible(f"{folder.rel}/" if folder.rel else "", entries), cursor)
+            for folder, (entries, cursor) in zip(folders, listed, strict=True)
+        ]
+
+    def _visible(self, prefix: str, entries: list[tuple[str, str, int]]) -> list[tuple[str, Kind, int]]:
+        """``entries`` (a path below a folder, fsspec type, size) that the deny list leaves
+        visible, as (mount-relative path, type, size); ``prefix`` is the folder's path."""
         hidden = self.jail.is_hidden
-        out = []
-        for folder, (entries, cursor) in zip(folders, listed, strict=True):
-            prefix = f"{folder.rel}/" if folder.rel else ""
-            kept = [
-                (path, KINDS.get(kind, "file"), size)
-                for name, kind, size in entries
-                if not hidden(path := prefix + name)
-            ]
-            out.append((kept, cursor))
-        return out
+        return [
+            (path, KINDS.get(kind, "file"), size) for rel, kind, size in entries if not hidden(path := prefix + rel)
+        ]
 
     def _walked(self, target: Target, walk: Callable[[str], T], found: Callable[[T], bool]) -> T:
         """``walk`` of a directory's store path, fresh (cached listings below it forgotten), its

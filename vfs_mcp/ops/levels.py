@@ -23,11 +23,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from vfs_mcp.entries import Listing
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.ignore import IGNORE_SUFFIX, LAST_IGNORE_FILE
 from vfs_mcp.ops.walk import Item, Sieve, below, sifted
-from vfs_mcp.reads import Listing
 
 FLAT_SHARE = 0.5
 """A flat listing goes on while at least this share of each page's keys are entries shown."""
