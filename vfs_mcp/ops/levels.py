@@ -51,8 +51,6 @@ class TreeListing:
     complete: bool = True
     stopped_at: int = 0
     """When not complete: the level (1 is the root's children) of the first entry not listed."""
-    requests: int = 0
-    """List requests sent (flat pages and folder listings), on stores that list in pages."""
 
 
 def tree_listing(
@@ -75,16 +73,14 @@ def tree_listing(
                 items = [item for item in items if shown(item[0], item[1])]
             if not root.mount.capabilities.empty_dirs:
                 items.sort(key=_depth_first)  # listed in key order: "a-b" before "a/"
-            return TreeListing(items, [path for listed in pages for path in listed.skipped], True, len(pages))
+            return TreeListing(items, [path for listed in pages for path in listed.skipped])
         new = len(page.items) if shown is None else sum(1 for rel, kind, _ in page.items if shown(rel, kind))
         counted += new
         if progress:
             progress(counted, None, f"{sum(p.listed for p in pages):,} keys listed")
         if counted > cap or new < page.listed * FLAT_SHARE:
             break
-    listing = breadth_first(vfs, root, max_depth, cap, sieve, shown, progress)
-    listing.requests += len(pages)
-    return listing
+    return breadth_first(vfs, root, max_depth, cap, sieve, shown, progress)
 
 
 def breadth_first(
@@ -158,7 +154,6 @@ def _children(
         batch = folders[start : start + fanout.batch(cap - len(out.items))]
         start += len(batch)
         listed = vfs.ls_pages(batch, [None] * len(batch))
-        out.requests += len(batch)
         if progress:
             progress(len(out.items), None, f"{start:,} of {len(folders):,} folders listed at this level")
         for folder, (entries, cursor) in zip(batch, listed, strict=True):
@@ -168,7 +163,6 @@ def _children(
                 # names in name order has not shown them all yet.
                 while cursor is not None and sieve.rules is not None and _before_ignore_files(entries):
                     (more, cursor), *_ = vfs.ls_pages([folder], [cursor])
-                    out.requests += 1
                     entries += more
                 if sieve.rules is not None:
                     for rel, kind, _ in entries:
@@ -181,7 +175,6 @@ def _children(
                 if cursor is None:
                     break
                 (entries, cursor), *_ = vfs.ls_pages([folder], [cursor])
-                out.requests += 1
 
 
 def breadth_first_cut(depths: Sequence[int], cap: int) -> tuple[list[bool], int, int]:
