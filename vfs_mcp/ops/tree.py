@@ -239,7 +239,7 @@ def cut(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str |
         keep, level, room = breadth_first_cut(depths, cap)
         if not level:
             return listing.items, None
-        kept = [item for item, kept in zip(listing.items, keep, strict=True) if kept]
+        kept = [item for item, stays in zip(listing.items, keep, strict=True) if stays]
         left = len(listing.items) - len(kept)
         at_cut = f"{room:,} of {depths.count(level):,} entries at level {level} shown; {left:,} more entries not shown"
     whole = f"levels 1-{level - 1} complete" if level > 2 else "level 1 complete" if level == 2 else "no level complete"
