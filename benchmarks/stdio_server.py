@@ -6,6 +6,7 @@ time measured is the server's and the pipe's).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +16,16 @@ INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo":
 
 
 class StdioServer:
-    """``vfs-mcp ROOT [OPTIONS]`` started and initialized; ``tools`` is its tools/list answer."""
+    """``vfs-mcp ROOT [OPTIONS]`` started and initialized; ``tools`` is its tools/list answer.
+    ``env``: variables set for the server besides this process's (an S3 endpoint)."""
 
-    def __init__(self, root: Path | str, *options: str) -> None:
+    def __init__(self, root: Path | str, *options: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vfs_mcp", str(root), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
         )
         self.next_id = 0
         self.request("initialize", INITIALIZE)

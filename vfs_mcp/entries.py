@@ -59,6 +59,21 @@ class Found(list[Entry]):
         self.skipped = list(skipped)
 
 
+@dataclass
+class Listing:
+    """A walk's paths as (mount-relative path, type, size), in depth-first name order (in key
+    order on S3, see ``pages``), and the folders it could not read (their contents are missing)."""
+
+    items: list[tuple[str, Kind, int]]
+    skipped: list[str]
+    last: bool = True
+    """False for a page that more pages follow (``JailedReads.pages``)."""
+    listed: int = 0
+    """Store entries read for this page (keys on S3)."""
+    until: str = ""
+    """On stores listing in key order, the last key read so far (mount-relative)."""
+
+
 def timestamp(value: Any) -> float | None:
     if value is None or value.__class__ is float:  # a local walk's: 60,000 a big tree
         return value  # type: ignore[no-any-return]

@@ -9,11 +9,12 @@ import contextlib
 import hashlib
 import posixpath
 import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO, TypeVar, cast
 
-from vfs_mcp.entries import KINDS, Entry, Found, Kind, timestamp, tree_order
+from vfs_mcp.entries import KINDS, Entry, Found, Kind, Listing, timestamp, tree_order
 from vfs_mcp.errors import (
     AccessDenied,
     Internal,
@@ -30,15 +31,6 @@ from vfs_mcp.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
 
 T = TypeVar("T")
-
-
-@dataclass
-class Listing:
-    """A walk's paths as (mount-relative path, type, size), in depth-first name order, and the
-    folders it could not read (their contents are missing)."""
-
-    items: list[tuple[str, Kind, int]]
-    skipped: list[str]
 
 
 class JailedReads:
@@ -204,6 +196,47 @@ class JailedReads:
             self._read(len(data))
             return data
 
+    def cat_each(
+        self, files: Iterable[tuple[Target, int]], *, width: int, in_flight: int
+    ) -> Generator[tuple[Target, bytes | VfsError], None, None]:
+        """Each file's bytes (or the error reading it raised) in the order given, with its size
+        as listed. Where each fetch waits on a network, fetched ahead: at most ``width`` files
+        and ``in_flight`` bytes at once (one file at least), by the store's own event loop where
+        it has one, else by threads; those not yet taken are cancelled when the caller stops.
+        On stores served by this machine (``local_io``), one after another."""
+        local = all(mount.capabilities.local_io for mount in self.mounts)
+        todo = iter(files)
+        ahead = None if local else next(todo, None)
+        pending: deque[tuple[Target, int, Future[bytes], bool]] = deque()
+        pool = ThreadPoolExecutor(max_workers=width)
+        try:
+            for target, _ in todo if local else ():
+                try:
+                    yield target, self.cat(target)
+                except VfsError as err:
+                    yield target, err
+            while ahead is not None or pending:
+                while ahead is not None and len(pending) < width:
+                    if pending and sum(p[1] for p in pending) + ahead[1] > in_flight:
+                        break
+                    soon = ahead[0].mount.backend.cat_soon(ahead[0].fs_path)
+                    pending.append((*ahead, soon or pool.submit(self.cat, ahead[0]), soon is not None))
+                    ahead = next(todo, None)
+                target, _, fetch, counted_here = pending.popleft()
+                try:
+                    with self.guard(target):
+                        data: bytes = fetch.result()
+                except VfsError as err:
+                    yield target, err
+                    continue
+                if counted_here:  # (self.cat counts its own)
+                    self._read(len(data))
+                yield target, data
+        finally:
+            for *_, fetch, _ in pending:
+                fetch.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def read_whole(self, target: Target, limit: int) -> tuple[Entry, bytes | None]:
         """A regular file's entry, checked as ``require_file`` checks it, and its bytes when it
         holds at most ``limit`` bytes (None when it holds more; a file that grew since it was
@@ -260,16 +293,28 @@ class JailedReads:
     # -- listing ----------------------------------------------------------------------
 
     def ls(self, target: Target) -> list[Entry]:
-        """The visible entries of a directory, sorted by name."""
-        self.require_dir(target)
+        """The visible entries of a directory, sorted by name. Where folders are key prefixes
+        the listing comes first (one delimiter listing: a folder with entries is there), and
+        only an empty one is looked up (a file, a missing path or an empty folder)."""
+        prefixed = not target.mount.capabilities.empty_dirs
+        if not prefixed:
+            self.require_dir(target)
         entries = []
         with self.guard(target):
             target.mount.backend.invalidate(target.fs_path)
             base = target.fs_path.rstrip("/")
-            for raw in target.mount.fs.ls(target.fs_path, detail=True):
+            try:
+                listed = target.mount.fs.ls(target.fs_path, detail=True)
+            except FileNotFoundError:
+                if not prefixed:
+                    raise
+                listed = []
+            for raw in listed:
                 name = str(raw["name"]).rstrip("/")
                 if name and name != base:
                     entries.append(self._entry(target.child(posixpath.basename(name)), raw))
+        if prefixed and not entries:
+            self.require_dir(target)
         visible = [e for e in entries if not self.jail.is_hidden(e.target.rel)]
         return sorted(visible, key=lambda e: e.name)
 
@@ -289,20 +334,61 @@ class JailedReads:
                 skipped.append(entry)
         return Found(sorted(entries, key=tree_order), skipped)
 
-    def names(
+    def pages(
         self, target: Target, max_depth: int | None = None, *, metadata: bool = True, keep: Keep | None = None
-    ) -> Listing:
-        """What ``find`` lists, as (mount-relative path, type, size) tuples: for a caller that
-        needs no more, 20,000 paths stay tuples until they are rendered, without an ``Entry``
-        and a ``Target`` each. ``metadata=False`` as for ``find`` (sizes may be 0).
-        ``keep(name, path below target)``: only the entries it accepts (measured only those)."""
-        found, unreadable = self._walked(
-            target, lambda path: target.mount.backend.names(path, max_depth, metadata, keep), any
-        )
-        hidden = self.jail.is_hidden
+    ) -> Iterator[Listing]:
+        """What ``find`` lists, as (mount-relative path, type, size) tuples (20,000 paths stay
+        tuples, without an ``Entry`` and a ``Target`` each), a page at a time where the store
+        lists in pages (S3: a list request of 1,000 keys, in key order, each folder before what
+        is in it), in one page elsewhere. ``keep(name, path below target)``: only the entries it
+        accepts (on a local disk, only those are measured). No page is asked for once the caller
+        stops. Fresh: cached listings below ``target`` are forgotten first; where folders are
+        key prefixes only an empty first page is looked up (a file, a missing path or an empty
+        folder)."""
+        mount = target.mount
+        prefixed = not mount.capabilities.empty_dirs
+        if not prefixed:
+            self.require_dir(target)
+        with self.guard(target):
+            mount.backend.invalidate_tree(target.fs_path)
+            pages = mount.backend.pages(target.fs_path, max_depth, metadata, keep)
         prefix = f"{target.rel}/" if target.rel else ""
-        items = [(path, KINDS.get(kind, "file"), size) for rel, kind, size in found if not hidden(path := prefix + rel)]
-        return Listing(items, [prefix + rel for rel in unreadable])
+        first = True
+        while True:
+            with self.guard(target):
+                page = next(pages, None)
+            if page is None:
+                return
+            if first and prefixed and not page.listed:
+                self.require_dir(target)
+            first = False
+            items = self._visible(prefix, page.items)
+            yield Listing(items, [prefix + rel for rel in page.unreadable], page.last, page.listed, prefix + page.until)
+
+    def ls_pages(
+        self, folders: list[Target], cursors: list[str | None]
+    ) -> list[tuple[list[tuple[str, Kind, int]], str | None]]:
+        """One page of each folder's visible entries as (mount-relative path, type, size) in
+        name order (a delimiter listing on object stores, all folders at once), and the cursor
+        to continue that folder's listing from (None: it is complete). A folder that is gone
+        lists nothing. All ``folders`` are on one mount."""
+        if not folders:
+            return []
+        backend = folders[0].mount.backend
+        with self.guard(folders[0]):
+            listed = backend.ls_many([folder.fs_path for folder in folders], cursors)
+        return [
+            (self._visible(f"{folder.rel}/" if folder.rel else "", entries), cursor)
+            for folder, (entries, cursor) in zip(folders, listed, strict=True)
+        ]
+
+    def _visible(self, prefix: str, entries: list[tuple[str, str, int]]) -> list[tuple[str, Kind, int]]:
+        """``entries`` (a path below a folder, fsspec type, size) that the deny list leaves
+        visible, as (mount-relative path, type, size); ``prefix`` is the folder's path."""
+        hidden = self.jail.is_hidden
+        return [
+            (path, KINDS.get(kind, "file"), size) for rel, kind, size in entries if not hidden(path := prefix + rel)
+        ]
 
     def hidden_below(self, target: Target) -> int:
         """How many entries below a folder the deny list hides (what no listing shows)."""

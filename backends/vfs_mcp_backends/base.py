@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import errno
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +20,26 @@ Names = tuple[list[tuple[str, str, int]], list[str]]
 
 Keep = Callable[[str, str], bool]
 """Whether a walk lists an entry, by its name and its path below the walk's start."""
+
+Child = tuple[str, str, int]
+"""A directory's entry as (name, fsspec type, size)."""
+
+
+@dataclass
+class Page:
+    """One page of a walk (``BackendMount.pages``): entries as (path below the walk's start,
+    fsspec type, size), and the folders it could not read."""
+
+    items: list[tuple[str, str, int]]
+    unreadable: list[str] = field(default_factory=list)
+    last: bool = True
+    """False when more pages follow."""
+    listed: int = 0
+    """Store entries the page read (keys, on S3): at least one when the walked folder is there."""
+    until: str = ""
+    """On stores that list in key order, the last key the page read (below the walk's start):
+    every key before it has been listed."""
+
 
 Options = Mapping[str, Any]
 """Storage options for one mount (from the config file), passed to the backend as-is."""
@@ -131,6 +153,47 @@ class BackendMount:
             items.append((rel, kind, int(raw.get("size") or 0) if kind == "file" else 0))
         items.sort(key=lambda item: item[0].replace("/", "\x00"))  # "/" before every character of a name
         return items, unreadable
+
+    def pages(
+        self, path: str, maxdepth: int | None = None, metadata: bool = True, keep: Keep | None = None
+    ) -> Iterator[Page]:
+        """What ``names`` lists, a page at a time where the store lists in pages (a caller that
+        stops early sends no more requests), in one page elsewhere. Folders come before what is
+        in them; within a page, entries are in depth-first name order here, in key order on
+        stores that list keys (S3)."""
+        items, unreadable = self.names(path, maxdepth, metadata, keep)
+        yield Page(items, unreadable, True, len(items))
+
+    def ls_many(self, paths: list[str], cursors: list[str | None]) -> list[tuple[list[Child], str | None]]:
+        """One page of each directory's entries (a delimiter listing on object stores), listed
+        concurrently where the store can, in name order, and the cursor to list the rest from
+        (None when the page holds them all). A cursor in ``cursors`` continues that listing.
+        A directory that is gone lists nothing. Here: each directory whole, one after another."""
+        out: list[tuple[list[Child], str | None]] = []
+        for path in paths:
+            base = path.rstrip("/")
+            try:
+                listed = self.fs.ls(path, detail=True)
+            except FileNotFoundError:
+                listed = []
+            entries = []
+            for raw in listed:
+                name = str(raw["name"]).rstrip("/")
+                if name != base and name.startswith(base + "/"):
+                    kind = str(raw.get("type"))
+                    size = int(raw.get("size") or 0) if kind == "file" else 0
+                    entries.append((name[len(base) + 1 :], kind, size))
+            out.append((sorted(entries), None))
+        return out
+
+    def cat_soon(self, path: str) -> Future[bytes] | None:
+        """The bytes of ``path``, fetched by the store's own event loop where it has one (s3fs,
+        gcsfs, adlfs): a caller fetching many files at once needs no thread a file waiting on
+        it. None elsewhere (the caller uses threads)."""
+        fs: Any = self.fs
+        if not getattr(fs, "async_impl", False):
+            return None
+        return asyncio.run_coroutine_threadsafe(fs._cat_file(path), fs.loop)
 
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
         """A regular file's ``info`` (links followed) and its bytes when it holds at most

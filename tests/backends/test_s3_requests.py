@@ -18,8 +18,9 @@ from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import write
 from vfs_mcp.ops.analytics import calculate_directory_size
-from vfs_mcp.ops.grep import GrepQuery, grep_files
-from vfs_mcp.ops.tree import directory_tree, search_files
+from vfs_mcp.ops.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
+from vfs_mcp.ops.listing import list_directory
+from vfs_mcp.ops.tree import TreeResult, directory_tree, search_files
 
 pytestmark = pytest.mark.slow
 
@@ -88,3 +89,87 @@ def test_a_walk_that_finds_nothing_still_tells_a_file_a_missing_path_and_an_empt
         directory_tree(vfs, "nowhere")
     with pytest.raises(NotFound):
         calculate_directory_size(vfs, "nowhere")
+
+
+# -- a bucket bigger than a page: walks that stop at their caps ------------------------------
+
+FOLDERS, PER_FOLDER = 30, 70
+"""2,100 keys (three list pages) in ``big/dNN/fNNN.txt``."""
+
+
+@pytest.fixture(scope="module")
+def big(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[JailedFS, Requests]:
+    """One bucket for the module (uploading costs more than the tests)."""
+    sandbox = make_sandbox("s3", tmp_path_factory.mktemp("big"), request)
+    root = sandbox.mount.backend.root
+    keys = {f"{root}/big/d{i:02d}/f{j:03d}.txt": b"x" for i in range(FOLDERS) for j in range(PER_FOLDER)}
+    sandbox.mount.fs.pipe(keys)
+    return sandbox.vfs(), Requests(sandbox)
+
+
+def test_a_capped_tree_stops_listing_at_its_cap(big: tuple[JailedFS, Requests]) -> None:
+    vfs, requests = big
+    result: list[TreeResult] = []
+    sent = requests.during(lambda: result.append(directory_tree(vfs, "big", max_depth=3, max_entries=50)))
+    # the first flat page (most of its keys are shown: it might have been the whole tree),
+    # then the root's delimiter listing (30 folders) and the first folder's (20 of its files)
+    assert len(sent) == len(listings(sent)) == 3, sent
+    (tree,) = result
+    assert (tree.directories, tree.files, tree.truncated) == (30, 20, True)
+    assert "the listing stopped there" in tree.notes[0]
+
+
+def test_a_tree_one_level_deep_is_one_delimiter_listing(big: tuple[JailedFS, Requests]) -> None:
+    vfs, requests = big
+    sent = requests.during(lambda: directory_tree(vfs, "big", max_depth=1))
+    assert len(sent) == 1 and "delimiter=%2F" in sent[0][1], sent
+
+
+def test_a_name_search_stops_listing_once_it_has_its_matches(big: tuple[JailedFS, Requests]) -> None:
+    vfs, requests = big
+    found: list[Any] = []
+    sent = requests.during(lambda: found.append(search_files(vfs, "big", "f00*", max_results=5)))
+    assert len(sent) == 1 and found[0].has_more, sent
+    sent = requests.during(lambda: search_files(vfs, "big", "no-such-name", max_results=5))
+    assert len(sent) == len(listings(sent)) == 3, sent
+
+
+def test_a_size_is_its_pages_and_nothing_else(big: tuple[JailedFS, Requests]) -> None:
+    vfs, requests = big
+    result: list[Any] = []
+    sent = requests.during(lambda: result.append(calculate_directory_size(vfs, "big")))
+    assert len(sent) == len(listings(sent)) == 3, sent
+    keys = FOLDERS * PER_FOLDER
+    assert (result[0].files, result[0].directories, result[0].total_bytes) == (keys, FOLDERS, keys)
+
+
+def test_a_walk_whose_progress_raises_stops_listing(big: tuple[JailedFS, Requests]) -> None:
+    """The server's progress callback raises when the call is cancelled: the listing stops there."""
+    vfs, requests = big
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done: int, total: int | None, message: str) -> None:
+        raise Cancelled
+
+    for walk in (
+        lambda: search_files(vfs, "big", "no-such-name", progress=cancel),
+        lambda: calculate_directory_size(vfs, "big", progress=cancel),
+    ):
+        with pytest.raises(Cancelled):
+            requests.during(walk)
+        assert len(requests.sent) == 1, requests.sent
+    # grep: the folder looked up (a HEAD and a one-key listing), its three pages, then only the
+    # fetches already under way when the first file came back
+    with pytest.raises(Cancelled):
+        requests.during(lambda: grep_files(vfs, "big", GrepQuery(pattern="x"), engine="python", progress=cancel))
+    assert len(requests.sent) <= 2 + 3 + REMOTE_FETCH_CONCURRENCY < FOLDERS * PER_FOLDER, len(requests.sent)
+
+
+def test_list_directory_of_a_prefix_is_one_delimiter_listing(big: tuple[JailedFS, Requests]) -> None:
+    vfs, requests = big
+    result: list[Any] = []
+    sent = requests.during(lambda: result.append(list_directory(vfs, "big/d07")))
+    assert len(sent) == 1 and "delimiter=%2F" in sent[0][1], sent
+    assert result[0].total == PER_FOLDER

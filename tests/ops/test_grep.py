@@ -479,7 +479,7 @@ def reference(vfs: JailedFS, root: str, args: dict[str, Any]) -> dict[str, Any]:
         max_file_size=int(args.get("max_file_size_mb", 10) * MiB),
         max_depth=args.get("max_depth"),
         count_only=args.get("count_only", False),
-        respect_gitignore=args.get("respect_gitignore", False),
+        respect_gitignore=args.get("respect_gitignore", True),  # the tool's default (SPEC §7)
     )
     result = grep_files(vfs, root, query, recursive=args.get("recursive", True)).model_dump()
     assert result["engine"] == "ripgrep"
@@ -509,11 +509,10 @@ async def test_every_backend_matches_local(
 
 
 async def test_every_backend_lists_needle_files_in_depth_first_name_order(loaded: Sandbox) -> None:
+    everything = {"path": loaded.path(""), "pattern": "needle", "respect_gitignore": False}
     async with loaded.client() as client:
-        result = ok(await client.call_tool("grep_files", {"path": loaded.path(""), "pattern": "needle"}))
-        counts = ok(
-            await client.call_tool("grep_files", {"path": loaded.path(""), "pattern": "needle", "count_only": True})
-        )
+        result = ok(await client.call_tool("grep_files", everything))
+        counts = ok(await client.call_tool("grep_files", {**everything, "count_only": True}))
     files = list(dict.fromkeys(rel_of(loaded, m["path"]) for m in result["matches"]))
     assert files == NEEDLE_FILES
     assert [rel_of(loaded, c["path"]) for c in counts["counts"]] == NEEDLE_FILES

@@ -250,17 +250,52 @@ async def test_directory_tree_pattern_and_excludes(loaded: Sandbox) -> None:
     assert "src/sub/deep.py" in flat and "docs/api/" in flat
 
 
-async def test_directory_tree_max_entries_cap(loaded: Sandbox) -> None:
+async def test_directory_tree_max_entries_cap_is_cut_breadth_first(loaded: Sandbox) -> None:
     full, _ = await tree(loaded, max_depth=5)
     total = full["directories"] + full["files"]
     assert total == len(PROJ) + len(PROJ_DIRS)
     body, raw = await tree(loaded, max_depth=5, max_entries=3)
     assert body["truncated"] is True
-    assert flatten(body["tree"]) == ["README.md", "config/", "config/app_config.yaml"]
-    assert "more entries not shown" in raw
+    # the first level's first entries in name order, not README.md and config/'s insides
+    assert flatten(body["tree"]) == ["README.md", "config/", "docs/"]
     # every entry left out is counted, including those inside folders that were cut
     assert body["omitted"] == total - 3
     assert f"{total - 3} more entries not shown" in raw
+    assert "3 of 5 entries at level 1 shown" in raw
+    body, raw = await tree(loaded, max_depth=5, max_entries=7)
+    level_one = ["README.md", "config/", "docs/", "node_modules/", "src/"]
+    assert flatten(body["tree"]) == [*level_one[:2], "config/app_config.yaml", "config/settings.toml", *level_one[2:]]
+    assert "level 1 complete, 2 of 9 entries at level 2 shown" in raw
+    assert body["notes"][0].startswith("cut breadth-first at max_entries=7")
+
+
+async def test_a_capped_tree_shows_every_top_level_name_before_any_deeper_one(sandbox: Sandbox) -> None:
+    """The issue's case: many top-level folders, each full; a depth-first cut showed the first
+    few folders' insides and none of the later names."""
+    for i in range(30):
+        for j in range(40):
+            sandbox.put(f"top{i:02d}/f{j:02d}.txt", "x")
+    async with sandbox.client() as client:
+        result = await client.call_tool("directory_tree", {"path": sandbox.path(""), "max_entries": 100})
+    body, raw = ok(result), text(result)
+    assert names(body["tree"]) == [f"top{i:02d}" for i in range(30)]
+    # level 2 filled in name order: top00's 40 files, then top01's first 30
+    assert [len(names(node)) for node in body["tree"]["children"]] == [40, 30] + [0] * 28
+    assert names(body["tree"]["children"][1])[-1] == "f29.txt"
+    assert "level 1 complete, " in raw and body["truncated"]
+
+
+async def test_a_bound_asked_past_is_used_and_said_not_refused(loaded: Sandbox) -> None:
+    """A model asking for "everything" gets the most there is and a note, not INVALID_ARGUMENT
+    (bounds the published schemas do not state: no bytes spent on them)."""
+    body, raw = await tree(loaded, max_depth=1000, max_entries=10**6)
+    assert body["files"] == len(PROJ)
+    assert "max_depth=1,000 is over its bound: used 100" in raw
+    assert "max_entries=1,000,000 is over its bound: used 100,000" in body["notes"]
+    found = await call(loaded, "search_files", path=loaded.path("proj"), pattern="*.py", max_results=10**6)
+    assert len(ok(found)["results"]) == 4 and "max_results=1,000,000 is over its bound: used 10,000" in text(found)
+    grep = await call(loaded, "grep_files", path=loaded.path("proj"), pattern="main", context_lines=500)
+    assert ok(grep)["returned"] == 2 and "context_lines=500 is over its bound: used 100" in text(grep)
 
 
 async def test_directory_tree_text_format(loaded: Sandbox) -> None:

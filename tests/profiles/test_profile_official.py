@@ -604,11 +604,17 @@ def test_tree_excludes_nested_directories_and_several_patterns(tree_box: tuple[S
     assert trimmed["nested"]["children"] == [], "nested/node_modules is excluded too; the directory keeps children: []"
 
 
-def test_a_cut_tree_stays_valid_json_and_says_what_was_left_out(tree_box: tuple[Sandbox, JailedFS]) -> None:
+def test_a_cut_tree_stays_valid_json_keeps_its_top_level_and_says_what_was_left_out(
+    tree_box: tuple[Sandbox, JailedFS],
+) -> None:
     _, vfs = tree_box
     reply = compat.directory_tree(vfs, ".", limit=3)
     assert len(json.loads(reply.text)) == 3
     assert reply.note is not None and "more entries not shown" in reply.note
+    cut = compat.directory_tree(vfs, ".", limit=9)  # 7 names at the top: all of them, then the first 2 below
+    top = json.loads(cut.text)
+    assert [e["name"] for e in top] == [".env", ".env.local", ".git", "nested", "node_modules", "package.json", "src"]
+    assert [len(e.get("children", [])) for e in top] == [0, 0, 1, 1, 0, 0, 0]
     listed = compat.list_directory(vfs, ".", limit=2)
     assert len(listed.text.splitlines()) == 2
     assert listed.note is not None and listed.note.startswith("(5 more entries")

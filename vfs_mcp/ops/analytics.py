@@ -1,4 +1,10 @@
-"""Sizes, large files, empty directories and duplicates, each from one listing."""
+"""Sizes, large files, empty directories and duplicates, each from one listing.
+
+Disk-space questions count everything by default (a size, the largest files, duplicates):
+what an ignore file ignores (builds, ``.venv``, ``.git``'s packs) is where space goes.
+Empty directories are a tidying question, so there ignored paths and ``.git`` are left out,
+as in searches.
+"""
 
 from __future__ import annotations
 
@@ -25,16 +31,30 @@ class SizeResult(BaseModel):
     skipped: list[str] = Field(default_factory=list, description="Folders that could not be read (not counted)")
 
 
-def calculate_directory_size(vfs: JailedFS, path: str = ".") -> SizeResult:
+def calculate_directory_size(vfs: JailedFS, path: str = ".", progress: Progress | None = None) -> SizeResult:
+    """The bytes, files and folders below ``path``, everything counted (ignored paths too: the
+    size of a folder is what it holds). The listing is summed page by page as it comes (on S3
+    its ⌈N/1000⌉ list requests and nothing else), so memory does not grow with the tree."""
     root = vfs.resolve(path)
-    entries = vfs.find(root)
-    files = [e for e in entries if e.type == "file"]
+    total = files = directories = listed = 0
+    skipped: list[str] = []
+    for page in vfs.pages(root):
+        for _, kind, size in page.items:
+            if kind == "file":
+                files += 1
+                total += size
+            elif kind == "directory":
+                directories += 1
+        skipped += page.skipped
+        listed += page.listed
+        if progress and not page.last:
+            progress(listed, None, f"{listed:,} entries listed, {total:,} bytes so far")
     return SizeResult(
         path=root.display,
-        total_bytes=sum(e.size for e in files),
-        files=len(files),
-        directories=sum(1 for e in entries if e.type == "directory"),
-        skipped=[e.path for e in entries.skipped],
+        total_bytes=total,
+        files=files,
+        directories=directories,
+        skipped=[root.mount.display(rel) for rel in skipped],
     )
 
 
@@ -58,13 +78,16 @@ def find_large_files(
     recursive: bool = True,
     max_results: int = 100,
     exclude_patterns: list[str] | None = None,
+    respect_gitignore: bool = False,
 ) -> LargeFilesResult:
-    """Files of at least ``min_size_mb`` MiB, largest first."""
+    """Files of at least ``min_size_mb`` MiB, largest first; ignored paths included unless
+    ``respect_gitignore`` (what takes the space is often what is ignored: builds, ``.venv``)."""
     if min_size_mb < 0 or max_results < 1:
         raise InvalidArgument("min_size_mb must be 0 or more and max_results 1 or more")
     root = vfs.resolve(path)
     threshold = int(min_size_mb * 1024 * 1024)
-    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    depth = None if recursive else 1
+    selection = select(vfs, root, max_depth=depth, exclude=exclude_patterns, respect_gitignore=respect_gitignore)
     large = sorted(
         (e for e in selection.files() if e.size >= threshold), key=lambda e: (-e.size, e.target.rel.split("/"))
     )
@@ -82,12 +105,19 @@ class EmptyDirsResult(BaseModel):
 
 
 def find_empty_directories(
-    vfs: JailedFS, path: str = ".", recursive: bool = True, exclude_patterns: list[str] | None = None
+    vfs: JailedFS,
+    path: str = ".",
+    recursive: bool = True,
+    exclude_patterns: list[str] | None = None,
+    respect_gitignore: bool = True,
 ) -> EmptyDirsResult:
-    """Directories with nothing in them (on object stores: a directory marker with nothing under it)."""
+    """Directories with nothing in them (on object stores: a directory marker with nothing
+    under it), those that ignore files ignore and ``.git``'s own left out unless
+    ``respect_gitignore`` is False. A folder whose contents are all ignored is not empty."""
     root = vfs.resolve(path)
     everything = vfs.find(root, None if recursive else 2)
-    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    depth = None if recursive else 1
+    selection = select(vfs, root, max_depth=depth, exclude=exclude_patterns, respect_gitignore=respect_gitignore)
     parents = {e.target.parent().rel for e in everything}
     empty = [e.path for e in selection.entries if e.type == "directory" and e.target.rel not in parents]
     return EmptyDirsResult(path=root.display, directories=empty)
@@ -116,14 +146,17 @@ def find_duplicate_files(
     exclude_patterns: list[str] | None = None,
     max_files: int = 1000,
     progress: Progress | None = None,
+    respect_gitignore: bool = False,
 ) -> DuplicatesResult:
     """Groups of identical files: by size, then a hash of a 512-byte sample from the middle,
-    then a full hash. Files of unique size are never read.
+    then a full hash. Files of unique size are never read. Ignored paths are included unless
+    ``respect_gitignore`` (copies are wasted space wherever they are).
     """
     if min_size < 0 or max_files < 1:
         raise InvalidArgument("min_size must be 0 or more and max_files 1 or more")
     root = vfs.resolve(path)
-    selection = select(vfs, root, max_depth=None if recursive else 1, exclude=exclude_patterns, skip_git_dir=False)
+    depth = None if recursive else 1
+    selection = select(vfs, root, max_depth=depth, exclude=exclude_patterns, respect_gitignore=respect_gitignore)
     files = [e for e in selection.files() if e.size >= min_size]
     truncated = len(files) > max_files
     files = files[:max_files]

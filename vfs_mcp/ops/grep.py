@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,6 +40,9 @@ from vfs_mcp.ops.walk import select
 
 FETCH_CONCURRENCY = 16
 REMOTE_FETCH_CONCURRENCY = 48  # object stores: each fetch is mostly waiting on the network
+FETCH_BYTES = 64 << 20
+"""Bytes of files fetched ahead at most (files are listed with their sizes): memory stays
+bounded however many files a grep reads."""
 MAX_LINE_CHARS = 1000
 """Characters of one matched (or context) line a result carries; longer lines are cut around the match."""
 DEFAULT_MAX_CHARS = 200_000
@@ -104,6 +105,7 @@ class GrepQuery:
     max_depth: int | None = None
     count_only: bool = False
     respect_gitignore: bool = False
+    """The tools pass True unless asked not to (SPEC §7); False here: a query says what it wants."""
     max_chars: int = DEFAULT_MAX_CHARS
     budget: float = MATCH_BUDGET_SECONDS
     regex: re2._Regexp = field(init=False)
@@ -311,49 +313,35 @@ class Collector:
 def grep_python(
     vfs: JailedFS, root: Target, files: list[Entry], query: GrepQuery, progress: Progress | None = None
 ) -> GrepResult:
-    """Scan files in order, fetching ahead concurrently, until the page is full."""
+    """Scan files in order, fetching ahead concurrently (``JailedFS.cat_each``), until the page is full."""
     out = Collector(query)
     clock = Stopwatch(query.budget)
     unreadable: list[str] = []
-    pending: deque[tuple[Entry, Future[bytes]]] = deque()
-    todo = iter(files)
     width = FETCH_CONCURRENCY if root.mount.capabilities.host_paths else REMOTE_FETCH_CONCURRENCY
     stopped = False
-    with ThreadPoolExecutor(max_workers=width) as pool:
-
-        def refill() -> None:
-            while len(pending) < width:
-                entry = next(todo, None)
-                if entry is None:
-                    return
-                pending.append((entry, pool.submit(vfs.cat, entry.target)))
-
-        refill()
-        done = 0
-        while pending and not out.full:
-            entry, future = pending.popleft()
-            try:
-                data = future.result()
-            except VfsError as err:
-                unreadable.append(f"{entry.path} ({err.code})")
+    fetched = vfs.cat_each(((e.target, e.size) for e in files), width=width, in_flight=FETCH_BYTES)
+    try:
+        for done, (target, data) in enumerate(fetched, 1):
+            if isinstance(data, VfsError):
+                unreadable.append(f"{target.display} ({data.code})")
                 data = b""
-            refill()
-            done += 1
             if progress:
-                progress(done, len(files), entry.path)
+                progress(done, len(files), target.display)
             if not data or looks_binary(data):
                 continue
             try:
                 for line_no, column, line, ctx_b, ctx_a in scan(as_searched(data), query, clock):
-                    out.add(entry.path, line_no, column, line, ctx_b, ctx_a)
+                    out.add(target.display, line_no, column, line, ctx_b, ctx_a)
                     if out.full:
                         break
             except OutOfTime:
                 out.out_of_time(done, len(files))
                 stopped = True
                 break
-        for _, future in pending:
-            future.cancel()
+            if out.full:
+                break
+    finally:
+        fetched.close()  # the fetches not taken yet are cancelled (also when progress raises: cancelled)
     out.skipped("files could not be read", unreadable)
     return out.result(root, "python", stopped)
 

@@ -98,7 +98,7 @@ def needs_transcoding(query: GrepQuery) -> bool:
 def command(vfs: JailedFS, query: GrepQuery, rg: str, target: str, untranscoded: bool) -> list[str]:
     encoding = "none" if untranscoded else "utf-8"
     cmd = [rg, "--json", "--sort", "path", "--no-config", "--text", "--hidden", "--encoding", encoding]
-    for name in ALWAYS_SKIPPED:
+    for name in ALWAYS_SKIPPED if query.respect_gitignore else ():
         cmd += ["-g", f"!{name}"]
     # ripgrep lets a -g include glob override ignore files; with ignore rules on, includes
     # are applied to its results instead, as the Python engine does.

@@ -1,20 +1,26 @@
-"""Name search and directory trees, each from one listing."""
+"""Name search and directory trees: listings that stop at their caps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from vfs_mcp.entries import Listing
 from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import caller_globs, name_glob
-from vfs_mcp.ops.walk import below, select, skipped_note
-from vfs_mcp.reads import Listing
+from vfs_mcp.ops.ignore import IGNORE_FILES
+from vfs_mcp.ops.levels import Progress, TreeListing, breadth_first_cut, tree_listing
+from vfs_mcp.ops.walk import Item, Sieve, below, ignored_note, sifted, skipped_note
 
 DEFAULT_TREE_ENTRIES = 1000
+MAX_TREE_DEPTH = 100
+MAX_TREE_ENTRIES = 100_000
+MAX_SEARCH_RESULTS = 10_000
+"""The most a tree or a name search walks and shows: more asked for is used as this, with a note."""
 GLOB_CHARS = set("*?[")
 PROGRESS_EVERY = 100
 """Entries between two progress notifications of directory_tree."""
@@ -50,6 +56,16 @@ class SearchFilesResult(BaseModel):
     pattern: str
     results: list[FoundPath]
     has_more: bool
+    notes: list[str] = Field(default_factory=list, description="Bounds applied, paths left out as ignored")
+
+
+def bounded(value: int, bound: int, name: str, notes: list[str]) -> int:
+    """``value`` within ``bound``, noting in ``notes`` when it was over (a model asking for
+    "everything" gets the most there is, not an error)."""
+    if value <= bound:
+        return value
+    notes.append(f"{name}={value:,} is over its bound: used {bound:,}")
+    return bound
 
 
 def search_files(
@@ -60,52 +76,59 @@ def search_files(
     exclude_patterns: list[str] | None = None,
     content_match: str | None = None,
     max_results: int = 100,
+    respect_gitignore: bool = True,
+    progress: Progress | None = None,
 ) -> SearchFilesResult:
-    """Paths under ``path`` whose name matches ``pattern`` (and whose text holds ``content_match``)."""
+    """Paths under ``path`` whose name matches ``pattern`` (and whose text holds
+    ``content_match``), in depth-first name order. The listing stops once there are more
+    matches than ``max_results``: on S3 no page after the one holding them is asked for."""
     if max_results < 1:
         raise InvalidArgument("max_results must be 1 or more")
+    notes: list[str] = []
+    max_results = bounded(max_results, MAX_SEARCH_RESULTS, "max_results", notes)
     matches = name_matcher(pattern)
     root = vfs.resolve(path)
-    depth = None if recursive else 1
-    if exclude_patterns:
-        # On a local disk the walk skips each entry's lstat; the few files that match are measured after.
-        measured = not root.mount.capabilities.local_io
-        listed = _listing(vfs, root, depth, exclude_patterns, metadata=measured).items
-        items = [item for item in listed if matches(item[0].rpartition("/")[2], below(root, item[0]))]
-    else:  # the walk keeps the matches only, and measures those (on a local disk, those alone)
-        measured, items = True, vfs.names(root, depth, keep=matches).items
-    found: list[FoundPath] = []
+    sieve = Sieve(vfs, root, exclude=exclude_patterns, respect_gitignore=respect_gitignore)
+    # The walk keeps the matches (on a local disk it measures those alone) and the ignore files.
+    keep = matches if sieve.rules is None else lambda name, rel: name in IGNORE_FILES or matches(name, rel)
+    wanted = None if sieve.rules is None else lambda rel, kind: matches(rel.rpartition("/")[2], below(root, rel))
+    found: list[Item] = []
     more = False
-    for rel, kind, size in items:
-        target = Target(root.mount, rel)
-        if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
-            continue
-        if len(found) == max_results:
-            more = True
+    pages = _reported(vfs.pages(root, None if recursive else 1, keep=keep), progress)
+    for batch in sifted(sieve, root, pages, wanted):
+        for rel, kind, size in batch:
+            target = Target(root.mount, rel)
+            if content_match is not None and (kind != "file" or not _contains(vfs, target, content_match)):
+                continue
+            if len(found) == max_results:
+                more = True
+                break
+            found.append((rel, kind, size))
+        if more:
             break
-        shown = None if kind != "file" else size if measured else _size(vfs, target)
-        found.append(FoundPath(path=target.display, type=kind, size=shown))
-    return SearchFilesResult(path=root.display, pattern=pattern, results=found, has_more=more)
-
-
-def _listing(
-    vfs: JailedFS, root: Target, max_depth: int | None, exclude: list[str] | None, *, metadata: bool = True
-) -> Listing:
-    """The paths below ``root``, as tuples; through ``select`` only when exclude globs prune them."""
-    if not exclude:
-        return vfs.names(root, max_depth, metadata=metadata)
-    selection = select(vfs, root, max_depth=max_depth, exclude=exclude, skip_git_dir=False, metadata=metadata)
-    return Listing(
-        [(e.target.rel, e.type, e.size) for e in selection.entries], [e.target.rel for e in selection.skipped]
+    found.sort(key=_depth_first)
+    if note := ignored_note(sieve, "matches"):
+        notes.append(note)
+    return SearchFilesResult(
+        path=root.display,
+        pattern=pattern,
+        results=[
+            FoundPath(path=root.mount.display(rel), type=kind, size=size if kind == "file" else None)
+            for rel, kind, size in found
+        ],
+        has_more=more,
+        notes=notes,
     )
 
 
-def _size(vfs: JailedFS, target: Target) -> int | None:
-    """A file's size, looked up (None if it went since the walk)."""
-    try:
-        return vfs.info(target, follow=False).size
-    except VfsError:
-        return None
+def _reported(pages: Iterable[Listing], progress: Progress | None) -> Iterator[Listing]:
+    """``pages``, with a progress notification (which also stops a cancelled call) after each."""
+    listed = 0
+    for page in pages:
+        listed += page.listed
+        if progress and not page.last:
+            progress(listed, None, f"{listed:,} entries listed")
+        yield page
 
 
 def _contains(vfs: JailedFS, target: Target, needle: str) -> bool:
@@ -130,9 +153,10 @@ class TreeResult(BaseModel):
     tree: TreeNode = Field(description="Nested nodes: name, type, size (files), children (directories)")
     directories: int
     files: int
-    truncated: bool = Field(description="True when max_entries cut the tree; see omitted")
-    omitted: int = Field(description="Entries left out by max_entries")
+    truncated: bool = Field(description="True when max_entries cut the tree (breadth-first); see notes")
+    omitted: int = Field(description="Entries left out by max_entries (at least; see notes)")
     skipped: list[str] = Field(default_factory=list, description="Folders that could not be read (contents left out)")
+    notes: list[str] = Field(default_factory=list, description="Where the cap cut the tree, bounds, ignored paths")
 
 
 def directory_tree(
@@ -143,48 +167,90 @@ def directory_tree(
     pattern: str | None = None,
     exclude_patterns: list[str] | None = None,
     max_entries: int = DEFAULT_TREE_ENTRIES,
-    progress: Callable[[int, int | None, str], None] | None = None,
+    progress: Progress | None = None,
+    respect_gitignore: bool = True,
 ) -> TreeResult:
-    """A nested tree of ``path`` to ``max_depth`` levels from one listing, capped at ``max_entries``."""
+    """A nested tree of ``path`` to ``max_depth`` levels, capped at ``max_entries`` and cut
+    breadth-first: every level complete before the next, the cut level's first entries in
+    name order (see ``levels``)."""
     if max_depth < 1 or max_entries < 1:
         raise InvalidArgument("max_depth and max_entries must be 1 or more")
+    notes: list[str] = []
+    max_depth = bounded(max_depth, MAX_TREE_DEPTH, "max_depth", notes)
+    max_entries = bounded(max_entries, MAX_TREE_ENTRIES, "max_entries", notes)
     root = vfs.resolve(path)
-    listing = _listing(vfs, root, max_depth, exclude_patterns)
     matches = name_matcher(pattern) if pattern else None
+    sieve = Sieve(vfs, root, exclude=exclude_patterns, respect_gitignore=respect_gitignore)
+
+    def shown(rel: str, kind: str) -> bool:
+        if kind == "directory":
+            return True
+        return include_files and (matches is None or matches(rel.rpartition("/")[2], below(root, rel)))
+
+    every = include_files and matches is None
+    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
+    kept, where = cut(listing, root, max_entries)
     top = tree_node(root.name, "directory", None, [])
     nodes = {root.rel: top}  # each kept directory by its mount-relative path
     counts = {"directory": 0, "file": 0}
-    kept = omitted = 0
-    total = len(listing.items)
-    for done, (rel, kind, size) in enumerate(listing.items, 1):
+    total = len(kept)
+    for done, (rel, kind, size) in enumerate(kept, 1):
         if progress and (done % PROGRESS_EVERY == 0 or done == total):
             progress(done, total, root.mount.display(rel))
         folder, _, name = rel.rpartition("/")
-        if kind != "directory" and (not include_files or (matches is not None and not matches(name, below(root, rel)))):
-            continue
-        parent = nodes.get(folder)
-        if parent is None or kept >= max_entries:
-            omitted += 1  # over the cap, or inside a directory that was
-            continue
         node = tree_node(name, kind, size if kind == "file" else None, [] if kind == "directory" else None)
-        siblings = parent["children"]
+        siblings = nodes[folder]["children"]
         assert siblings is not None  # only directories are in `nodes`
         siblings.append(node)
-        kept += 1
         if kind == "directory":
             nodes[rel] = node
-            counts["directory"] += 1
-        elif kind == "file":
-            counts["file"] += 1
+        counts[kind] = counts.get(kind, 0) + 1
+    omitted = len(listing.items) - total
+    if where:
+        notes.insert(0, where)
+    if note := ignored_note(sieve):
+        notes.append(note)
     return TreeResult(
         path=root.display,
         tree=top,
         directories=counts["directory"],
         files=counts["file"],
-        truncated=omitted > 0,
+        truncated=omitted > 0 or not listing.complete,
         omitted=omitted,
         skipped=[root.mount.display(rel) for rel in listing.skipped],
+        notes=notes,
     )
+
+
+def cut(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str | None]:
+    """``listing``'s items cut breadth-first at ``cap`` (every level whole while it fits, then
+    the first entries of the next in depth-first order), and a note of what was left out
+    (None when nothing was)."""
+    if listing.complete and len(listing.items) <= cap:
+        return listing.items, None
+    base = root.rel.count("/") + 1 if root.rel else 0
+    depths = [rel.count("/") + 1 - base for rel, _, _ in listing.items]
+    if not listing.complete:  # the listing stopped at the cap: how much more there is is not known
+        level, kept = listing.stopped_at, listing.items
+        there = depths.count(level)
+        at_cut = f"the first {there:,} entries at level {level} shown" if there else f"level {level} not shown"
+        at_cut += "; the listing stopped there, so more entries were not counted"
+    else:
+        keep, level, room = breadth_first_cut(depths, cap)
+        if not level:
+            return listing.items, None
+        kept = [item for item, stays in zip(listing.items, keep, strict=True) if stays]
+        left = len(listing.items) - len(kept)
+        at_cut = f"{room:,} of {depths.count(level):,} entries at level {level} shown; {left:,} more entries not shown"
+    whole = f"levels 1-{level - 1} complete" if level > 2 else "level 1 complete" if level == 2 else "no level complete"
+    return kept, (
+        f"cut breadth-first at max_entries={cap:,}: {whole}, {at_cut}; "
+        "raise max_entries, lower max_depth or narrow the path"
+    )
+
+
+def _depth_first(item: Item) -> str:
+    return item[0].replace("/", "\x00")  # "/" sorts before every character a name holds
 
 
 def tree_fields(result: TreeResult) -> dict[str, Any]:
@@ -219,9 +285,6 @@ def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:
                 walk(child, prefix + ("    " if last else "│   "))
 
     walk(result.tree, "")
-    summary = f"{result.directories} directories, {result.files} files"
-    if result.truncated:
-        summary += f"; {result.omitted} more entries not shown (raise max_entries or narrow the path)"
-    summary += skipped_note(result.skipped)
-    lines.append(summary)
+    lines.append(f"{result.directories} directories, {result.files} files{skipped_note(result.skipped)}")
+    lines += [f"({note})" for note in result.notes]
     return "\n".join(lines)

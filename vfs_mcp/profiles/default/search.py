@@ -11,10 +11,12 @@ from pydantic import Field
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.ops import analytics, grep, tree
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
-from vfs_mcp.ops.walk import skipped_note
+from vfs_mcp.ops.walk import IGNORED_HINT, skipped_note
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.settings import Settings
 from vfs_mcp.tooling import catching, human_size, read_hints, report, reporter
+
+MAX_CONTEXT_LINES = 100
 
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -39,12 +41,12 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         whole_word: bool = False,
         include_patterns: Globs = None,
         exclude_patterns: Globs = None,
-        context_lines: Annotated[int, Field(ge=0, le=100)] = 0,
+        context_lines: Annotated[int, Field(ge=0)] = 0,
         results_offset: Annotated[int, Field(ge=0)] = 0,
         results_limit: Annotated[int | None, Field(ge=1, description="default: up to 1000")] = None,
         max_depth: Annotated[int | None, Field(ge=1, description="1: path's own files")] = None,
         count_only: bool = False,
-        respect_gitignore: bool = False,
+        respect_gitignore: bool = True,
         format: FormatArg = "text",
         # Seed 000's spellings, merged into the arguments above.
         context_before: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
@@ -53,6 +55,8 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         max_file_size_mb: Annotated[float, Field(gt=0), Hidden] = 10,
         recursive: Recursive = True,
     ) -> CallToolResult:
+        notes: list[str] = []
+        context_lines = tree.bounded(context_lines, MAX_CONTEXT_LINES, "context_lines", notes)
         query = grep.GrepQuery(
             pattern=pattern,
             is_regex=is_regex,
@@ -72,7 +76,8 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             max_chars=settings.max_response_chars or grep.DEFAULT_MAX_CHARS,
         )
         result = grep.grep_files(vfs, path, query, recursive=recursive, progress=reporter(ctx))
-        return report(result, render_grep(result), format)
+        result.notes[:0] = notes
+        return report(result, render_grep(result, respect_gitignore), format)
 
     @server.tool(
         title="Find files by name",
@@ -84,18 +89,31 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     )
     @catching
     def search_files(
+        ctx: Context,
         path: DirArg,
         pattern: str,
         exclude_patterns: Globs = None,
         content_match: str | None = None,
-        max_results: Annotated[int, Field(ge=1, le=10000)] = 100,
+        max_results: Annotated[int, Field(ge=1)] = 100,
+        respect_gitignore: bool = True,
         format: FormatArg = "text",
         recursive: Recursive = True,
     ) -> CallToolResult:
-        result = tree.search_files(vfs, path, pattern, recursive, exclude_patterns, content_match, max_results)
+        result = tree.search_files(
+            vfs,
+            path,
+            pattern,
+            recursive,
+            exclude_patterns,
+            content_match,
+            max_results,
+            respect_gitignore,
+            reporter(ctx),
+        )
         lines = [shown(f.path) for f in result.results] or ["No matches"]
         if result.has_more:
-            lines.append(f"(more than {max_results}; raise max_results or narrow the pattern)")
+            lines.append(f"(more than {len(result.results)}; raise max_results or narrow the pattern)")
+        lines += [f"({note})" for note in result.notes]
         if escaped(*(f.path for f in result.results)):
             lines.append(NAMES_NOTE)
         return report(result, "\n".join(lines), format)
@@ -109,15 +127,24 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def directory_tree(
         ctx: Context,
         path: DirArg = ".",
-        max_depth: Annotated[int, Field(ge=1, le=100)] = 3,
+        max_depth: Annotated[int, Field(ge=1)] = 3,
         include_files: bool = True,
         pattern: str | None = None,
         exclude_patterns: Globs = None,
-        max_entries: Annotated[int, Field(ge=1, le=100000)] = tree.DEFAULT_TREE_ENTRIES,
+        max_entries: Annotated[int, Field(ge=1)] = tree.DEFAULT_TREE_ENTRIES,
+        respect_gitignore: bool = True,
         format: FormatArg = "text",
     ) -> CallToolResult:
         result = tree.directory_tree(
-            vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries, reporter(ctx)
+            vfs,
+            path,
+            max_depth,
+            include_files,
+            pattern,
+            exclude_patterns,
+            max_entries,
+            reporter(ctx),
+            respect_gitignore,
         )
         return report(tree.tree_fields(result), render_tree(result), format)
 
@@ -128,9 +155,9 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     )
     @catching
     def calculate_directory_size(
-        path: DirArg = ".", format: Literal["human", "bytes", "json"] = "human"
+        ctx: Context, path: DirArg = ".", format: Literal["human", "bytes", "json"] = "human"
     ) -> CallToolResult:
-        result = analytics.calculate_directory_size(vfs, path)
+        result = analytics.calculate_directory_size(vfs, path, reporter(ctx))
         size = human_size(result.total_bytes) if format == "human" else f"{result.total_bytes} bytes"
         text = f"{result.path}: {size} in {plural(result.files, 'file')}, {plural(result.directories, 'directory', 'directories')}"
         text += skipped_note(result.skipped)
@@ -147,10 +174,13 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         min_size_mb: Annotated[float, Field(ge=0)] = 100,
         max_results: Annotated[int, Field(ge=1, le=10000)] = 100,
         exclude_patterns: Globs = None,
+        respect_gitignore: bool = False,
         format: FormatArg = "text",
         recursive: Recursive = True,
     ) -> CallToolResult:
-        result = analytics.find_large_files(vfs, path, min_size_mb, recursive, max_results, exclude_patterns)
+        result = analytics.find_large_files(
+            vfs, path, min_size_mb, recursive, max_results, exclude_patterns, respect_gitignore
+        )
         lines = [f"{human_size(f.size):>10}  {shown(f.path)}" for f in result.files] or ["No files that large"]
         if result.has_more:
             lines.append(f"(more than {max_results})")
@@ -167,10 +197,11 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def find_empty_directories(
         path: DirArg = ".",
         exclude_patterns: Globs = None,
+        respect_gitignore: bool = True,
         format: FormatArg = "text",
         recursive: Recursive = True,
     ) -> CallToolResult:
-        result = analytics.find_empty_directories(vfs, path, recursive, exclude_patterns)
+        result = analytics.find_empty_directories(vfs, path, recursive, exclude_patterns, respect_gitignore)
         lines = [shown(d) for d in result.directories] or ["No empty directories"]
         if escaped(*result.directories):
             lines.append(NAMES_NOTE)
@@ -188,11 +219,12 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         min_size: Annotated[int, Field(ge=0, description="bytes")] = 1,
         exclude_patterns: Globs = None,
         max_files: Annotated[int, Field(ge=1, le=1000000, description="files to scan")] = 1000,
+        respect_gitignore: bool = False,
         format: FormatArg = "text",
         recursive: Recursive = True,
     ) -> CallToolResult:
         result = analytics.find_duplicate_files(
-            vfs, path, recursive, min_size, exclude_patterns, max_files, progress=reporter(ctx)
+            vfs, path, recursive, min_size, exclude_patterns, max_files, reporter(ctx), respect_gitignore
         )
         lines = [
             f"{human_size(g.size)} x{len(g.paths)}:\n  " + "\n  ".join(shown(p) for p in g.paths) for g in result.groups
@@ -205,8 +237,9 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         return report(result, "\n".join(lines), format)
 
 
-def render_grep(result: grep.GrepResult) -> str:
-    """grep-like text: `path:line:column: text` for matches, `path-line- text` for context, each line once."""
+def render_grep(result: grep.GrepResult, respect_gitignore: bool = False) -> str:
+    """grep-like text: `path:line:column: text` for matches, `path-line- text` for context, each line once;
+    with no match where ignore files were honoured, a word on how to search ignored paths too."""
     if result.counts is not None:
         lines = [f"{shown(c.path)}: {c.count}" for c in result.counts] or ["No matches"]
     else:
@@ -222,6 +255,8 @@ def render_grep(result: grep.GrepResult) -> str:
                 seen.add((m.path, number))
                 lines.append(f"{path}:{number}:{m.column}: {m.line}" if text is None else f"{path}-{number}- {text}")
         lines = lines or ["No matches"]
+    if respect_gitignore and not result.returned and not result.has_more:
+        lines.append(f"(ignored paths and .git were not searched: {IGNORED_HINT})")
     lines += [f"({note})" for note in result.notes]
     if result.next_offset is not None:
         lines.append(f"(more: results_offset={result.next_offset})")

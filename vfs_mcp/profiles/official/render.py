@@ -37,6 +37,7 @@ from vfs_mcp.jail import Target
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import listing, read, transfers, write
 from vfs_mcp.ops.globs import minimatch
+from vfs_mcp.ops.levels import breadth_first_cut
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.ops.walk import select
 
@@ -284,22 +285,22 @@ def directory_tree(vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (
     any depth, ``src/*.js`` anchored to ``path``.
     """
     root = vfs.resolve(path)
-    selection = select(vfs, root, exclude=list(exclude_patterns) or None, skip_git_dir=False)
+    # The reference walks everything: no ignore files, .git included. Its tree has no cap;
+    # ours is cut breadth-first, so a capped tree still shows the top levels whole.
+    selection = select(vfs, root, exclude=list(exclude_patterns) or None, respect_gitignore=False)
+    relative = [selection.relative(entry) for entry in selection.entries]
+    keep, _, _ = breadth_first_cut([rel.count("/") + 1 for rel in relative], limit)
     top: list[dict[str, Any]] = []
     children = {"": top}  # each kept directory's child list, by its path relative to root
-    kept = omitted = 0
-    for entry in selection.entries:
-        rel = selection.relative(entry)
-        siblings = children.get(rel.rpartition("/")[0])
-        if siblings is None or kept >= limit:
-            omitted += 1  # over the limit, or inside a directory that was
+    for entry, rel, kept in zip(selection.entries, relative, keep, strict=True):
+        if not kept:
             continue
         node: dict[str, Any] = {"name": entry.name, "type": "directory" if entry.type == "directory" else "file"}
         if entry.type == "directory":
             node["children"] = children[rel] = []
-        siblings.append(node)
-        kept += 1
+        children[rel.rpartition("/")[0]].append(node)
     hint = "pass excludePatterns or a deeper path"
+    omitted = len(keep) - sum(keep)
     return Reply(json.dumps(top, indent=2, ensure_ascii=False), _more(omitted, "entry", "entries", hint))
 
 
@@ -318,7 +319,7 @@ def search_files(
     matches = minimatch(pattern)
     excluded = [minimatch(p) for p in exclude_patterns]
     root = vfs.resolve(path)
-    selection = select(vfs, root, skip_git_dir=False)
+    selection = select(vfs, root, respect_gitignore=False)
     pruned = None  # the excluded directory being skipped: depth-first order keeps its insides together
     found: list[str] = []
     omitted = 0
