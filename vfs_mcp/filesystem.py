@@ -20,6 +20,8 @@ from vfs_mcp.entries import Entry as Entry
 from vfs_mcp.entries import Found as Found
 from vfs_mcp.entries import sha256 as sha256
 from vfs_mcp.entries import sha256_aside as sha256_aside
+from vfs_mcp.errors import NotADirectory, NotFound
+from vfs_mcp.jail import Target
 from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import commit_scope as commit_scope  # re-exported: the tooling layer runs calls in it
 
@@ -27,3 +29,16 @@ from vfs_mcp_backends import commit_scope as commit_scope  # re-exported: the to
 class JailedFS(JailedReads):
     """One client's view: the jail (mounts, working directory) and the verbs that read through
     it (``reads.JailedReads``); changes are planned over it and committed by ``vfs_mcp.changes``."""
+
+    def lookup(self, target: Target, *, follow: bool = False) -> Entry | None:
+        """``info``, or None where nothing is (a missing folder on the way included)."""
+        try:
+            return self.info(target, follow=follow)
+        except (NotFound, NotADirectory):
+            return None
+
+    def hidden_below(self, target: Target) -> int:
+        """How many entries below a folder the deny list hides (what no listing shows)."""
+        found = self._walked(target, lambda path: list(target.mount.backend.entries(path)), bool)
+        prefix = f"{target.rel}/" if target.rel else ""
+        return sum(1 for rel, _ in found if self.jail.is_hidden(prefix + rel))

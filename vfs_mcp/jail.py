@@ -29,12 +29,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from pathspec import GitIgnoreSpec
-
 from vfs_mcp import sessions
+from vfs_mcp.denylist import deny_spec
 from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly, VfsError
 from vfs_mcp.mounts import Mount
-from vfs_mcp.ops.globs import gitignore, nfc
+from vfs_mcp.ops.globs import nfc
 from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
 from vfs_mcp_backends.tempfiles import is_temp_name
 
@@ -145,7 +144,7 @@ class Jail:
             raise ValueError("a jail needs at least one mount")
         self.mounts = list(mounts)
         self.deny = tuple(deny)
-        self._deny_spec = _deny_spec(self.deny, self.mounts) if self.deny else None
+        self._deny_spec = deny_spec(self.deny, self.mounts) if self.deny else None
         self._hidden_folder = functools.lru_cache(maxsize=16384)(self._matches_folder)
         self.default_cwd = Target(self.mounts[0], "")
         """Where relative paths start for a session that has not changed directory."""
@@ -382,56 +381,3 @@ def real_path(path: str) -> str:
 
 
 _O_PATH: int | None = getattr(os, "O_PATH", None)
-
-
-MAX_DENY_PATTERNS = 1000
-"""Deny patterns a server takes; all are matched at once, by one RE2 set of bounded size."""
-
-
-def _deny_spec(patterns: Sequence[str], mounts: Sequence[Mount]) -> GitIgnoreSpec:
-    """The deny patterns as one matcher on NFC names (``nfc``); ValueError, saying what to
-    write instead, for too many, or for one that can never hide anything."""
-    if len(patterns) > MAX_DENY_PATTERNS:
-        raise ValueError(
-            f"{len(patterns)} deny patterns; give at most {MAX_DENY_PATTERNS}: hide a folder ('secrets/') "
-            "rather than each file in it, a kind of name ('*.pem') rather than each name"
-        )
-    for number, pattern in enumerate(patterns):
-        _check_deny(pattern, number, mounts)
-    try:
-        return gitignore([nfc(pattern) for pattern in patterns])
-    except ValueError:
-        raise ValueError(
-            f"{len(patterns)} deny patterns are too many or too complex to match together; give fewer, broader "
-            "ones: a folder ('secrets/') rather than each file in it, a kind of name ('*.pem') rather than each name"
-        ) from None
-
-
-def _check_deny(pattern: str, number: int, mounts: Sequence[Mount]) -> None:
-    """ValueError for a deny pattern that can never hide anything, saying what to write instead."""
-    shown = f"deny pattern {pattern!r}"
-    body = pattern.removeprefix("!")
-    if not body.strip() or pattern.startswith("#"):
-        raise ValueError(f"{shown} is empty or a comment (gitignore syntax); remove it or escape '#' as '\\#'")
-    if "\x00" in pattern:
-        raise ValueError(f"{shown} contains a NUL byte")
-    if pattern.startswith("!") and number == 0:
-        raise ValueError(f"{shown} un-hides, but no pattern before it hides anything; put it after the one it narrows")
-    if "://" in body or body.startswith("~"):
-        raise ValueError(
-            f"{shown} names a URL or a home folder; deny patterns match paths inside a mount, e.g. 'private/*'"
-        )
-    if any(part in (".", "..") for part in body.strip("/").split("/")):
-        raise ValueError(f"{shown} has a '.' or '..' component, which no canonical path has")
-    for mount in (m for m in mounts if m.is_local):
-        for prefix in {mount.url.rstrip("/"), mount.real_root.rstrip("/")}:
-            if prefix and (body == prefix or body.startswith(prefix + "/")):
-                inside = body[len(prefix) :] or "/"
-                raise ValueError(
-                    f"{shown} is a host path; deny patterns are gitignore patterns on the path inside a mount: "
-                    f"write {pattern[: len(pattern) - len(body)] + inside!r}"
-                )
-    try:
-        gitignore([pattern])
-    except ValueError as exc:
-        raise ValueError(f"{shown} is not a valid gitignore pattern ({exc})") from None

@@ -152,13 +152,6 @@ class JailedReads:
             mount.backend.version_token(raw) if mount.capabilities.etags else None,
         )
 
-    def lookup(self, target: Target, *, follow: bool = False) -> Entry | None:
-        """``info``, or None where nothing is (a missing folder on the way included)."""
-        try:
-            return self.info(target, follow=follow)
-        except (NotFound, NotADirectory):
-            return None
-
     def exists(self, target: Target) -> bool:
         try:
             self.info(target, follow=False)
@@ -389,12 +382,6 @@ class JailedReads:
         return [
             (path, KINDS.get(kind, "file"), size) for rel, kind, size in entries if not hidden(path := prefix + rel)
         ]
-
-    def hidden_below(self, target: Target) -> int:
-        """How many entries below a folder the deny list hides (what no listing shows)."""
-        found = self._walked(target, lambda path: list(target.mount.backend.entries(path)), bool)
-        prefix = f"{target.rel}/" if target.rel else ""
-        return sum(1 for rel, _ in found if self.jail.is_hidden(prefix + rel))
 
     def _walked(self, target: Target, walk: Callable[[str], T], found: Callable[[T], bool]) -> T:
         """``walk`` of a directory's store path, fresh (cached listings below it forgotten), its

@@ -54,9 +54,9 @@ from vfs_mcp.changes.ops import (
 from vfs_mcp.changes.ops import trees as ops_trees
 from vfs_mcp.changes.ops import written as ops_written
 from vfs_mcp.errors import Conflict, Stale
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.mounts import Mount
-from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import LockBusy
 
 __all__ = [
@@ -96,7 +96,7 @@ class Plan(Generic[T]):
 
 
 def run(
-    vfs: JailedReads,
+    vfs: JailedFS,
     plan: Callable[[], Plan[T]],
     *,
     touches: Iterable[Target] = (),
@@ -177,7 +177,7 @@ def _widen(held: Folders, needed: Folders) -> None:
 
 
 @contextlib.contextmanager
-def _held(vfs: JailedReads, folders: Folders) -> Iterator[None]:
+def _held(vfs: JailedFS, folders: Folders) -> Iterator[None]:
     """Hold every folder's lock, mount by mount in URL order; CONFLICT when one stays busy."""
     with contextlib.ExitStack() as stack:
         for url in sorted(folders):

@@ -34,10 +34,9 @@ from vfs_mcp.changes.ops import (
 )
 from vfs_mcp.entries import Entry, sha256
 from vfs_mcp.errors import AccessDenied, AlreadyExists, IsADirectory, NotFound, TooLarge, VfsError
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import commit_scope, ensure_wanted
-
 
 CREATE_ONLY_BYTES = 64 * 1024 * 1024
 """Largest file a copy onto a new name on an object store sends as one create-only put."""
@@ -58,13 +57,13 @@ class _Kept:
     def __init__(self, budget: int) -> None:
         self.left = budget
 
-    def capture(self, vfs: JailedReads, target: Target, entry: Entry | None) -> Image:
+    def capture(self, vfs: JailedFS, target: Target, entry: Entry | None) -> Image:
         image = images.capture(vfs, target, entry, self.left)
         self.left -= image_size(image)
         return image
 
 
-def commit(vfs: JailedReads, ops: Sequence[Op], *, keep: int) -> Receipt:
+def commit(vfs: JailedFS, ops: Sequence[Op], *, keep: int) -> Receipt:
     """Apply ``ops`` in order, all or none: a failure takes back the applied ones and raises
     (the message says whether every path is as it was). ``keep``: bytes of before-images the
     change may keep; past it a change is still made when nothing after it could fail (its last
@@ -104,7 +103,7 @@ def commit(vfs: JailedReads, ops: Sequence[Op], *, keep: int) -> Receipt:
     return Receipt([inverse for step in reversed(done) for inverse in step])
 
 
-def roll_back(vfs: JailedReads, done: list[list[Op]]) -> list[str]:
+def roll_back(vfs: JailedFS, done: list[list[Op]]) -> list[str]:
     """Run the steps that take back ``done``, newest first; the paths that could not be put back."""
     failed: list[str] = []
     # A rollback runs even for a call given up meanwhile: it only ever puts things back.
@@ -121,7 +120,7 @@ def roll_back(vfs: JailedReads, done: list[list[Op]]) -> list[str]:
 _UNKEPT = RuntimeError("a before-image over the change's budget")
 
 
-def _capture(vfs: JailedReads, kept: _Kept | None, target: Target, entry: Entry | None) -> Image | None:
+def _capture(vfs: JailedFS, kept: _Kept | None, target: Target, entry: Entry | None) -> Image | None:
     if kept is None:
         return None
     try:
@@ -130,7 +129,7 @@ def _capture(vfs: JailedReads, kept: _Kept | None, target: Target, entry: Entry 
         raise TooLarge(f"{exc}; the change would not be undoable") from _UNKEPT
 
 
-def apply(vfs: JailedReads, op: Op, kept: _Kept | None) -> list[Op]:
+def apply(vfs: JailedFS, op: Op, kept: _Kept | None) -> list[Op]:
     """Check ``op``'s precondition, keep what it replaces (when ``kept``), apply it; the steps
     that take it back (meaningful only when what it replaced was kept)."""
     if isinstance(op, Put):
@@ -148,14 +147,14 @@ def apply(vfs: JailedReads, op: Op, kept: _Kept | None) -> list[Op]:
     return _restore(vfs, op, kept)
 
 
-def _present(vfs: JailedReads, target: Target) -> Entry:
+def _present(vfs: JailedFS, target: Target) -> Entry:
     entry = store.probe(vfs, target)
     if entry is None:
         raise NotFound(f"{target.display} does not exist")
     return entry
 
 
-def _put(vfs: JailedReads, op: Put, kept: _Kept | None) -> list[Op]:
+def _put(vfs: JailedFS, op: Put, kept: _Kept | None) -> list[Op]:
     target = op.target
     entry = store.probe(vfs, target)
     if entry is not None and entry.type == "directory":
@@ -188,7 +187,7 @@ def _put(vfs: JailedReads, op: Put, kept: _Kept | None) -> list[Op]:
     return [Restore(target, image or Absent(), after)]
 
 
-def _write(vfs: JailedReads, op: Put, entry: Entry | None, mode: int | None) -> str:
+def _write(vfs: JailedFS, op: Put, entry: Entry | None, mode: int | None) -> str:
     """Write a Put's bytes; their sha256."""
     target = op.target
     capabilities = target.mount.capabilities
@@ -215,7 +214,7 @@ def _write(vfs: JailedReads, op: Put, entry: Entry | None, mode: int | None) -> 
     return op.digest() if op.digest is not None else sha256(op.data)
 
 
-def _append(vfs: JailedReads, op: Append, kept: _Kept | None) -> list[Op]:
+def _append(vfs: JailedFS, op: Append, kept: _Kept | None) -> list[Op]:
     target = op.target
     entry = _present(vfs, target)
     images.check(vfs, target, entry, op.expect)
@@ -234,7 +233,7 @@ def _append(vfs: JailedReads, op: Append, kept: _Kept | None) -> list[Op]:
     return [Restore(target, image, Expect("file", digest=sha256(image.data + op.data)))]
 
 
-def _remove(vfs: JailedReads, op: Remove, kept: _Kept | None) -> list[Op]:
+def _remove(vfs: JailedFS, op: Remove, kept: _Kept | None) -> list[Op]:
     target = op.target
     if target.is_root:
         raise IsADirectory(f"{target.display} is a mount root and cannot be deleted")
@@ -247,7 +246,7 @@ def _remove(vfs: JailedReads, op: Remove, kept: _Kept | None) -> list[Op]:
     return [Restore(target, image or Absent(), ABSENT)]
 
 
-def _rename(vfs: JailedReads, op: Rename, kept: _Kept | None) -> list[Op]:
+def _rename(vfs: JailedFS, op: Rename, kept: _Kept | None) -> list[Op]:
     source, dest = op.source, op.dest
     entry = _present(vfs, source)
     images.check(vfs, source, entry, op.expect)
@@ -272,7 +271,7 @@ def _rename(vfs: JailedReads, op: Rename, kept: _Kept | None) -> list[Op]:
     return back + [remove_made(one) for one in reversed(made)]
 
 
-def _check_hiding(vfs: JailedReads, source: Target, dest: Target, inside: list[str]) -> None:
+def _check_hiding(vfs: JailedFS, source: Target, dest: Target, inside: list[str]) -> None:
     """Refuse to carry a folder where the deny list would hide, or show, some of what is in it:
     a hidden file must not become readable, nor a file land where a write is refused."""
     hidden = vfs.jail.is_hidden
@@ -286,7 +285,7 @@ def _check_hiding(vfs: JailedReads, source: Target, dest: Target, inside: list[s
             )
 
 
-def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
+def _copy_tree(vfs: JailedFS, op: CopyTree, kept: _Kept | None) -> list[Op]:
     source, dest = op.source, op.dest
     there = store.probe(vfs, dest)
     if there is not None and (there.type != "directory" or any(True for _ in store.raw_tree(vfs, dest))):
@@ -328,7 +327,7 @@ def _copy_tree(vfs: JailedReads, op: CopyTree, kept: _Kept | None) -> list[Op]:
     return [Remove(dest, copied, recursive=True), Restore(dest, DirImage(there.mode if there else None), ABSENT)]
 
 
-def _restore(vfs: JailedReads, op: Restore, kept: _Kept | None) -> list[Op]:
+def _restore(vfs: JailedFS, op: Restore, kept: _Kept | None) -> list[Op]:
     target = op.target
     entry = store.probe(vfs, target)
     images.check(vfs, target, entry, op.expect)
@@ -343,7 +342,7 @@ def _restore(vfs: JailedReads, op: Restore, kept: _Kept | None) -> list[Op]:
     return [Restore(target, was, _after(vfs, target, op.image))]
 
 
-def _after(vfs: JailedReads, target: Target, image: Image) -> Expect:
+def _after(vfs: JailedFS, target: Target, image: Image) -> Expect:
     """What ``target`` holds once ``image`` is restored there, to check before taking it back."""
     if isinstance(image, FileImage):
         return Expect("file", digest=sha256(image.data))

@@ -9,12 +9,12 @@ from vfs_mcp.changes import store
 from vfs_mcp.changes.ops import Expect, Op, Remove
 from vfs_mcp.entries import Entry
 from vfs_mcp.errors import NotADirectory, NotFound, VfsError
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import commit_scope
 
 
-def parent_is_there(vfs: JailedReads, target: Target) -> list[Target]:
+def parent_is_there(vfs: JailedFS, target: Target) -> list[Target]:
     """NOT_FOUND unless ``target``'s parent is a folder; nothing made (an empty list)."""
     parent = target.parent()
     if target.is_root or parent.is_root:
@@ -27,7 +27,7 @@ def parent_is_there(vfs: JailedReads, target: Target) -> list[Target]:
     return []
 
 
-def folder(vfs: JailedReads, target: Target) -> Entry | None:
+def folder(vfs: JailedFS, target: Target) -> Entry | None:
     """What is at ``target``, a link inside the mount followed (the jail checked where it leads)."""
     entry = store.probe(vfs, target)
     if entry is not None and entry.type == "symlink":
@@ -35,7 +35,7 @@ def folder(vfs: JailedReads, target: Target) -> Entry | None:
     return entry
 
 
-def make_dirs(vfs: JailedReads, target: Target, *, for_a_file: bool = False) -> list[Target]:
+def make_dirs(vfs: JailedFS, target: Target, *, for_a_file: bool = False) -> list[Target]:
     """Make ``target`` and its missing parents, top down; the ones made. ``for_a_file``: only
     so a file can be written inside, which on a store whose folders are key prefixes needs
     nothing made (a key implies its prefixes; one marker a level would cost a request each)."""
@@ -54,7 +54,7 @@ def make_dirs(vfs: JailedReads, target: Target, *, for_a_file: bool = False) -> 
     return made
 
 
-def absent_folders(vfs: JailedReads, target: Target) -> list[Target]:
+def absent_folders(vfs: JailedFS, target: Target) -> list[Target]:
     """``target`` and its ancestors that do not exist, deepest first; NOT_A_DIRECTORY where one
     is something else. Looks at the parent first, then down from the root to the first one
     missing (everything below it is missing too): a deep new path costs a few lookups, not one
@@ -79,7 +79,7 @@ def absent_folders(vfs: JailedReads, target: Target) -> list[Target]:
     return chain[:1]
 
 
-def unmake(vfs: JailedReads, made: list[Target]) -> None:
+def unmake(vfs: JailedFS, made: list[Target]) -> None:
     """Remove folders a failed step made, deepest first, each only while it is empty (what
     someone else saved in one meanwhile stays, and so does the folder)."""
     with commit_scope():

@@ -13,14 +13,14 @@ from vfs_mcp.changes import store
 from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage
 from vfs_mcp.entries import KINDS, Entry, timestamp
 from vfs_mcp.errors import Stale, TooLarge
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.reads import JailedReads
 
 MAX_FINGERPRINT = 100_000
 """Entries of a folder whose state a change keeps to check later (a moved folder, for undo)."""
 
 
-def capture(vfs: JailedReads, target: Target, entry: Entry | None, budget: int) -> Image:
+def capture(vfs: JailedFS, target: Target, entry: Entry | None, budget: int) -> Image:
     """What ``target`` (``entry``: what is there, or None) holds; TOO_LARGE past ``budget`` bytes."""
     if entry is None:
         return Absent()
@@ -43,7 +43,7 @@ def capture(vfs: JailedReads, target: Target, entry: Entry | None, budget: int) 
     return DirImage(entry.mode, tuple(inside))
 
 
-def fingerprint(vfs: JailedReads, target: Target, *, times: bool = True) -> Fingerprint:
+def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True) -> Fingerprint:
     """The raw state of ``target`` and, for a folder, of everything in it (no content read);
     ``times=False``: names, kinds and sizes only."""
     entry = store.probe(vfs, target)
@@ -94,7 +94,7 @@ class Changed(Stale):
         self.path, self.how = path, how
 
 
-def check(vfs: JailedReads, target: Target, entry: Entry | None, expect: Expect) -> None:
+def check(vfs: JailedFS, target: Target, entry: Entry | None, expect: Expect) -> None:
     """``Changed`` (saying how) unless ``target`` (``entry``: what is there) holds what ``expect`` says."""
     shown = target.display
     state = expect.state
@@ -126,14 +126,14 @@ def _article(state: str) -> str:
     return "absent" if state == "absent" else f"a {state}"
 
 
-def _digest(vfs: JailedReads, target: Target) -> str:
+def _digest(vfs: JailedFS, target: Target) -> str:
     digest = hashlib.sha256()
     for chunk in vfs.chunks(target):
         digest.update(chunk)
     return digest.hexdigest()
 
 
-def restore(vfs: JailedReads, target: Target, image: Image) -> None:
+def restore(vfs: JailedFS, target: Target, image: Image) -> None:
     """Make ``target`` (absent now, or a file for a file image) hold ``image``."""
     if isinstance(image, FileImage):
         store.put(vfs, target, image.data, mode=image.mode)

@@ -1,5 +1,5 @@
 """The store steps a commit is made of: each one call to a mount's store, under the one
-error boundary (``JailedReads.guard``), refused once the call that makes it was given up
+error boundary (``JailedFS.guard``), refused once the call that makes it was given up
 (``ensure_wanted``), listings cached by the store forgotten after it. Only ``commit`` calls
 them, with the change's locks held and its policy and preconditions checked."""
 
@@ -12,12 +12,12 @@ from typing import Any
 
 from vfs_mcp.entries import Entry
 from vfs_mcp.errors import NotADirectory, NotFound, Stale
+from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
-from vfs_mcp.reads import JailedReads
 from vfs_mcp_backends import PreconditionFailed, ensure_wanted
 
 
-def probe(vfs: JailedReads, target: Target) -> Entry | None:
+def probe(vfs: JailedFS, target: Target) -> Entry | None:
     """What is at ``target`` itself (a link is a link), or None."""
     try:
         return vfs.info(target, follow=False)
@@ -25,11 +25,11 @@ def probe(vfs: JailedReads, target: Target) -> Entry | None:
         return None
 
 
-def read(vfs: JailedReads, target: Target) -> bytes:
+def read(vfs: JailedFS, target: Target) -> bytes:
     return vfs.cat(target)
 
 
-def readlink(vfs: JailedReads, target: Target) -> str:
+def readlink(vfs: JailedFS, target: Target) -> str:
     with vfs.guard(target):
         return str(target.mount.fs.readlink(target.fs_path))
 
@@ -44,7 +44,7 @@ def _options(target: Target, mode: int | None) -> dict[str, Any]:
     return options
 
 
-def put(vfs: JailedReads, target: Target, data: bytes, *, mode: int | None = None) -> None:
+def put(vfs: JailedFS, target: Target, data: bytes, *, mode: int | None = None) -> None:
     """``data`` as the whole new content, visible in one step (local disks stage it)."""
     with vfs.guard(target):
         ensure_wanted()
@@ -53,7 +53,7 @@ def put(vfs: JailedReads, target: Target, data: bytes, *, mode: int | None = Non
         target.mount.backend.invalidate(target.fs_path)
 
 
-def put_if(vfs: JailedReads, target: Target, data: bytes, *, token: str | None) -> None:
+def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> None:
     """One conditional put on a store with conditional writes: lands only while the object
     still has ``token`` (or, with None, while nothing is there); else ``Stale``/ALREADY_EXISTS."""
     with vfs.guard(target):
@@ -69,7 +69,7 @@ def put_if(vfs: JailedReads, target: Target, data: bytes, *, token: str | None) 
         vfs._wrote(len(data))
 
 
-def stream(vfs: JailedReads, target: Target, chunks: Iterable[bytes], *, mode: int | None = None) -> str:
+def stream(vfs: JailedFS, target: Target, chunks: Iterable[bytes], *, mode: int | None = None) -> str:
     """Chunks as the whole new content, visible in one step when all is written; their sha256."""
     digest = hashlib.sha256()
     with vfs.guard(target):
@@ -91,7 +91,7 @@ def stream(vfs: JailedReads, target: Target, chunks: Iterable[bytes], *, mode: i
     return digest.hexdigest()
 
 
-def append(vfs: JailedReads, target: Target, data: bytes) -> None:
+def append(vfs: JailedFS, target: Target, data: bytes) -> None:
     """``data`` added in place at the end (stores with ``append``)."""
     with vfs.guard(target):
         handle = target.mount.fs._open(target.fs_path, "ab", autocommit=False)
@@ -108,7 +108,7 @@ def append(vfs: JailedReads, target: Target, data: bytes) -> None:
         target.mount.backend.invalidate(target.fs_path)
 
 
-def native_copy(vfs: JailedReads, source: Target, dest: Target) -> None:
+def native_copy(vfs: JailedFS, source: Target, dest: Target) -> None:
     """A copy the store makes by itself (server-side on S3): no bytes through us."""
     with vfs.guard(dest):
         ensure_wanted()
@@ -116,7 +116,7 @@ def native_copy(vfs: JailedReads, source: Target, dest: Target) -> None:
         dest.mount.backend.invalidate(dest.fs_path)
 
 
-def remove(vfs: JailedReads, target: Target, entry: Entry, *, recursive: bool = False) -> None:
+def remove(vfs: JailedFS, target: Target, entry: Entry, *, recursive: bool = False) -> None:
     """Delete a file, a link or a folder (``recursive``: with what is inside)."""
     mount = target.mount
     with vfs.guard(target):
@@ -133,7 +133,7 @@ def remove(vfs: JailedReads, target: Target, entry: Entry, *, recursive: bool = 
         mount.backend.invalidate(target.fs_path)
 
 
-def rename(vfs: JailedReads, source: Target, dest: Target) -> None:
+def rename(vfs: JailedFS, source: Target, dest: Target) -> None:
     """One rename inside a store with ``atomic_rename``."""
     with vfs.guard(source):
         ensure_wanted()
@@ -142,7 +142,7 @@ def rename(vfs: JailedReads, source: Target, dest: Target) -> None:
         dest.mount.backend.invalidate(dest.fs_path)
 
 
-def make_dir(vfs: JailedReads, target: Target) -> None:
+def make_dir(vfs: JailedFS, target: Target) -> None:
     """One folder whose parent exists (a ``key/`` marker object where folders are key prefixes)."""
     mount = target.mount
     with vfs.guard(target):
@@ -154,19 +154,19 @@ def make_dir(vfs: JailedReads, target: Target) -> None:
         mount.backend.invalidate(target.fs_path)
 
 
-def symlink(vfs: JailedReads, target: Target, points_to: str) -> None:
+def symlink(vfs: JailedFS, target: Target, points_to: str) -> None:
     with vfs.guard(target):
         ensure_wanted()
         target.mount.fs.symlink(points_to, target.fs_path)
         target.mount.backend.invalidate(target.fs_path)
 
 
-def chmod(vfs: JailedReads, target: Target, mode: int) -> None:
+def chmod(vfs: JailedFS, target: Target, mode: int) -> None:
     with vfs.guard(target):
         target.mount.fs.chmod(target.fs_path, mode)
 
 
-def raw_tree(vfs: JailedReads, target: Target) -> Iterator[tuple[str, dict[str, Any]]]:
+def raw_tree(vfs: JailedFS, target: Target) -> Iterator[tuple[str, dict[str, Any]]]:
     """Everything below a folder as the store has it (what the deny list hides included):
     (path below it, store metadata), depth-first, links never followed."""
     with vfs.guard(target):
