@@ -93,6 +93,8 @@ class Plan(Generic[T]):
 
     result: T
     ops: list[Op] = field(default_factory=list)
+    after: Callable[[], None] | None = None
+    """Run once the change is made (to finish the result with what only the write knows)."""
 
 
 def run(
@@ -131,6 +133,8 @@ def run(
                 continue
         if record is not None:
             record.note(receipt.undo, receipt.why_not)
+        if planned.after is not None:
+            planned.after()
         return planned.result
 
 

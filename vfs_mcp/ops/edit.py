@@ -29,7 +29,7 @@ from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import re2_options
 from vfs_mcp.ops.regex import SPACE
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, unified_diff
 from vfs_mcp.ops.write import writable
 
 FUZZY_THRESHOLD = 0.8
@@ -362,8 +362,8 @@ def _edit(
         text, report = _apply_one(text, number, normalised, options)
         reports.append(report)
     diff = unified_diff(doc.text, text, target.display)
-    ops, written = doc.saved(text) if not dry_run and text != doc.text else ([], None)
+    ops = doc.saved(text) if not dry_run and text != doc.text else []
     result = EditResult(
-        path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=written
+        path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=None
     )
-    return Plan(result, ops)
+    return Plan(result, ops, after=hashed_into(result, ops))

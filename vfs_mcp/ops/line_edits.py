@@ -13,7 +13,7 @@ from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, printable, unified_diff
 from vfs_mcp.ops.write import writable
 
 
@@ -144,7 +144,7 @@ def _edit_lines(
         outcomes[i].applied = True
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     diff = unified_diff(doc.text, text, target.display)
-    ops, written = doc.saved(text) if not dry_run and text != doc.text else ([], None)
+    ops = doc.saved(text) if not dry_run and text != doc.text else []
     applied = sum(1 for o in outcomes if o.applied)
     result = LineEditResult(
         path=target.display,
@@ -154,6 +154,6 @@ def _edit_lines(
         applied=applied,
         failed=len(outcomes) - applied,
         diff=diff,
-        sha256=written,
+        sha256=None,
     )
-    return Plan(result, ops)
+    return Plan(result, ops, after=hashed_into(result, ops))

@@ -10,6 +10,7 @@ import difflib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from vfs_mcp.changes import Expect, Op, Put
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
@@ -80,15 +81,27 @@ class TextFile:
         if expected is not None and expected.lower() != self.sha256:
             raise Conflict(f"{self.target.display} changed since it was read (sha256 differs); read it again")
 
-    def saved(self, text: str) -> tuple[list[Op], str]:
+    def saved(self, text: str) -> list[Op]:
         """The step that writes ``text`` over the file, if it still holds the bytes read (a size
         and a modification time can repeat within the clock's step, the content cannot lie; the
-        ETag is compared too, by the store itself where it has conditional writes), and the
-        new content's sha256."""
+        ETag is compared too, by the store itself where it has conditional writes). Its bytes
+        are hashed on another thread while they are written (``hashed_into``)."""
         data = self.encode(text)
-        digest = sha256_aside(data)  # hashed while it is written
         expect = Expect("file", token=self.token, content=self.data)
-        return [Put(self.target, data, expect=expect, digest=digest)], digest()
+        return [Put(self.target, data, expect=expect, digest=sha256_aside(data))]
+
+
+def hashed_into(result: Any, ops: list[Op]) -> Callable[[], None] | None:
+    """What sets ``result.sha256`` to the hash of the bytes ``ops`` (from ``saved``) wrote, once
+    they are written: a ``Plan``'s ``after``."""
+    if not ops or not isinstance(ops[0], Put) or ops[0].digest is None:
+        return None
+    digest = ops[0].digest
+
+    def after() -> None:
+        result.sha256 = digest()
+
+    return after
 
 
 @dataclass

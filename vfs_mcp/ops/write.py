@@ -5,11 +5,12 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from vfs_mcp import changes
-from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Plan, Put, Remove
+from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Op, Plan, Put, Remove
 from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge
 from vfs_mcp.filesystem import JailedFS, sha256_aside
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.text import encode
+from vfs_mcp.ops.textfile import hashed_into
 
 
 class WriteResult(BaseModel):
@@ -116,11 +117,12 @@ def write_bytes(
             bytes_written=len(data),
             created=existing is None,
             appended=appended,
-            sha256=None if appended else digest(),
+            sha256=None,
         )
         if appended:
             return Plan(result, [Append(target, data, expect)])
-        return Plan(result, [Put(target, data, expect=expect, parents=create_dirs, digest=digest)])
+        ops: list[Op] = [Put(target, data, expect=expect, parents=create_dirs, digest=digest)]
+        return Plan(result, ops, after=hashed_into(result, ops))
 
     return changes.run(vfs, plan, touches=[target])
 

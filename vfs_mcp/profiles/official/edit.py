@@ -39,7 +39,7 @@ def edit_text(vfs: JailedFS, path: str, edits: Sequence[Edit], dry_run: bool, ma
         text = doc.text
         for number, edit in enumerate(edits):
             text = apply_edit(text, number, _lf(edit.oldText), _lf(edit.newText))
-        ops = doc.saved(text)[0] if not dry_run and text != doc.text else []
+        ops = doc.saved(text) if not dry_run and text != doc.text else []
         return Plan(fenced_diff(patch(doc.text, text, target.display)), ops)
 
     return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
