@@ -235,7 +235,7 @@ def test_a_file_rewritten_in_place_to_the_same_size_and_time_since_an_edit_read_
     with open(host, "r+b") as file:
         file.write(b"omega\n")
     os.utime(host, ns=(before.st_atime_ns, before.st_mtime_ns))
-    ops, _ = doc.saved("ALPHA\n")
+    ops = doc.saved("ALPHA\n")
     with pytest.raises(Stale):
         commit(vfs, ops, keep=1 << 20)
     assert local_sandbox.get("a.txt") == b"omega\n"
