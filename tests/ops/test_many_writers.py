@@ -289,6 +289,8 @@ async def test_mixed_edit_tools_on_distinct_lines_through_two_servers_lose_no_ac
         for i, outcome in enumerate(outcomes)
         if outcome is None and f"LINE {i:02d}\n" not in final
     ]
+    applied = sum(outcome is None for outcomes in results for outcome in outcomes)
+    print(f"\nmixed edit tools: {len(results)} rounds, {applied} applied, {len(missing)} missing")
     assert missing == [], "changes reported applied are missing"
     for outcomes, final in zip(results, finals, strict=True):
         assert set(outcomes) <= {None, "CONFLICT"}, outcomes
