@@ -163,7 +163,9 @@ class Jail:
         """
         target = self._locate(path)
         if target.rel.count("/") >= MAX_PATH_DEPTH:
-            raise InvalidArgument(f"path lies {target.rel.count('/')} folders deep; at most {MAX_PATH_DEPTH} are served")
+            raise InvalidArgument(
+                f"path lies {target.rel.count('/')} folders deep; at most {MAX_PATH_DEPTH} are served"
+            )
         written = _written.get()
         if written is not None and path != target.display:
             written.setdefault(target.display, path)
