@@ -92,3 +92,20 @@ async def test_the_limit_comes_from_the_command_line_or_the_config_file(tmp_path
         past = await client.call_tool("write_file", {"path": "big.txt", "content": "x" * (MiB + 1)})
         fits = await client.call_tool("write_file", {"path": "small.txt", "content": "x" * MiB})
     assert too_large(past) and not fits.is_error
+
+
+async def test_moving_a_folder_past_half_the_limit_renames_it_without_room_for_a_copy(tmp_path: Path) -> None:
+    async with scratch(tmp_path) as client:
+        wrote = await client.call_tool(
+            "write_file", {"path": "memory://scratch/old/a.txt", "content": "a" * (MiB * 3 // 4), "create_dirs": True}
+        )
+        moved = await client.call_tool(
+            "move_file", {"source": "memory://scratch/old", "destination": "memory://scratch/new"}
+        )
+        read = await client.call_tool("read_file", {"path": "memory://scratch/new/a.txt", "max_bytes": 10})
+        undone = await client.call_tool("undo", {})
+        back = await client.call_tool("list_directory", {"path": "memory://scratch"})
+    assert not wrote.is_error and not moved.is_error, moved.content
+    assert "aaa" in str(read.content), read.content
+    assert not undone.is_error, undone.content
+    assert "old" in str(back.content) and "new" not in str(back.content)
