@@ -9,7 +9,7 @@ JSON-RPC client (``stdio_server.py``), each workload timed beside its baseline i
 | e2e 4 name glob | search_files for one name everywhere | ``find -name`` |
 | e2e 5 tree, depth 3 | directory_tree | ``find -maxdepth 3`` |
 | e2e 6 full tree | directory_tree of everything | ``find`` |
-| e2e 7 edit | edit_file, one unique string in 1 MB | read + ``str.replace`` + write |
+| e2e 7 edit | edit_file, one unique string in 1 MB | read + ``str.replace`` + write, and the durable floor: that + fsync + rename + fsync of the folder |
 | e2e 8 many small reads | read_multiple_files of 100 files | 100 ``open().read()`` |
 | e2e 9 lines deep in a log | read_file_lines at line 500,000 (and 5,000,000 at full size), first call and again | ``sed -n`` |
 
@@ -19,6 +19,7 @@ asserted; the one bound asserted is the server's peak memory (``VmHWM``), 150 MB
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -248,6 +249,30 @@ def test_edit_replace_and_write_baseline(benchmark: Any, work: Path, edit_target
     def replace() -> None:
         text = path.read_bytes().decode()
         path.write_bytes(text.replace("retries = 3", "retries = 5", 1).encode())
+
+    benchmark.pedantic(replace, setup=edit_target, rounds=30)
+    assert b"retries = 5" in path.read_bytes()
+
+
+def test_edit_durable_floor_baseline(benchmark: Any, work: Path, edit_target: Callable[[], None]) -> None:
+    """The least a durable edit does, in process: read, replace, write a temp file, fsync it,
+    rename it over the file, fsync the folder (the issue's floor for the row)."""
+    benchmark.group = "e2e 7 edit one string in 1 MB"
+    path = work / "edit.txt"
+    temp = work / ".edit.txt.floor"
+
+    def replace() -> None:
+        text = path.read_bytes().decode()
+        with temp.open("wb") as out:
+            out.write(text.replace("retries = 3", "retries = 5", 1).encode())
+            out.flush()
+            os.fsync(out.fileno())
+        os.rename(temp, path)
+        folder = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
     benchmark.pedantic(replace, setup=edit_target, rounds=30)
     assert b"retries = 5" in path.read_bytes()
