@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 from conftest import ScopedSandbox
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vfs_mcp.ops import textfile
+from vfs_mcp.errors import VfsError
+from vfs_mcp.ops import edit as edit_ops
+from vfs_mcp.ops import literal, textfile
 from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -835,3 +837,40 @@ def test_the_common_prefix_and_suffix_of_two_texts_are_found_by_halving_as_by_st
     room = min(len(text), len(other)) - stepped
     back = next((i for i in range(room) if text[-1 - i] != other[-1 - i]), room)
     assert (head, tail) == (stepped, back)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(["a", "b", "ab", "a b", "  a", ""]), min_size=1, max_size=30),
+    picks=st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(1, 6), st.text(alphabet="abc \n", max_size=6), st.booleans()),
+        min_size=1,
+        max_size=3,
+    ),
+    big=st.booleans(),
+)
+def test_the_diff_of_edits_counted_from_what_they_know_is_the_diff_found_from_the_ends(
+    lines: list[str], picks: list[tuple[int, int, str, bool]], big: bool
+) -> None:
+    # Edits that change the text where they match (exact, replace_all, whitespace-normalised,
+    # whole windows) tell the diff where the unchanged start and end are and what line they
+    # begin on; the diff from there must be the one found by comparing and counting it all.
+    pad = "p\n" * (literal.MEMMEM_CHARS // 2) if big else ""
+    old = pad + "\n".join(lines) + "\n" + pad
+    text, reports = old, []
+    for at, width, new, everything in picks:
+        # Within the lines, never the padding: a replace_all of most of a big file would make
+        # the diff itself (difflib) the slow part of the test.
+        middle = len(text) - 2 * len(pad)
+        start = len(pad) + at % max(1, middle)
+        wanted = text[start : min(start + width, len(pad) + middle)]
+        if not wanted.strip():
+            continue
+        step = edit_ops.TextEdit(oldText=wanted, newText=new, replace_all=everything)
+        try:
+            text, report = edit_ops._apply_one(text, len(reports), step, edit_ops.EditOptions())
+        except VfsError:
+            continue  # not unique: refused, as a call would be
+        reports.append(report)
+    assume(reports)
+    assert edit_ops._diff(old, text, reports, "f.txt") == textfile.unified_diff(old, text, "f.txt")

@@ -281,6 +281,25 @@ async def test_after_the_file_changes_a_deep_read_reflects_the_new_content(sandb
         assert end.encode() == b"".join(split_lines(smaller)[38_999:])
 
 
+async def test_deep_reads_count_right_where_lines_change_from_long_to_short_between_blocks(sandbox):
+    # Long lines are counted by deleting their newlines, short ones by bytes.count: which one
+    # a block gets depends on the block before it (line_ops.LONG_LINE).
+    block = line_ops.BLOCK
+    long, short, longer = 2 * block // 100, block // 3, 2 * block // 200
+    data = numbered(long, 99) + b"ab\n" * short + numbered(longer, 199) + b"\n" * 1000 + b"end"
+    sandbox.put("changing.txt", data)
+    expected = split_lines(data)
+    # Deepest first: the first call counts every block from the top, the others start at its checkpoints.
+    offsets = [len(expected) - 1, len(expected) - 1002, long + short + 3, long + short - 2, long + 5, long - 1]
+    async with sandbox.client() as client:
+        for offset in offsets:
+            text, meta = text_and_meta(
+                await call(client, "read_file_lines", path=sandbox.path("changing.txt"), offset=offset, limit=4)
+            )
+            assert text.encode() == b"".join(expected[offset : offset + 4]), offset
+            assert meta["start_line"] == offset
+
+
 @pytest.mark.parametrize("char", ["€", "😀"], ids=["3-byte", "4-byte"])
 async def test_read_file_lines_pages_across_a_multi_byte_character_at_64_kib(sandbox, char):
     data = head_straddle(char)

@@ -19,7 +19,7 @@ import time
 from typing import Literal
 
 import re2
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 from rapidfuzz.distance import Indel
 
 from vfs_mcp import changes
@@ -28,8 +28,9 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.filesystem import JailedFS
 from vfs_mcp.jail import Target
 from vfs_mcp.ops.globs import re2_options
+from vfs_mcp.ops.literal import find_all
 from vfs_mcp.ops.regex import SPACE
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, Known, TextFile, hashed_into, unified_diff
 from vfs_mcp.ops.write import writable
 
 FUZZY_THRESHOLD = 0.8
@@ -77,6 +78,10 @@ class MatchReport(BaseModel):
     line_start: int = Field(description="1-based first line matched (first occurrence)")
     line_end: int
     confidence: float
+    _start: int = PrivateAttr(0)
+    """Where the first match starts in the text it was found in (the text before it is unchanged),"""
+    _kept: int = PrivateAttr(0)
+    """and the characters after the last one (unchanged too): what the diff need not compare again."""
 
 
 class EditResult(BaseModel):
@@ -160,12 +165,7 @@ def _conflict_many(number: int, text: str, starts: list[int], how: str, count: i
 
 def _exact(text: str, old: str, everything: bool) -> list[tuple[int, int]]:
     """Non-overlapping places of ``old``: all of them, or (enough to tell one from many) the first six."""
-    spans: list[tuple[int, int]] = []
-    at = text.find(old)
-    while at >= 0 and (everything or len(spans) <= SHOWN_PLACES):
-        spans.append((at, at + len(old)))
-        at = text.find(old, at + len(old))
-    return spans
+    return [(at, at + len(old)) for at in find_all(text, old, None if everything else SHOWN_PLACES + 1)]
 
 
 def _tokens(text: str, old: str, everything: bool) -> tuple[list[tuple[int, int]], int]:
@@ -190,7 +190,7 @@ def _tokens(text: str, old: str, everything: bool) -> tuple[list[tuple[int, int]
 def _report(number: int, text: str, strategy: Strategy, spans: list[tuple[int, int]], confidence: float) -> MatchReport:
     start, end = spans[0]
     first = _line_of(text, start)
-    return MatchReport(
+    report = MatchReport(
         edit=number,
         strategy=strategy,
         occurrences=len(spans),
@@ -198,6 +198,8 @@ def _report(number: int, text: str, strategy: Strategy, spans: list[tuple[int, i
         line_end=first + text.count("\n", start, max(start, end - 1)),  # counted from the first line, not the top
         confidence=round(confidence, 3),
     )
+    report._start, report._kept = start, len(text) - spans[-1][1]
+    return report
 
 
 def _replace_spans(text: str, replacements: list[tuple[int, int, str]]) -> str:
@@ -311,6 +313,15 @@ def _replace_windows(
     return _replace_spans(text, chosen), _report(number, text, strategy, found, confidence)
 
 
+def _diff(old: str, new: str, reports: list[MatchReport], shown: str) -> str:
+    """The diff of ``old`` edited into ``new`` by the edits ``reports`` tell of, in order. Each
+    changed its text only between its first and last match, and the first one counted the
+    lines above its match in ``old``: the diff starts from what they know."""
+    first = reports[0]
+    head, tail = min(r._start for r in reports), min(r._kept for r in reports)
+    return unified_diff(old, new, shown, known=Known(head, tail, first._start, first.line_start - 1))
+
+
 def edit_file(
     vfs: JailedFS,
     path: str,
@@ -361,7 +372,7 @@ def _edit(
         )
         text, report = _apply_one(text, number, normalised, options)
         reports.append(report)
-    diff = unified_diff(doc.text, text, target.display)
+    diff = _diff(doc.text, text, reports, target.display)
     ops = doc.saved(text) if not dry_run and text != doc.text else []
     result = EditResult(
         path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=None

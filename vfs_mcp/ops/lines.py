@@ -24,6 +24,10 @@ BLOCK = 1 << 20
 TAIL_BLOCK = 64 << 10
 INDEXED_FILES = 64
 CACHE_KEY = "line_indexes"
+LONG_LINE = 48
+"""Bytes a line from which deleting a block's newlines counts them faster than ``bytes.count``:
+deletion finds each with ``memchr`` (vectorised), ``count`` compares byte by byte (0.25 against
+0.45 ms a MiB of 84-byte lines here; 3.6 against 0.5 ms a MiB of 4-byte lines)."""
 
 
 class LinesResult(BaseModel):
@@ -77,6 +81,11 @@ def last_ended_line(vfs: JailedFS, target: Target, size: int) -> bool:
     return vfs.cat(target, start=size - 1, end=size) == b"\n"
 
 
+def _newlines(block: bytes, long_lines: bool) -> int:
+    """The newlines in ``block``; ``long_lines``: the lines met so far average ``LONG_LINE`` bytes or more."""
+    return len(block) - len(block.replace(b"\n", b"")) if long_lines else block.count(b"\n")
+
+
 def _count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
@@ -109,13 +118,15 @@ def read_file_lines(
     with vfs.open_read(target) as handle:
         handle.seek(pos)
         block = b""
+        long_lines = False  # the first block is counted by bytes.count, the rest as its lines say
         # Skip whole blocks with a fast count; leave checkpoints behind for the next call.
         while line < offset:
             block = handle.read(BLOCK)
             if not block:
                 at_eof = True
                 break
-            newlines = block.count(b"\n")
+            newlines = _newlines(block, long_lines)
+            long_lines = newlines * LONG_LINE <= len(block)
             if line + newlines < offset:
                 last = block.rfind(b"\n")
                 if last >= 0:

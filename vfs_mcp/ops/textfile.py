@@ -123,23 +123,39 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _same_head(a: str, b: str) -> int:
-    """Length of the common prefix: compared a chunk at a time, then halving the chunk that
-    differs (every comparison a ``memcmp`` of a slice, none a character at a time)."""
+@dataclass(frozen=True)
+class Known:
+    """What the caller of ``hunks`` knows already of the two texts (an edit knows where it
+    changed them), so it is not found again by comparing and counting a whole file."""
+
+    head: int
+    """The texts start with at least this many equal characters,"""
+    tail: int
+    """and end with at least this many."""
+    at: int
+    """An index of the old text,"""
+    lines: int
+    """and the newlines before it."""
+
+
+def _same_head(a: str, b: str, known: int = 0) -> int:
+    """Length of the common prefix (at least ``known``): compared a chunk at a time, then
+    halving the chunk that differs (every comparison a ``memcmp`` of a slice, none a
+    character at a time)."""
     n = min(len(a), len(b))
-    return _common(n, lambda i, k: a[i : i + k] == b[i : i + k])
+    return _common(n, lambda i, k: a[i : i + k] == b[i : i + k], known)
 
 
-def _same_tail(a: str, b: str, head: int) -> int:
-    """Length of the common suffix that does not overlap the common prefix."""
+def _same_tail(a: str, b: str, head: int, known: int = 0) -> int:
+    """Length of the common suffix (at least ``known``) that does not overlap the common prefix."""
     n, la, lb = min(len(a), len(b)) - head, len(a), len(b)
-    return _common(n, lambda i, k: a[la - i - k : la - i] == b[lb - i - k : lb - i])
+    return _common(n, lambda i, k: a[la - i - k : la - i] == b[lb - i - k : lb - i], known)
 
 
-def _common(n: int, same: Callable[[int, int], bool]) -> int:
+def _common(n: int, same: Callable[[int, int], bool], known: int = 0) -> int:
     """The largest ``i <= n`` with ``same(0, i)``, where ``same(i, k)`` compares the ``k``
-    characters from ``i`` on (counted from the end for a suffix)."""
-    i = 0
+    characters from ``i`` on (counted from the end for a suffix); ``same(0, known)`` holds."""
+    i = min(known, n)
     while i + CHUNK <= n and same(i, CHUNK):
         i += CHUNK
     size = min(CHUNK, n - i)  # the first difference lies in [i, i + size), or there is none
@@ -154,12 +170,13 @@ def _common(n: int, same: Callable[[int, int], bool]) -> int:
     return i
 
 
-def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
+def hunks(old: str, new: str, context: int = 3, known: Known | None = None) -> list[Hunk]:
     """Line-diff hunks of two texts. Only the lines around the span where they differ are
-    split and compared, so one edit in a large file costs about as much as the edit.
+    split and compared, so one edit in a large file costs about as much as the edit; with
+    ``known`` the texts are compared and counted from what the caller knows, not from their ends.
     """
-    head = _same_head(old, new)
-    tail = _same_tail(old, new, head)
+    head = _same_head(old, new, known.head if known else 0)
+    tail = _same_tail(old, new, head, known.tail if known else 0)
     # Widen the differing span to whole lines plus `context` lines on each side.
     start = old.rfind("\n", 0, head) + 1
     for _ in range(context):
@@ -175,7 +192,12 @@ def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
         new_end += found + 1 - old_end
         old_end = found + 1
     a, b = split_lines(old[start:old_end]), split_lines(new[start:new_end])
-    lo = old.count("\n", 0, start)
+    if known is None:
+        lo = old.count("\n", 0, start)
+    elif start <= known.at:
+        lo = known.lines - old.count("\n", start, known.at)
+    else:
+        lo = known.lines + old.count("\n", known.at, start)
     out = []
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
@@ -206,9 +228,16 @@ def line_range(start: int, count: int) -> str:
     return f"{start}" if count == 1 else f"{start},{count}"
 
 
-def unified_diff(old: str, new: str, name: str, new_name: str | None = None, context: int = 3) -> str:
-    """A unified diff of two texts, git style (empty when they are equal)."""
-    found = hunks(old, new, context)
+def unified_diff(
+    old: str,
+    new: str,
+    name: str,
+    new_name: str | None = None,
+    context: int = 3,
+    known: Known | None = None,
+) -> str:
+    """A unified diff of two texts, git style (empty when they are equal); ``known`` as for ``hunks``."""
+    found = hunks(old, new, context, known)
     if not found:
         return ""
     out = [f"--- {name}\n", f"+++ {new_name or name}\n"]
