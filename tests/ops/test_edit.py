@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.ops import textfile
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

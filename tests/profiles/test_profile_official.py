@@ -27,11 +27,11 @@ from mcp_types import CallToolResult
 
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, InvalidArgument
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
+from vfs_mcp.profiles.results import error_of
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 

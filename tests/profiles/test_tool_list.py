@@ -9,11 +9,11 @@ import pytest
 from mcp import Client
 
 from vfs_mcp import build_server
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.cli.reference import visible_bytes
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
-from vfs_mcp.reference import visible_bytes
+from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from vfs_mcp.entries import Listing
 from vfs_mcp.errors import InvalidArgument, VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import caller_globs, name_glob
+from vfs_mcp.jail.entries import Listing
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.globs import caller_globs, name_glob
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.ignore import IGNORE_FILES
 from vfs_mcp.ops.levels import Progress, TreeListing, breadth_first_cut, tree_listing
 from vfs_mcp.ops.walk import Item, Sieve, below, ignored_note, sifted, skipped_note

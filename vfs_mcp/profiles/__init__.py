@@ -13,9 +13,8 @@ from typing import Protocol
 
 from mcp.server.mcpserver import MCPServer
 
-from vfs_mcp import sdk
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.profiles import toolset
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.server import sdk, toolset
 from vfs_mcp.settings import Settings
 
 PROFILES: dict[str, str] = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.profiles.default import files, search, text
 from vfs_mcp.settings import Settings
 

@@ -9,13 +9,12 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.changes.journal import session_journal
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import listing, read, transfers, write
 from vfs_mcp.ops import undo as undo_ops
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
-from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import (
+from vfs_mcp.profiles.results import (
     answer,
     catching,
     hints,
@@ -24,6 +23,7 @@ from vfs_mcp.tooling import (
     read_hints,
     report,
 )
+from vfs_mcp.settings import Settings
 
 
 def read_footer(meta: read.ReadResult) -> str:

@@ -8,13 +8,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops import analytics, grep, tree
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.ops import analytics, grep, grepquery, tree
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.ops.walk import IGNORED_HINT, skipped_note
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
+from vfs_mcp.profiles.results import catching, human_size, read_hints, report, reporter
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, human_size, read_hints, report, reporter
 
 MAX_CONTEXT_LINES = 100
 
@@ -57,7 +57,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     ) -> CallToolResult:
         notes: list[str] = []
         context_lines = tree.bounded(context_lines, MAX_CONTEXT_LINES, "context_lines", notes)
-        query = grep.GrepQuery(
+        query = grepquery.GrepQuery(
             pattern=pattern,
             is_regex=is_regex,
             case_sensitive=case_sensitive,
@@ -69,11 +69,11 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             offset=results_offset,
             limit=results_limit,
             max_results=max_results,
-            max_file_size=grep.mib(max_file_size_mb),
+            max_file_size=grepquery.mib(max_file_size_mb),
             max_depth=max_depth,
             count_only=count_only,
             respect_gitignore=respect_gitignore,
-            max_chars=settings.max_response_chars or grep.DEFAULT_MAX_CHARS,
+            max_chars=settings.max_response_chars or grepquery.DEFAULT_MAX_CHARS,
         )
         result = grep.grep_files(vfs, path, query, recursive=recursive, progress=reporter(ctx))
         result.notes[:0] = notes
@@ -237,7 +237,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         return report(result, "\n".join(lines), format)
 
 
-def render_grep(result: grep.GrepResult, respect_gitignore: bool = False) -> str:
+def render_grep(result: grepquery.GrepResult, respect_gitignore: bool = False) -> str:
     """grep-like text: `path:line:column: text` for matches, `path-line- text` for context, each line once;
     with no match where ignore files were honoured, a word on how to search ignored paths too."""
     if result.counts is not None:

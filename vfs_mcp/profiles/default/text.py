@@ -8,15 +8,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import compare, edit
 from vfs_mcp.ops import line_edits as numbered
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import patch as patching
 from vfs_mcp.ops.names import plural
 from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg
+from vfs_mcp.profiles.results import answer, catching, hints, read_hints, report
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import answer, catching, hints, read_hints, report
 
 
 def lines_footer(meta: line_ops.LinesResult, tail: bool = False) -> str:

@@ -16,11 +16,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.profiles.fs import models, writes
 from vfs_mcp.profiles.fs import ops as fs
-from vfs_mcp.profiles.fs import results, writes
+from vfs_mcp.profiles.results import catching, hints, read_hints, record, reporter
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, read_hints, record, reporter
 
 Path = Annotated[str, Field(description="Relative to the server root, or absolute inside a mount")]
 WritePath = Annotated[
@@ -80,7 +80,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         include_dirs: Annotated[bool, Field(description="List directories too")] = False,
         include_metadata: Annotated[bool, Field(description="Add size and modified to each entry")] = False,
         skip: Annotated[int, Field(ge=0, description="Matching entries to skip (paging)")] = 0,
-    ) -> Annotated[CallToolResult, results.ListFilesResult]:
+    ) -> Annotated[CallToolResult, models.ListFilesResult]:
         return record(
             fs.list_files(
                 vfs, root, recursive, include_globs, exclude_globs, max_results, include_dirs, include_metadata, skip
@@ -101,13 +101,13 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def read_file(
         path: Path,
         range_type: Annotated[
-            results.RangeType | None, Field(description="'bytes' or 'lines'; default 'lines' when line fields are set")
+            models.RangeType | None, Field(description="'bytes' or 'lines'; default 'lines' when line fields are set")
         ] = None,
         offset_bytes: Annotated[int | None, Field(ge=0, description="0-based byte offset. Default: 0")] = None,
         max_bytes: Annotated[int | None, Field(ge=1, description="Bytes to read. Default: 65536")] = None,
         start_line: Annotated[int | None, Field(ge=1, description="1-based first line. Default: 1")] = None,
         max_lines: Annotated[int | None, Field(ge=1, description="Lines to read. Default: 200")] = None,
-    ) -> Annotated[CallToolResult, results.ReadFileResult]:
+    ) -> Annotated[CallToolResult, models.ReadFileResult]:
         return record(
             fs.read_file(vfs, path, range_type, offset_bytes, max_bytes, start_line, max_lines, settings.max_read_bytes)
         )
@@ -126,7 +126,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     def search_text(
         query: Annotated[str, Field(description="Text to find (a regex with mode='regex'); matched line by line")],
         ctx: Context,
-        mode: Annotated[results.SearchMode, Field(description="'literal' or 'regex'")] = "literal",
+        mode: Annotated[models.SearchMode, Field(description="'literal' or 'regex'")] = "literal",
         case_sensitive: Annotated[bool, Field(description="Match case exactly")] = False,
         root: Root = ".",
         include_globs: Include = None,
@@ -136,7 +136,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             int, Field(ge=0, le=100, description="Lines before and after each hit")
         ] = fs.DEFAULT_CONTEXT_LINES,
         skip: Annotated[int, Field(ge=0, description="Hits to skip (paging)")] = 0,
-    ) -> Annotated[CallToolResult, results.SearchTextResult]:
+    ) -> Annotated[CallToolResult, models.SearchTextResult]:
         result = fs.search_text(
             vfs,
             query,
@@ -159,7 +159,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         description="Whether a file or directory exists, its kind, size and modified time (UNIX seconds).",
     )
     @catching
-    def stat(path: Path) -> Annotated[CallToolResult, results.StatResult]:
+    def stat(path: Path) -> Annotated[CallToolResult, models.StatResult]:
         return record(fs.stat(vfs, path))
 
     @server.tool(
@@ -174,7 +174,7 @@ def register_read(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     @catching
     def path_info(
         path: Annotated[str, Field(description="Path to inspect; '.' (the server root) when omitted or empty")] = ".",
-    ) -> Annotated[CallToolResult, results.PathInfoResult]:
+    ) -> Annotated[CallToolResult, models.PathInfoResult]:
         return record(fs.path_info(vfs, path))
 
 
@@ -194,7 +194,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         content: Annotated[str, Field(description="Initial content")] = "",
         overwrite: Annotated[bool, Field(description="Replace an existing file")] = False,
         create_parents: Annotated[bool, Field(description="Create missing parent directories")] = False,
-    ) -> Annotated[CallToolResult, results.CreateFileResult]:
+    ) -> Annotated[CallToolResult, models.CreateFileResult]:
         return record(writes.create_file(vfs, path, content, overwrite, create_parents, settings.max_write_bytes))
 
     @server.tool(
@@ -207,7 +207,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
     def overwrite_file(
         path: WritePath,
         content: Annotated[str, Field(description="The new content; the old is fully replaced")],
-    ) -> Annotated[CallToolResult, results.PathResult]:
+    ) -> Annotated[CallToolResult, models.PathResult]:
         return record(writes.overwrite_file(vfs, path, content, settings.max_write_bytes))
 
     @server.tool(
@@ -224,7 +224,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         path: WritePath,
         recursive: Annotated[bool, Field(description="Allow deleting a non-empty directory")] = False,
         force: Annotated[bool, Field(description="Succeed when the path does not exist")] = False,
-    ) -> Annotated[CallToolResult, results.DeleteResult]:
+    ) -> Annotated[CallToolResult, models.DeleteResult]:
         return record(writes.delete_path(vfs, path, recursive, force))
 
     @server.tool(
@@ -244,7 +244,7 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         overwrite: Overwrite = False,
         recursive: Recursive = False,
         create_parents: CreateParents = True,
-    ) -> Annotated[CallToolResult, results.CopyResult]:
+    ) -> Annotated[CallToolResult, models.CopyResult]:
         return record(writes.copy_path(vfs, from_, to, overwrite, recursive, create_parents))
 
     @server.tool(
@@ -264,5 +264,5 @@ def register_write(server: MCPServer, vfs: JailedFS, settings: Settings) -> None
         overwrite: Overwrite = False,
         recursive: Recursive = False,
         create_parents: CreateParents = True,
-    ) -> Annotated[CallToolResult, results.MoveResult]:
+    ) -> Annotated[CallToolResult, models.MoveResult]:
         return record(writes.move_path(vfs, from_, to, overwrite, recursive, create_parents))

@@ -20,15 +20,15 @@ from vfs_mcp.errors import (
     NotFound,
     TooLarge,
 )
-from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.ops import grep
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.globs import caller_globs
+from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops import grep, grepquery
 from vfs_mcp.ops import lines as line_ops
-from vfs_mcp.ops.globs import caller_globs
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import decode
 from vfs_mcp.ops.walk import select
-from vfs_mcp.profiles.fs.results import (
+from vfs_mcp.profiles.fs.models import (
     FileEntry,
     ListFilesResult,
     PathInfoResult,
@@ -255,7 +255,7 @@ def search_text(
     max_results: int = DEFAULT_SEARCH_RESULTS,
     context_lines: int = DEFAULT_CONTEXT_LINES,
     skip: int = 0,
-    progress: grep.Progress | None = None,
+    progress: grepquery.Progress | None = None,
 ) -> SearchTextResult:
     """Matching lines under ``root`` in path then line order, ignore files respected, paged by skip."""
     _check_page(max_results, skip)
@@ -266,7 +266,7 @@ def search_text(
     found = grep.grep_files(
         vfs,
         root or ".",
-        grep.GrepQuery(
+        grepquery.GrepQuery(
             pattern=query,
             is_regex=mode == "regex",
             case_sensitive=case_sensitive,

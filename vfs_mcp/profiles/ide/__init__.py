@@ -13,11 +13,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import buffers as ops
+from vfs_mcp.profiles.results import catching, hints, read_hints, record
 from vfs_mcp.sessions import state_of
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, read_hints, record
 
 UriArg = Annotated[
     str,

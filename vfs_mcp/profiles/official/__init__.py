@@ -19,11 +19,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, TextContent
 from pydantic import Field
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
+from vfs_mcp.profiles.results import catching, hints, read_hints
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, hints, read_hints
 
 Path = Annotated[str, Field(description="Absolute, a mount URL (s3://...), or relative to the first allowed directory")]
 Lines = Annotated[int | None, Field(ge=0, description="Return only this many lines (0: the whole file)")]

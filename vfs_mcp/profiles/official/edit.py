@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.textfile import TextFile, hunks
 from vfs_mcp.ops.write import writable
 

@@ -32,11 +32,11 @@ from vfs_mcp.errors import (
     TooLarge,
     VfsError,
 )
-from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.globs import minimatch
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import listing, read, transfers, write
-from vfs_mcp.ops.globs import minimatch
 from vfs_mcp.ops.levels import breadth_first_cut
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.ops.walk import select
