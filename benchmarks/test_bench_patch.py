@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Scale
+from stdio_server import StdioServer
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -90,6 +91,12 @@ def test_gnu_patch_baseline(benchmark: Any, patch_case: PatchCase) -> None:
 
 def test_git_apply_baseline(benchmark: Any, patch_case: PatchCase) -> None:
     run(benchmark, patch_case, lambda: subprocess.run(["git", "apply", "change.diff"], cwd=patch_case.folder))
+
+
+def test_apply_patch_over_stdio(benchmark: Any, patch_case: PatchCase) -> None:
+    """End to end: the patch sent to a ``vfs-mcp`` process over stdio, its answer read back."""
+    with StdioServer(patch_case.folder) as server:
+        run(benchmark, patch_case, lambda: server.call("apply_patch", patch=patch_case.diff))
 
 
 def test_apply_patch_ratio(patch_case: PatchCase) -> None:

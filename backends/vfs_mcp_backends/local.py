@@ -87,12 +87,21 @@ class LocalMount(BackendMount):
         wait, deadline = deadline_of(wait)
         with held_here(self.fs, folders, wait), contextlib.ExitStack() as stack:
             held: dict[tuple[int, int], tuple[int, str, bool]] = {}
-            for folder in sorted(folders):
-                fd = self.store.lock_folder(folder, itself=True)
-                stack.callback(os.close, fd)
-                st = os.fstat(fd)
-                _, _, stronger = held.get((st.st_dev, st.st_ino), (fd, folder, False))
-                held[(st.st_dev, st.st_ino)] = (fd, folder, stronger or folders[folder])
+            instead: dict[str, tuple[int, int]] = {}  # a folder still to be made -> the one locked for it
+            for folder in sorted(folders):  # parents before children
+                key = instead.get(folder.rpartition("/")[0])  # below a missing folder: the same, no lookup
+                if key is None:
+                    fd, exact = self.store.lock_folder(folder)
+                    stack.callback(os.close, fd)
+                    st = os.fstat(fd)
+                    key = (st.st_dev, st.st_ino)
+                    held.setdefault(key, (fd, folder, False))
+                    if not exact:
+                        instead[folder] = key
+                else:
+                    instead[folder] = key
+                fd, name, stronger = held[key]
+                held[key] = (fd, name, stronger or folders[folder])
             for _, (fd, folder, exclusive) in sorted(held.items()):
                 mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
                 while True:

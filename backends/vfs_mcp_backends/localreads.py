@@ -93,17 +93,18 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
             return "/" + "/".join([*self._dir.parts, *walked, *([name] if name else [])])
 
     @names_path
-    def lock_folder(self, path: str, *, itself: bool = False) -> int:
-        """A new descriptor of the folder holding ``path`` (``itself``: of ``path``), or of its
-        nearest existing ancestor (for a write that creates folders), to take an advisory lock on."""
-        parts = self._parts(path) if itself else self._parts(path)[:-1]
+    def lock_folder(self, path: str) -> tuple[int, bool]:
+        """A new descriptor of the folder ``path``, or of its nearest existing ancestor (for a
+        write that creates folders), to take an advisory lock on; whether it is ``path`` itself."""
+        parts = self._parts(path)
+        exact = True
         while True:
             try:
-                return self._dir.open_directory(parts)
+                return self._dir.open_directory(parts), exact
             except OSError:  # missing, a file, or a link (out, or a loop): the folder above is locked
                 if not parts:
                     raise
-                parts = parts[:-1]
+                parts, exact = parts[:-1], False
 
     @names_path
     def subtree(self, path: str) -> Self:

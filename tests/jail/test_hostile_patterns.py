@@ -49,6 +49,7 @@ def hostile_tree(root: Path) -> None:
     (root / ".gitignore").write_text(EVIL_GLOB + "\n")
     (root / "code.txt").write_text("".join(f"    line {i} = value({i}) + other({i * 7})\n" for i in range(400)))
     (root / "one-line.txt").write_text("a " * 1_000_000)
+    (root / "same.txt").write_text("x\n" * 200_000)
 
 
 OLD_TEXT_40 = "".join(f"        changed {i} = something_else({i}) - nothing({i})\n" for i in range(40))
@@ -73,6 +74,25 @@ CALLS: list[tuple[str, dict[str, Any], str]] = [
         {"path": "one-line.txt", "edits": [{"oldText": f"a{i}", "newText": "b"} for i in range(12_000)]},
         "INVALID_ARGUMENT",
     ),
+    # The write path's tools: a patch whose context repeats everywhere, hunks by the thousand,
+    # line edits by the thousand, a path as deep as a path may be long, an undo with nothing to undo.
+    (
+        "apply_patch",
+        {"patch": "*** Begin Patch\n*** Update File: same.txt\n@@\n" + " x\n" * 100_000 + "-x\n+y\n*** End Patch\n"},
+        "CONFLICT",
+    ),
+    (
+        "apply_patch",
+        {"patch": "*** Begin Patch\n*** Update File: same.txt\n" + "@@\n x\n-x\n+y\n" * 20_000 + "*** End Patch\n"},
+        "CONFLICT",
+    ),
+    (
+        "edit_file_at_line",
+        {"path": "code.txt", "line_edits": [{"line_number": n, "action": "delete"} for n in range(1, 20_000)]},
+        "INVALID_ARGUMENT",
+    ),
+    ("write_file", {"path": "d/" * 2000 + "f.txt", "content": "x", "create_dirs": True}, "INVALID_ARGUMENT"),
+    ("undo", {}, "NOT_FOUND"),
 ]
 
 

@@ -109,12 +109,11 @@ async def test_a_lock_another_program_holds_is_waited_for_a_bounded_time_then_co
     assert local_sandbox.get("busy/a.txt") == b"before\n"
 
 
-@pytest.mark.parametrize("sandbox", ["memory", "s3"], indirect=True)  # folders as key prefixes, and not
 @pytest.mark.parametrize("tool", ["apply_patch", "copy_file", "write_file"])
-async def test_a_file_two_thousand_folders_deep_is_written_without_a_request_a_level(
+async def test_a_file_five_hundred_folders_deep_is_written_without_a_request_or_a_walk_a_level(
     sandbox: Sandbox, tool: str
 ) -> None:
-    deep = "/".join(["d"] * 2000) + "/f.txt"
+    deep = "/".join(["d"] * 500) + "/f.txt"
     sandbox.put("src.txt", "x\n")
     args = {
         "apply_patch": {"patch": openai(f"*** Add File: {deep}\n+x\n")},
@@ -125,6 +124,20 @@ async def test_a_file_two_thousand_folders_deep_is_written_without_a_request_a_l
     ok(result)
     assert seconds < BOUND
     assert sandbox.get(deep) == b"x\n"
+
+
+@pytest.mark.parametrize("tool", ["apply_patch", "copy_file", "write_file"])
+async def test_a_path_two_thousand_folders_deep_is_refused_at_once(sandbox: Sandbox, tool: str) -> None:
+    deep = "/".join(["d"] * 2000) + "/f.txt"
+    sandbox.put("src.txt", "x\n")
+    args = {
+        "apply_patch": {"patch": openai(f"*** Add File: {deep}\n+x\n")},
+        "copy_file": {"source": "src.txt", "destination": deep},
+        "write_file": {"path": deep, "content": "x\n", "create_dirs": True},
+    }[tool]
+    result, seconds = await call(sandbox, tool, args)
+    assert error_of(result)["code"] == "INVALID_ARGUMENT" and "512" in result.content[0].text
+    assert seconds < BOUND and len(result.content[0].text) < 200
 
 
 def test_the_undo_budget_is_one_for_every_session_of_a_server_and_lets_the_oldest_go_first() -> None:

@@ -19,8 +19,8 @@ commits, in one place for every store:
                       (``journal.py``): undo is a change made of them
 
 A precondition that fails at commit because someone else wrote meanwhile makes the change
-plan again on the new state (a bounded number of times); one the caller pinned
-(``expected_hash``) is CONFLICT.
+plan again on the new state (a bounded number of times); a plan whose caller pinned a version
+(``expected_hash``) that no longer holds says CONFLICT itself.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ class Expect:
 
     ``token``: the version token read (an ETag), ``content``: the bytes read, ``digest``:
     their sha256, ``fingerprint``: the raw state of a path (a moved folder, an empty one),
-    ``points_to``: a link's text. ``pinned``: the caller named this version (``expected_hash``):
-    a mismatch is CONFLICT; otherwise the plan was made on what it read, and is made again.
+    ``points_to``: a link's text. A mismatch makes the change plan again on what is there
+    now; a plan that finds the caller's own pin (``expected_hash``) no longer holds says CONFLICT.
     """
 
     state: State = "any"
@@ -33,7 +33,6 @@ class Expect:
     digest: str | None = None
     fingerprint: Fingerprint | None = None
     points_to: str | None = None
-    pinned: bool = False
 
 
 ABSENT = Expect("absent")

@@ -72,13 +72,30 @@ def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> 
 def stream(vfs: JailedFS, target: Target, chunks: Iterable[bytes], *, mode: int | None = None) -> str:
     """Chunks as the whole new content, visible in one step when all is written; their sha256."""
     digest = hashlib.sha256()
+
+    def hashed() -> Iterator[bytes]:
+        for chunk in chunks:
+            digest.update(chunk)
+            yield chunk
+
+    _staged(vfs, target, "wb", hashed(), _options(target, mode))
+    return digest.hexdigest()
+
+
+def append(vfs: JailedFS, target: Target, data: bytes) -> None:
+    """``data`` added in place at the end (stores with ``append``)."""
+    _staged(vfs, target, "ab", [data], {})
+
+
+def _staged(vfs: JailedFS, target: Target, mode: str, chunks: Iterable[bytes], options: dict[str, Any]) -> None:
+    """Write ``chunks`` through the store's staged-file protocol: visible at ``commit``, never
+    before; a failure (or a call given up) discards them."""
     with vfs.guard(target):
         # _open, not open: fsspec's open files a staged file in a transaction list it never empties.
-        handle = target.mount.fs._open(target.fs_path, "wb", autocommit=False, **_options(target, mode))
+        handle = target.mount.fs._open(target.fs_path, mode, autocommit=False, **options)
         try:
             for chunk in chunks:
                 handle.write(chunk)
-                digest.update(chunk)
                 vfs._wrote(len(chunk))
             handle.close()
             ensure_wanted()
@@ -87,24 +104,6 @@ def stream(vfs: JailedFS, target: Target, chunks: Iterable[bytes], *, mode: int 
             with contextlib.suppress(Exception):
                 handle.discard()
             raise
-        target.mount.backend.invalidate(target.fs_path)
-    return digest.hexdigest()
-
-
-def append(vfs: JailedFS, target: Target, data: bytes) -> None:
-    """``data`` added in place at the end (stores with ``append``)."""
-    with vfs.guard(target):
-        handle = target.mount.fs._open(target.fs_path, "ab", autocommit=False)
-        try:
-            handle.write(data)
-            handle.close()
-            ensure_wanted()
-            handle.commit()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                handle.discard()
-            raise
-        vfs._wrote(len(data))
         target.mount.backend.invalidate(target.fs_path)
 
 

@@ -38,6 +38,9 @@ from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported
 from vfs_mcp_backends.tempfiles import is_temp_name
 
 MAX_PATH_CHARS = 4096
+MAX_PATH_DEPTH = 512
+"""Folders a path may lie below: a deeper one costs every step of a walk from its mount's root
+(locks, lookups) that many times over, for no folder anyone works in."""
 
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _CHAIN = re.compile(r"^[a-zA-Z][a-zA-Z0-9+._-]*::")
@@ -159,6 +162,10 @@ class Jail:
         write: refuse with READ_ONLY when the mount is read-only.
         """
         target = self._locate(path)
+        if target.rel.count("/") >= MAX_PATH_DEPTH:
+            raise InvalidArgument(
+                f"path lies {target.rel.count('/')} folders deep; at most {MAX_PATH_DEPTH} are served"
+            )
         written = _written.get()
         if written is not None and path != target.display:
             written.setdefault(target.display, path)

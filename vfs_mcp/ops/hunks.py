@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
@@ -49,7 +49,7 @@ class Lines:
         body = raw[len(bom) :]
         texts = body.split("\n")
         last = texts.pop()
-        crlf = body.count("\r\n")
+        crlf = body.count("\r\n") if "\r" in body else 0
         if not crlf:  # the usual case, without a loop over the lines
             ends = ["\n"] * len(texts)
         else:
@@ -58,7 +58,7 @@ class Lines:
         if last:
             texts.append(last)
             ends.append("")
-        usual = "\r\n" if crlf > body.count("\n") - crlf else "\n"
+        usual = "\r\n" if 2 * crlf > len(texts) else "\n"
         return cls(texts, ends, bom, usual)
 
     def join(self) -> str:
@@ -119,30 +119,33 @@ class _Index:
 def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[Placed]:
     """Where each hunk applies, in order, each after the one before; CONFLICT for a hunk not
     in the file or in two places."""
-    index = _Index(lines.texts, [hunk.old for hunk in hunks] + [[hunk.anchor] for hunk in hunks if hunk.anchor])
+    olds = [hunk.old for hunk in hunks]
+    index = _Index(lines.texts, olds + [[hunk.anchor] for hunk in hunks if hunk.anchor])
     placed: list[Placed] = []
     cursor = 0
-    for number, hunk in enumerate(hunks, 1):
-        where = f"{shown}: hunk {number}"
-        old = hunk.old
+    for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start if hunk.old_start is not None else len(lines.texts))
             placed.append(Placed(hunk, max(at, cursor), False))
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
-            found = _matches(lines.texts, index, old, start, trimmed, budget, where)
-            if len(found) > 1:
+            found = _matches(lines.texts, index, old, start, trimmed, budget)
+            if found is None:
+                budget.spend(0, f"{shown}: hunk {number}")  # over budget: says so, naming the hunk
+            elif len(found) > 1:
                 raise Conflict(
-                    f"{where} matches at lines {found[0] + 1} and {found[1] + 1}; add context lines to make it unique"
+                    f"{shown}: hunk {number} matches at lines {found[0] + 1} and {found[1] + 1}; add context "
+                    "lines to make it unique"
                 )
-            if found:
+            elif found:
                 placed.append(Placed(hunk, found[0], trimmed))
                 cursor = found[0] + len(old)
                 break
         else:
             raise Conflict(
-                f"{where} does not match the file (its context and removed lines are not there); read it again"
+                f"{shown}: hunk {number} does not match the file (its context and removed lines are not there); "
+                "read it again"
             )
     return placed
 
@@ -154,26 +157,36 @@ def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
     return positions[found] + 1 if found < len(positions) else cursor
 
 
+_NOWHERE: list[int] = []
+
+
 def _matches(
-    texts: list[str], index: _Index, old: list[str], start: int, trimmed: bool, budget: Budget, where: str
-) -> list[int]:
-    """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line."""
+    texts: list[str], index: _Index, old: list[str], start: int, trimmed: bool, budget: Budget
+) -> list[int] | None:
+    """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
+    (None when the budget ran out)."""
     table = index.of(trimmed)
     wanted = [line.strip() for line in old] if trimmed else old
     # The rarest line of the hunk: each of its places is one candidate.
-    offset, positions = min(((j, table.get(line, [])) for j, line in enumerate(wanted)), key=lambda item: len(item[1]))
-    same: Callable[[int], bool]
-    if trimmed:
-        same = lambda at: [line.strip() for line in texts[at : at + len(old)]] == wanted  # noqa: E731
-    else:
-        same = lambda at: texts[at : at + len(old)] == old  # noqa: E731
+    offset, positions = 0, _NOWHERE
+    fewest = -1
+    for j, line in enumerate(wanted):
+        here = table.get(line, _NOWHERE)
+        if fewest < 0 or len(here) < fewest:
+            offset, positions, fewest = j, here, len(here)
+            if fewest <= 1:
+                break
+    size = len(old)
     found: list[int] = []
     for position in positions[bisect.bisect_left(positions, start + offset) :]:
         at = position - offset
-        if at + len(old) > len(texts):
+        if at + size > len(texts):
             break
-        budget.spend(len(old), where)
-        if same(at):
+        budget.left -= size
+        if budget.left < 0:
+            return None
+        window = texts[at : at + size]
+        if (window == old) if not trimmed else ([line.strip() for line in window] == wanted):
             found.append(at)
             if len(found) > 1:
                 break
@@ -204,18 +217,21 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
         added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else None
         plus = iter(added) if added is not None else None
         last_removed = ""
-        for sign, text in item.hunk.lines:
+        for sign, run in itertools.groupby(item.hunk.lines, key=lambda line: line[0]):
             if sign == " ":
-                keep(at, at + 1)
-                at += 1
+                count = len(list(run))
+                keep(at, at + count)
+                at += count
             elif sign == "-":
-                last_removed = lines.ends[at]
-                at += 1
+                count = len(list(run))
+                last_removed = lines.ends[at + count - 1]
+                at += count
             else:
-                end = last_removed or (ends[-1] if ends and ends[-1] else usual)
-                follows()
-                texts.append(next(plus) if plus is not None else text)
-                ends.append(end)
+                for _, text in run:
+                    end = last_removed or (ends[-1] if ends and ends[-1] else usual)
+                    follows()
+                    texts.append(next(plus) if plus is not None else text)
+                    ends.append(end)
         done = at
         if at == len(lines.texts) and texts:
             if item.hunk.new_ends_without_newline:
@@ -284,28 +300,27 @@ def _unit(indents: list[str]) -> int:
 
 
 def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[str]:
-    """The unified diff of the placed hunks (headers excluded), from where they are: linear in
-    what they touch, no line-matching search. Each hunk keeps the context the patch gave it."""
+    """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
+    they are: linear in what they touch, no line-matching search. Each hunk keeps the context
+    the patch gave it."""
     shift = 0
     for item in placed:
         body = item.hunk.lines
         old_count = sum(1 for sign, _ in body if sign != "+")
-        new_count = sum(1 for sign, _ in body if sign != "-")
+        new_count = len(body) - old_count + sum(1 for sign, _ in body if sign == " ")
         new_at = item.at + shift
-        yield f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
+        out = [f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"]
         at, to = item.at, new_at
         for sign, _ in body:
-            if sign == " ":
-                yield " " + old.texts[at] + "\n"
-                at += 1
+            if sign == "+":
+                out.append(f"+{new_lines.texts[to]}\n{_no_newline(new_lines, to)}")
                 to += 1
-            elif sign == "-":
-                yield "-" + old.texts[at] + "\n" + _no_newline(old, at)
-                at += 1
-            else:
-                yield "+" + new_lines.texts[to] + "\n" + _no_newline(new_lines, to)
-                to += 1
+                continue
+            out.append(f"{sign}{old.texts[at]}\n{_no_newline(old, at)}")
+            at += 1
+            to += sign == " "
         shift += new_count - old_count
+        yield "".join(out)
 
 
 def _no_newline(lines: Lines, at: int) -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Expect, Op, Plan, Put, Remove
 from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
-from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops import hunks
 from vfs_mcp.ops.patchparse import FilePatch, parse_patch
@@ -170,7 +170,7 @@ def _ops(planned: _File) -> list[Op]:
     if planned.data is None:
         return [gone]
     if planned.dest is None:
-        return [Put(target, planned.data, expect=as_read)]
+        return [Put(target, planned.data, expect=as_read, digest=sha256_aside(planned.data))]
     # A rename keeps the file's mode (a script stays executable).
     return [Put(planned.dest, planned.data, expect=ABSENT, mode=before.mode, parents=True), gone]
 
@@ -193,12 +193,13 @@ def _summary(planned: _File) -> PatchedFile:
 
 
 def _diff(planned: list[_File], limit: int) -> str:
-    """The patch as applied, git style, at most ``limit`` characters (then what the rest holds)."""
+    """The patch as applied, git style, at most ``limit`` characters (then what the rest holds:
+    cut between hunks, or between lines of a whole file added or removed)."""
     out: list[str] = []
     size = 0
     for number, item in enumerate(planned):
-        for line in _file_diff(item):
-            if size + len(line) > limit:
+        for piece in _file_diff(item):
+            if size + len(piece) > limit:
                 rest = planned[number:]
                 added = sum(_summary(p).added for p in rest)
                 removed = sum(_summary(p).removed for p in rest)
@@ -206,8 +207,8 @@ def _diff(planned: list[_File], limit: int) -> str:
                     f"[diff cut at {limit:,} characters; the rest adds up to {added:,} and removes up to {removed:,} lines]\n"
                 )
                 return printable("".join(out))
-            out.append(line)
-            size += len(line)
+            out.append(piece)
+            size += len(piece)
     return printable("".join(out))
 
 

@@ -93,8 +93,16 @@ def _unified(text: str) -> list[FilePatch]:
         while i < len(lines) and (match := _HUNK.match(lines[i])):
             hunk = Hunk(old_start=int(match.group(1)))
             i += 1
-            while i < len(lines) and lines[i][:1] in (" ", "-", "+", "\\", "") and not _file_header(lines, i):
+            body = hunk.lines
+            while i < len(lines):
                 line = lines[i]
+                sign = line[:1]
+                if sign in (" ", "+"):  # a header starts with "--- ": these never do
+                    body.append((sign, line[1:]))  # the usual line: one test, no call
+                    i += 1
+                    continue
+                if sign not in ("-", "\\", "") or _file_header(lines, i):
+                    break
                 if line.startswith("\\"):  # "\ No newline at end of file": about the line before
                     if hunk.lines and hunk.lines[-1][0] != "+":
                         hunk.old_ends_without_newline = True

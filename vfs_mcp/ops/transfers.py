@@ -15,7 +15,7 @@ from vfs_mcp.changes import ABSENT, CopyTree, Expect, Op, Plan, Put, Remove, Ren
 from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound
 from vfs_mcp.jail.entries import Entry, Found
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.resolve import MAX_PATH_CHARS, Target
+from vfs_mcp.jail.resolve import MAX_PATH_CHARS, MAX_PATH_DEPTH, Target
 
 KEPT_BITS = 0o7111
 """Permission bits a file loses on a store without modes that a move must not silently drop:
@@ -146,10 +146,11 @@ def _tree(vfs: JailedFS, source: Target, dest: Target, verb: str) -> Found:
             f"{source.display} holds {len(items.skipped)} folder(s) that cannot be read ({names}); nothing was {verb}"
         )
     longest = max((len(e.target.rel) - len(source.rel) for e in items), default=0)
-    if len(dest.display) + longest > MAX_PATH_CHARS:
+    deepest = max((e.target.rel.count("/") - source.rel.count("/") for e in items), default=0)
+    if len(dest.display) + longest > MAX_PATH_CHARS or dest.rel.count("/") + deepest >= MAX_PATH_DEPTH:
         raise InvalidArgument(
             f"{source.display} is too deep to be {verb} to {dest.display}: its paths there would be longer than "
-            f"{MAX_PATH_CHARS} characters; nothing was {verb}"
+            f"{MAX_PATH_CHARS} characters or {MAX_PATH_DEPTH} folders deep; nothing was {verb}"
         )
     return items
 

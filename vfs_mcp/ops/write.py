@@ -110,7 +110,7 @@ def write_bytes(
             if current != expected_hash.lower():
                 raise Conflict(f"{shown} changed since it was read (sha256 differs); read it again")
             if existing is not None:
-                expect = Expect("file", token=existing.token, digest=current, pinned=True)
+                expect = Expect("file", token=existing.token, digest=current)
         appended = append and existing is not None
         result = WriteResult(
             path=shown,
