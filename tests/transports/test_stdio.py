@@ -84,6 +84,7 @@ import os, sys, anyio
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.transports.stdio import serve
 
 server = build_server(open_mounts([MountSpec(sys.argv[1])]), Settings())
 
@@ -94,7 +95,7 @@ def shout() -> str:
     os.system("echo stray child")
     return "shouted"
 
-anyio.run(server.run_stdio_async)
+anyio.run(serve, server)
 """
 
 

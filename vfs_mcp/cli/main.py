@@ -21,8 +21,11 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 
+import anyio
+
 from vfs_mcp.cli.options import parser, server_from, uses_client_roots
 from vfs_mcp.server.build import VfsServer
+from vfs_mcp.transports import stdio
 from vfs_mcp.transports.http import load_token
 from vfs_mcp.transports.http_sessions import SessionLimits
 
@@ -60,7 +63,7 @@ def serve(argv: Sequence[str]) -> int:
         f"vfs-mcp: serving {served} to an MCP client on stdin/stdout: a client starts this command itself "
         "(add it to the client's MCP servers, see README); Ctrl-C stops"
     )
-    return run_until_stopped(lambda: server.run("stdio"), banner if sys.stdin.isatty() else None)
+    return run_until_stopped(lambda: anyio.run(stdio.serve, server), banner if sys.stdin.isatty() else None)
 
 
 GC_FIRST_GENERATION = 20_000

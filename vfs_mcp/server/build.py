@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import time
@@ -43,16 +42,16 @@ from vfs_mcp.changes.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
 from vfs_mcp.changes.journal import Change, Recording, recording, session_journal
 from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Tally, counting
-from vfs_mcp.profiles.results import failed, log
-from vfs_mcp.server import client_logs, replies, resources, sdk, toolset, watch
+from vfs_mcp.profiles.results import failed
+from vfs_mcp.server import client_logs, replies, resources, sdk, tools, toolset, watch
+from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.server.roots import ClientRoots
 from vfs_mcp.sessions import SessionState, serving, session_state
 from vfs_mcp.settings import Settings
-from vfs_mcp.transports.stdio import stdio_streams
 
 STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}
 """How the instructions name the mounts of a scheme (others: ``az:// containers`` and the like)."""
@@ -257,13 +256,6 @@ class VfsServer(MCPServer):
         others = sorted(accepted - set(listed))
         return message + (f" (also accepted: {', '.join(others)})" if others else "")
 
-    async def run_stdio_async(self) -> None:
-        """stdio (``vfs_mcp.transports.stdio``: replies written as bytes, a line the SDK cannot parse read
-        again or answered)."""
-        async with stdio_streams() as (read_stream, write_stream):
-            lowlevel = sdk.lowlevel(self)
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
@@ -323,11 +315,7 @@ class VfsServer(MCPServer):
 
 @functools.lru_cache(maxsize=8)
 def _profile_tools(settings: Settings) -> dict[str, bool]:
-    """Every tool the profiles of ``settings`` have (name -> read-only), writable mounts and
-    ``--tools`` aside: a server built over a scratch memory mount."""
-    whole = dataclasses.replace(settings, tools=(), client_roots="off", audit_log=None)
-    server = build_server([open_mount(MountSpec("memory://vfs-mcp-profile-tools"))], whole)
-    return {t.name: bool(t.annotations and t.annotations.read_only_hint) for t in sdk.registered_tools(server)}
+    return tools.profile_tools(settings)
 
 
 @asynccontextmanager
@@ -382,7 +370,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     server.vfs_settings = settings
     if settings.client_roots != "off":
         server.client_roots = ClientRoots(settings.client_roots, list(mounts), refresh=settings.roots_refresh)
-    profiles.register(server, vfs, settings)
+    tools.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
     sdk.withdraw_requests(server, "prompts/list", "prompts/get")  # no prompts: no capability, -32601 for both

@@ -31,14 +31,22 @@ from typing import BinaryIO, Protocol
 import anyio
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from vfs_mcp.profiles.results import log
+from vfs_mcp.server.client_logs import log
 from vfs_mcp.server import replies, sdk
 
 READ_CHUNK = 1 << 16
+
+
+async def serve(server: MCPServer) -> None:
+    """Serve ``server`` to the one client on standard input and output until it hangs up."""
+    async with stdio_streams() as (read_stream, write_stream):
+        lowlevel = sdk.lowlevel(server)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 @asynccontextmanager
