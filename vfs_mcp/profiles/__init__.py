@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 from vfs_mcp.profiles.table import Tool
 
@@ -36,7 +37,15 @@ def check(profiles: Sequence[str]) -> None:
             raise ValueError(f"profiles {pair[0]} and {pair[1]} name tools alike; choose one of them")
 
 
-def tools_of(profile: str) -> tuple[Tool, ...]:
-    """The table of ``profile`` (its package imported on first use)."""
-    tools: tuple[Tool, ...] = importlib.import_module(PROFILES[profile]).TOOLS
+class Registering(Protocol):
+    """A profile not yet a table: it registers its own tools on the server."""
+
+    def register(self, server: Any, vfs: Any, settings: Any) -> None: ...
+
+
+def tools_of(profile: str) -> tuple[Tool, ...] | Registering:
+    """The table of ``profile`` (its package imported on first use), or the package itself
+    where it registers its own tools."""
+    module = importlib.import_module(PROFILES[profile])
+    tools: tuple[Tool, ...] | Registering = getattr(module, "TOOLS", module)
     return tools

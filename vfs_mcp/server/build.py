@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import functools
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -45,9 +44,8 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Tally, counting
-from vfs_mcp.profiles.results import failed
+from vfs_mcp.profiles.results import failed, log
 from vfs_mcp.server import client_logs, replies, resources, sdk, tools, toolset, watch
-from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.server.roots import ClientRoots
 from vfs_mcp.sessions import SessionState, serving, session_state
@@ -227,8 +225,8 @@ class VfsServer(MCPServer):
         """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
         of the profiles has it (with the closest name served)."""
         settings, vfs = self.vfs_settings, self.vfs
-        if settings is not None and vfs is not None and name in _profile_tools(settings):
-            if all(mount.read_only for mount in vfs.mounts) and not _profile_tools(settings)[name]:
+        if settings is not None and vfs is not None and name in tools.profile_tools(settings):
+            if all(mount.read_only for mount in vfs.mounts) and not tools.profile_tools(settings)[name]:
                 return f"{name} is not served: every mount is read-only, so no tool that writes is listed"
             if settings.tools:
                 return f"{name} is not served: --tools {','.join(settings.tools)} leaves it out"
@@ -311,11 +309,6 @@ class VfsServer(MCPServer):
         if roots is not None and not roots.known:
             raise AccessDenied("the client's roots are not known yet; call a tool or read a resource first")
         return self.vfs.resolve(uri)
-
-
-@functools.lru_cache(maxsize=8)
-def _profile_tools(settings: Settings) -> dict[str, bool]:
-    return tools.profile_tools(settings)
 
 
 @asynccontextmanager
