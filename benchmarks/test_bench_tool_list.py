@@ -29,10 +29,11 @@ from vfs_mcp.cli.reference import visible_bytes
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.results import views
+from vfs_mcp.server import sdk
 from vfs_mcp.settings import Settings
 
 REFERENCE = {"tools": 14, "visible": 8001, "full": 12983}
-SOURCE = Path(__file__).resolve().parent.parent / "vfs_mcp" / "server.py"
+SOURCE = Path(__file__).resolve().parent.parent / "vfs_mcp" / "server" / "build.py"
 READS = {
     "default": ("read_file", {"path": "app.py"}),
     "official": ("read_text_file", {"path": "app.py"}),
@@ -43,7 +44,7 @@ READS = {
 
 def sizes(profile: str) -> tuple[int, int, int]:
     server = build_server(open_mounts([MountSpec("memory://bench-tools")]), Settings(profiles=(profile,)))
-    tools = server._tool_manager.list_tools()
+    tools = sdk.registered_tools(server)
     listed = ListToolsResult(tools=anyio.run(server.list_tools))
     full = len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")))
     return len(tools), visible_bytes(tools), full

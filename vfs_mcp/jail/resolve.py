@@ -34,6 +34,7 @@ from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly, Vf
 from vfs_mcp.jail.denylist import deny_spec
 from vfs_mcp.jail.globs import nfc
 from vfs_mcp.jail.mounts import Mount
+from vfs_mcp_backends.hostpaths import real_path
 from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
 from vfs_mcp_backends.tempfiles import is_temp_name
 
@@ -365,26 +366,3 @@ def name_as_written(message: str, written: dict[str, str]) -> str:
             both = f"{written[display]} ({display})"
             message = message[: found.start()] + both + message[found.end() :]
     return message
-
-
-def real_path(path: str) -> str:
-    """``os.path.realpath(path)``, asked of the kernel where it can answer: an ``O_PATH`` open and
-    a ``readlink`` of its ``/proc/self/fd`` entry instead of an ``lstat`` per component (a
-    third of the time of a small read). A path that does not resolve whole (a missing or
-    dangling last part, a loop) and systems without ``O_PATH`` or ``/proc`` take ``os.path.realpath``.
-    ``O_PATH`` opens nothing for reading: no FIFO blocks, no device wakes."""
-    if _O_PATH is None:
-        return os.path.realpath(path)
-    try:
-        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return os.path.realpath(path)
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return os.path.realpath(path)
-    finally:
-        os.close(fd)
-
-
-_O_PATH: int | None = getattr(os, "O_PATH", None)

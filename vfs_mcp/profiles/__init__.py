@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any, Protocol
 
 from vfs_mcp.profiles.table import Tool
 
@@ -37,15 +36,7 @@ def check(profiles: Sequence[str]) -> None:
             raise ValueError(f"profiles {pair[0]} and {pair[1]} name tools alike; choose one of them")
 
 
-class Registering(Protocol):
-    """A profile not yet a table: it registers its own tools on the server."""
-
-    def register(self, server: Any, vfs: Any, settings: Any) -> None: ...
-
-
-def tools_of(profile: str) -> tuple[Tool, ...] | Registering:
-    """The table of ``profile`` (its package imported on first use), or the package itself
-    where it registers its own tools."""
-    module = importlib.import_module(PROFILES[profile])
-    tools: tuple[Tool, ...] | Registering = getattr(module, "TOOLS", module)
+def tools_of(profile: str) -> tuple[Tool, ...]:
+    """The table of ``profile`` (its package imported on first use)."""
+    tools: tuple[Tool, ...] = importlib.import_module(PROFILES[profile]).TOOLS
     return tools

@@ -29,35 +29,16 @@ errors                      ``failed``                  ``isError`` and "CODE: m
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
-import logging
-import re
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, ParamSpec
+from collections.abc import Mapping
+from typing import Any, Literal
 
-import anyio.from_thread
-import anyio.to_thread
-from mcp.server.mcpserver import Context
-from mcp_types import AudioContent, CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
+from mcp_types import AudioContent, CallToolResult, ContentBlock, ImageContent, TextContent
 from pydantic import BaseModel
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.jail.filesystem import commit_scope
-from vfs_mcp.jail.resolve import as_written
-
-log = logging.getLogger("vfs_mcp")
-calls = logging.getLogger("vfs_mcp.calls")
-"""Each call's outcome, a tool error being an answer, not a fault: quiet (WARNING) until a
-client asks for log messages (``client_logs`` lowers it) or the command-line server logs at
-INFO (``cli``). In an agent's own tests, where errors are what the tests check, it would be
-noise in their output."""
-calls.setLevel(logging.WARNING)
 
 Format = Literal["text", "json"]
-P = ParamSpec("P")
 
 META_RESULT = "vfs-mcp/result"
 """``_meta`` key of a text-first result's fields (what ``structuredContent`` would have held)."""
@@ -158,50 +139,6 @@ def views(result: CallToolResult) -> tuple[str, str]:
     return content, content
 
 
-# -- running tools -------------------------------------------------------------------------
-
-
-def catching(fn: Callable[P, Any]) -> Callable[P, Awaitable[CallToolResult]]:
-    """Run a tool in a worker thread and turn our errors into error results.
-
-    The SDK would prefix and flatten a raised error; and it waits for a sync tool's thread
-    even after the call was cancelled or timed out. Here the thread is abandoned on
-    cancellation (it finishes in the background), so a slow mount cannot hang the caller;
-    ``commit_scope`` makes sure the abandoned thread commits no change after that.
-    """
-
-    @functools.wraps(fn)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
-        try:
-            with as_written():
-                if inspect.iscoroutinefunction(fn):
-                    result: CallToolResult = await fn(*args, **kwargs)
-                else:
-                    with commit_scope():
-                        call = functools.partial(fn, *args, **kwargs)
-                        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
-            return result
-        except VfsError as err:
-            calls.info("%s failed: %s", fn.__name__, err.code)
-            return failed(err)
-
-    return wrapper
-
-
-def hints(title: str, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
-    return ToolAnnotations(
-        title=title,
-        read_only_hint=read_only,
-        destructive_hint=destructive if not read_only else False,
-        idempotent_hint=True if read_only else idempotent,
-        open_world_hint=False,
-    )
-
-
-def read_hints(title: str) -> ToolAnnotations:
-    return hints(title, read_only=True)
-
-
 def human_size(size: int | float) -> str:
     value = float(size)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -209,66 +146,3 @@ def human_size(size: int | float) -> str:
             return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} TiB"
-
-
-PROGRESS_INTERVAL = 0.1
-
-
-def reporter(ctx: Context) -> Callable[[int, int | None, str], None]:
-    """A progress callback for operations running in a worker thread.
-
-    It sends MCP progress notifications (at most every 100 ms; the SDK drops them when the
-    client gave no progress token) and raises when the request was cancelled, so a long
-    walk stops within 100 ms (asking the event loop costs more than a step of a walk).
-    """
-    last = 0.0
-
-    def report(done: int, total: int | None, message: str) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if now - last < PROGRESS_INTERVAL and (total is None or done < total):
-            return
-        last = now
-        anyio.from_thread.check_cancelled()
-        anyio.from_thread.run(ctx.report_progress, done, total, encodable(message))
-
-    return report
-
-
-# -- the encoding guard --------------------------------------------------------------------
-
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def encodable(text: str) -> str:
-    """``text`` with every lone surrogate (an undecodable byte of a name or file, or a bad
-    ``\\ud800`` escape) replaced by U+FFFD: JSON on the wire must be valid UTF-8, and one such
-    character would make the transport fail and take the server down."""
-    if text.isascii():  # known to the string itself: no scan (the search takes 4 ms a MB)
-        return text
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
-
-
-def encodable_value(value: Any) -> Any:
-    """``value`` (a pydantic model, dict, list or string, nested) with ``encodable`` strings;
-    the same object when nothing needed replacing."""
-    if isinstance(value, str):
-        return encodable(value)
-    if isinstance(value, BaseModel):
-        changed = {}
-        for name, item in value.__dict__.items():
-            fixed = encodable_value(item)
-            if fixed is not item:
-                changed[name] = fixed
-        return value.model_copy(update=changed) if changed else value
-    if isinstance(value, dict):
-        pairs = [(encodable_value(k), encodable_value(v)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
-            return value
-        return dict(pairs)
-    if isinstance(value, list | tuple):
-        items = [encodable_value(v) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return type(value)(items)
-    return value

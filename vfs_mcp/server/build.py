@@ -44,8 +44,9 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Tally, counting
-from vfs_mcp.profiles.results import failed, log
+from vfs_mcp.profiles.results import failed
 from vfs_mcp.server import client_logs, replies, resources, sdk, tools, toolset, watch
+from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.metrics import UNKNOWN_TOOL, Metrics
 from vfs_mcp.server.roots import ClientRoots
 from vfs_mcp.sessions import SessionState, serving, session_state

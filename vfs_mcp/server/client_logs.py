@@ -14,8 +14,17 @@ from typing import Any, get_args
 from mcp.server.context import ServerRequestContext
 from mcp_types import LOG_LEVEL_META_KEY, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams
 
-from vfs_mcp.profiles.results import calls, encodable, log
 from vfs_mcp.server import watch
+from vfs_mcp.server.replies import encodable
+
+log = logging.getLogger("vfs_mcp")
+
+calls = logging.getLogger("vfs_mcp.calls")
+"""Each call's outcome, a tool error being an answer, not a fault: quiet (WARNING) until a
+client asks for log messages (``client_logs`` lowers it) or the command-line server logs at
+INFO (``cli``). In an agent's own tests, where errors are what the tests check, it would be
+noise in their output."""
+calls.setLevel(logging.WARNING)
 
 MCP_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 """The MCP levels, least severe first."""

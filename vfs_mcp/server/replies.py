@@ -25,10 +25,10 @@ from mcp_types import (
     TextContent,
     jsonrpc_message_adapter,
 )
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
-from vfs_mcp.profiles.results import META_CUT, META_RESULT, compact_json, encodable, encodable_value
+from vfs_mcp.profiles.results import META_CUT, META_RESULT, compact_json
 
 
 async def encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -262,3 +262,40 @@ def cap_reply(result: CallToolResult, limit: int) -> CallToolResult:
         )
         update["content"] = [*blocks, TextContent(type="text", text=note)]
     return result.model_copy(update=update) if update else result
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with every lone surrogate (an undecodable byte of a name or file, or a bad
+    ``\\ud800`` escape) replaced by U+FFFD: JSON on the wire must be valid UTF-8, and one such
+    character would make the transport fail and take the server down."""
+    if text.isascii():  # known to the string itself: no scan (the search takes 4 ms a MB)
+        return text
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def encodable_value(value: Any) -> Any:
+    """``value`` (a pydantic model, dict, list or string, nested) with ``encodable`` strings;
+    the same object when nothing needed replacing."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, BaseModel):
+        changed = {}
+        for name, item in value.__dict__.items():
+            fixed = encodable_value(item)
+            if fixed is not item:
+                changed[name] = fixed
+        return value.model_copy(update=changed) if changed else value
+    if isinstance(value, dict):
+        pairs = [(encodable_value(k), encodable_value(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [encodable_value(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return type(value)(items)
+    return value

@@ -8,28 +8,34 @@ only those ``--tools`` names.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
+import time
 import typing
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio.from_thread
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic.fields import FieldInfo
 
 from vfs_mcp import profiles
-from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.mounts import MountSpec, open_mount
-from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.profiles.results import catching, reporter
+from vfs_mcp.errors import VfsError
+from vfs_mcp.jail.filesystem import JailedFS, commit_scope
+from vfs_mcp.jail.resolve import as_written
+from vfs_mcp.ops.grepquery import Progress
+from vfs_mcp.profiles.results import failed
 from vfs_mcp.profiles.table import Tool
-from vfs_mcp.server import sdk, toolset
+from vfs_mcp.server import toolset
+from vfs_mcp.server.client_logs import calls
+from vfs_mcp.server.replies import encodable
 from vfs_mcp.settings import Settings
 
 PROGRESS_ARGUMENT = "progress"
 """An adapter's argument that receives the call's progress reporter (the SDK's Context on the way in)."""
+PROGRESS_INTERVAL = 0.1
 
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
@@ -39,41 +45,32 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     writable = any(not mount.read_only for mount in vfs.mounts)
     exact: set[str] = set()
     for profile in dict.fromkeys(settings.profiles):
-        before = {tool.name for tool in sdk.registered_tools(server)}
         table = profiles.tools_of(profile)
-        if isinstance(table, tuple):
-            _add_table(server, table, vfs, settings, writable)
-        else:  # a profile not yet a table registers its own tools
-            table.register(server, vfs, settings)
-        if profile in profiles.SEED_EXACT:
-            exact |= {tool.name for tool in sdk.registered_tools(server)} - before
+        names = {tool.key: tool.named(settings) for tool in table}
+        for tool in table:
+            if tool.needs_writable and not writable:
+                continue
+            name = names[tool.key]
+            server.add_tool(
+                bound(tool, vfs, settings),
+                name=name,
+                title=tool.title,
+                description=tool.described(names),
+                annotations=tool.annotations,
+            )
+            if profile in profiles.SEED_EXACT:
+                exact.add(name)
     toolset.publish(server, settings.tools, exact)
-
-
-def _add_table(server: MCPServer, table: tuple[Tool, ...], vfs: JailedFS, settings: Settings, writable: bool) -> None:
-    names = {tool.key: tool.named(settings) for tool in table}
-    for tool in table:
-        if tool.needs_writable and not writable:
-            continue
-        server.add_tool(
-            bound(tool, vfs, settings),
-            name=names[tool.key],
-            title=tool.title,
-            description=tool.described(names),
-            annotations=tool.annotations,
-        )
 
 
 @functools.lru_cache(maxsize=8)
 def profile_tools(settings: Settings) -> dict[str, bool]:
-    """Every tool the profiles of ``settings`` have (name -> read-only), writable mounts and
-    ``--tools`` aside: the tables', and those a profile not yet a table registers on a scratch
-    server over a memory mount."""
-    whole = dataclasses.replace(settings, tools=(), client_roots="off", audit_log=None)
-    server = MCPServer()
-    vfs = JailedFS(Jail([open_mount(MountSpec("memory://vfs-mcp-profile-tools"))], deny=whole.deny))
-    register(server, vfs, whole)
-    return {t.name: bool(t.annotations and t.annotations.read_only_hint) for t in sdk.registered_tools(server)}
+    """Every tool the profiles of ``settings`` have (name -> read-only), whatever the mounts and ``--tools``."""
+    return {
+        tool.named(settings): tool.read_only
+        for profile in dict.fromkeys(settings.profiles)
+        for tool in profiles.tools_of(profile)
+    }
 
 
 def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Callable[..., Awaitable[CallToolResult]]:
@@ -107,3 +104,46 @@ def _alias(annotation: Any) -> str | None:
         if isinstance(meta, FieldInfo) and meta.alias:
             return meta.alias
     return None
+
+
+def catching(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
+    """Run a tool in a worker thread and turn our errors into error results.
+
+    The SDK would prefix and flatten a raised error; and it waits for a sync tool's thread
+    even after the call was cancelled or timed out. Here the thread is abandoned on
+    cancellation (it finishes in the background), so a slow mount cannot hang the caller;
+    ``commit_scope`` makes sure the abandoned thread commits no change after that.
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            with as_written(), commit_scope():
+                call = functools.partial(fn, *args, **kwargs)
+                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except VfsError as err:
+            calls.info("%s failed: %s", fn.__name__, err.code)
+            return failed(err)
+
+    return wrapper
+
+
+def reporter(ctx: Context[Any, Any]) -> Progress:
+    """A progress callback for operations running in a worker thread.
+
+    It sends MCP progress notifications (at most every 100 ms; the SDK drops them when the
+    client gave no progress token) and raises when the request was cancelled, so a long
+    walk stops within 100 ms (asking the event loop costs more than a step of a walk).
+    """
+    last = 0.0
+
+    def report(done: int, total: int | None, message: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < PROGRESS_INTERVAL and (total is None or done < total):
+            return
+        last = now
+        anyio.from_thread.check_cancelled()
+        anyio.from_thread.run(ctx.report_progress, done, total, encodable(message))
+
+    return report

@@ -46,6 +46,7 @@ from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.server import sdk
+from vfs_mcp_backends.hostpaths import real_path
 
 log = logging.getLogger("vfs_mcp")
 
@@ -219,7 +220,7 @@ def _host_path(target: Target) -> str | None:
     """Where watchfiles can watch the file: its real path, when it is local and its folder exists."""
     if not target.mount.is_local:
         return None
-    folder = os.path.realpath(os.path.dirname(target.fs_path))
+    folder = real_path(os.path.dirname(target.fs_path))
     if not os.path.isdir(folder):
         return None
     return os.path.join(folder, os.path.basename(target.fs_path))

@@ -36,8 +36,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from vfs_mcp.profiles.results import log
 from vfs_mcp.server import replies, sdk
+from vfs_mcp.server.client_logs import log
 
 READ_CHUNK = 1 << 16
 

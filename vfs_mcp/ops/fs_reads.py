@@ -3,7 +3,7 @@
 Relative paths start at the server root (the working directory, at first the first
 mount's root) and results name paths under it relative to it, as the seed shows them;
 a path given absolute (a host path, ``~``, a URL) is named in full. Writes are in
-``writes``, the result JSON in ``results``.
+``fs_writes``, the result JSON in ``fs_models``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ from vfs_mcp.jail.globs import caller_globs
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops import grep, grepquery
 from vfs_mcp.ops import lines as line_ops
-from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
-from vfs_mcp.ops.text import decode
-from vfs_mcp.ops.walk import select
-from vfs_mcp.profiles.fs.models import (
+from vfs_mcp.ops.fs_models import (
     FileEntry,
     ListFilesResult,
     PathInfoResult,
@@ -40,6 +37,9 @@ from vfs_mcp.profiles.fs.models import (
     SearchTextResult,
     StatResult,
 )
+from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.ops.text import decode
+from vfs_mcp.ops.walk import select
 
 DEFAULT_LIST_RESULTS = 500
 DEFAULT_MAX_BYTES = 64 * 1024
@@ -69,7 +69,7 @@ def relative_name(base: Target, shown: str) -> str:
 
 def name_as_given(vfs: JailedFS, raw: str, target: Target) -> str:
     """A relative input is answered relative to the server root, an absolute one in full."""
-    return target.display if is_absolute(raw) else relative_name(vfs.jail.cwd, target.display)
+    return target.display if is_absolute(raw) else relative_name(vfs.cwd, target.display)
 
 
 def _seconds(entry: Entry) -> int | None:
@@ -228,7 +228,7 @@ def list_files(
         for e in selection.entries
         if e.type != "directory" or (include_dirs and (include is None or include.match_file(selection.relative(e))))
     ]
-    base = vfs.jail.cwd
+    base = vfs.cwd
     page = chosen[skip : skip + max_results]
     return ListFilesResult(
         entries=[
@@ -281,7 +281,7 @@ def search_text(
         ),
         progress=progress,
     )
-    base = vfs.jail.cwd
+    base = vfs.cwd
     hits = [
         SearchHit(
             path=relative_name(base, m.path),

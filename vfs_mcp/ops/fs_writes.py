@@ -17,15 +17,15 @@ from vfs_mcp.errors import (
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops import transfers, write
-from vfs_mcp.ops.text import encode
-from vfs_mcp.profiles.fs.models import (
+from vfs_mcp.ops.fs_models import (
     CopyResult,
     CreateFileResult,
     DeleteResult,
     MoveResult,
     PathResult,
 )
-from vfs_mcp.profiles.fs.ops import is_absolute, name_as_given, repo_root, text_file
+from vfs_mcp.ops.fs_reads import is_absolute, name_as_given, repo_root, text_file
+from vfs_mcp.ops.text import encode
 
 # -- git repositories -------------------------------------------------------------------------
 
