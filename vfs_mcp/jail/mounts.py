@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vfs_mcp.config import read_config
-from vfs_mcp.errors import storage_problem
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
 from vfs_mcp_backends.local import host_path
+from vfs_mcp_backends.store_errors import storage_problem
 
 
 @dataclass
