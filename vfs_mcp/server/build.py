@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -13,7 +12,7 @@ import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.resolve import (
     ListRoots,
     Resolve,
@@ -31,23 +30,19 @@ from mcp_types import (
     ListRootsResult,
     NotificationParams,
     SetLevelRequestParams,
-    TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import AnyUrl, ValidationError
+from pydantic import AnyUrl
 
 from vfs_mcp import profiles
-from vfs_mcp.changes.journal import DEFAULT_UNDO_BYTES as UNDO_BYTES
-from vfs_mcp.changes.journal import Change, Recording, recording, session_journal
-from vfs_mcp.errors import AccessDenied, Internal, InvalidArgument
+from vfs_mcp.errors import AccessDenied
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
-from vfs_mcp.jail.tally import Tally, counting
-from vfs_mcp.profiles.results import failed
-from vfs_mcp.server import client_logs, replies, resources, sdk, tools, toolset, watch
+from vfs_mcp.server import calls, client_logs, replies, resources, sdk, tools, watch
+from vfs_mcp.server.calls.call import request_of
 from vfs_mcp.server.client_logs import log
-from vfs_mcp.server.metrics import UNKNOWN_TOOL, Metrics
+from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.server.roots import ClientRoots
 from vfs_mcp.sessions import SessionState, serving, session_state
 from vfs_mcp.settings import Settings
@@ -77,22 +72,6 @@ def _version() -> str:
         return version("vfs-mcp")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
-
-
-def describe(error: ValidationError) -> str:
-    """One line naming each rejected argument and why (never the rejected value)."""
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        problems.append(f"{where}: {item['msg']}")
-    return "; ".join(problems)
-
-
-def _request(context: Context[Any, Any] | None) -> ServerRequestContext[Any, Any] | None:
-    try:
-        return context.request_context if context is not None else None
-    except ValueError:  # a Context built outside any request (a direct call_tool)
-        return None
 
 
 # -- client roots -------------------------------------------------------------------------
@@ -132,95 +111,23 @@ class VfsServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        started = time.perf_counter()
-        async with client_logs.forwarded(_request(context)):
-            with self._session_of(context):
-                result, tally = await self._counted_call(name, arguments, context)
-                if isinstance(result, InputRequiredResult):
-                    return result  # a round asking the client for its roots: the call comes again
-                if self.vfs_settings and self.vfs_settings.max_response_chars:
-                    result = replies.cap_reply(result, self.vfs_settings.max_response_chars)
-                if self.metrics is not None:
-                    known = name if sdk.registered_tool(self, name) is not None else UNKNOWN_TOOL
-                    self.metrics.record(known, arguments, result, time.perf_counter() - started, tally)
-        return replies.wired(result)
+        """The call through the pipeline's steps (``vfs_mcp.server.calls``)."""
+        result = await calls.run(calls.Call(self, name, arguments, context))
+        return result if isinstance(result, InputRequiredResult) else replies.wired(result)
 
-    async def _counted_call(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
-    ) -> tuple[CallToolResult | InputRequiredResult, Tally]:
-        """The call within its time limit, the bytes it moved, and its change kept for undo."""
-        limit = self.vfs_settings.call_timeout if self.vfs_settings else None
-        tally = Tally()
-        result: CallToolResult | InputRequiredResult
-        try:
-            with anyio.fail_after(limit):
-                with counting() as tally, recording(UNDO_BYTES) as record:
-                    result = await self._settled_call(name, arguments, context)
-                if isinstance(result, CallToolResult) and not result.is_error and name != "undo":
-                    result = self._journal(name, record, result)
-        except TimeoutError:
-            result = failed(
-                Internal(f"{name} timed out after {limit:g} s; the mount is slow or unreachable, try again")
-            )
-        return result, tally
+    async def call_registered(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:
+        """The SDK's own call of a registered tool (the pipeline's last step)."""
+        return await super().call_tool(name, arguments, context)
 
-    def _journal(self, name: str, record: Recording, result: CallToolResult) -> CallToolResult:
-        """Keep a successful call's change in its session's journal (the steps that take it
-        back); the reply says when it cannot be undone, and when older changes were let go."""
-        vfs, settings = self.vfs, self.vfs_settings
-        if vfs is None or settings is None or not record.changes:
-            return result
-        journal = session_journal(vfs.caches, settings.undo_limit, settings.undo_bytes)
-        why_not = record.why_not
-        if why_not is None and not journal.add(Change(name, record.steps())):
-            why_not = "it is larger than the undo journal holds (--undo-bytes)"
-        notes = [f"this change cannot be undone: {why_not}"] if why_not else []
-        dropped = journal.unnoted_drops()
-        if dropped:
-            notes.append(f"{dropped} older change(s) can no longer be undone (the undo journal's limits)")
-        if not notes:
-            return result
-        return result.model_copy(
-            update={"content": [*result.content, TextContent(type="text", text=f"[{'; '.join(notes)}]")]}
-        )
-
-    async def _settled_call(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
-    ) -> CallToolResult | InputRequiredResult:
-        asking = await self.settle_roots(context)
-        if asking is not None:
-            return asking
-        if self.client_roots is not None and self.client_roots.denied:
-            return failed(AccessDenied(self.client_roots.denied))
-        return await self._call(name, arguments, context)
-
-    def _session_of(self, context: Context[Any, Any] | None) -> AbstractContextManager[SessionState | None]:
+    def session_of(self, context: Context[Any, Any] | None) -> AbstractContextManager[SessionState | None]:
         """Whose state a request sees (``vfs_mcp.sessions``): its MCP session's, in the eras
         with sessions; the server's own on a one-client transport (stdio, in-process); a
         fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
-        request = _request(context)
+        request = request_of(context)
         connection = watch.connection_state(request)[1] if request is not None else None
         if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return serving(session_state(connection))
         return serving(SessionState()) if self.many_clients else serving(None)
-
-    async def _call(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
-    ) -> CallToolResult | InputRequiredResult:
-        if sdk.registered_tool(self, name) is None:
-            return failed(InvalidArgument(self.why_not_served(name)))
-        unknown = self._unknown_arguments(name, arguments)
-        if unknown:
-            return failed(InvalidArgument(f"{name} has no argument {unknown}"))
-        try:
-            return await super().call_tool(name, arguments, context)
-        except UnexpectedToolError:
-            log.exception("tool %s crashed", name)
-            return failed(Internal(f"{name} failed unexpectedly; the detail is in the server log"))
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                return failed(InvalidArgument(f"invalid arguments for {name}: {describe(exc.__cause__)}"))
-            raise
 
     def why_not_served(self, name: str) -> str:
         """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
@@ -235,26 +142,6 @@ class VfsServer(MCPServer):
         hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
         return f"there is no tool named {name!r}{hint}"
 
-    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
-        """Describe arguments the tool does not take (the SDK would drop them silently): the
-        closest one it takes, what it takes, and the other spellings it accepts."""
-        tool = sdk.registered_tool(self, name)
-        if tool is None:
-            return ""
-        listed = list(tool.parameters.get("properties") or {})
-        fields = tool.fn_metadata.arg_model.model_fields
-        accepted = {field.alias or key for key, field in fields.items()} - {tool.context_kwarg}
-        unknown = [key for key in arguments if key not in accepted]
-        if not unknown:
-            return ""
-        problems = []
-        for key in unknown:
-            close = toolset.closest_argument(key, accepted)
-            problems.append(f"{key!r}" + (f" (did you mean {close!r}?)" if close else ""))
-        message = f"{', '.join(problems)}; it takes {', '.join(listed) or 'no arguments'}"
-        others = sorted(accepted - set(listed))
-        return message + (f" (also accepted: {', '.join(others)})" if others else "")
-
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
@@ -263,7 +150,7 @@ class VfsServer(MCPServer):
             return asking
         if self.client_roots is not None and self.client_roots.denied and str(uri) != resources.METRICS_URI:
             raise ResourceError(str(AccessDenied(self.client_roots.denied)))
-        with self._session_of(context):
+        with self.session_of(context):
             return await super().read_resource(uri, context)
 
     # -- roots ------------------------------------------------------------------------
@@ -274,7 +161,7 @@ class VfsServer(MCPServer):
         Returns the ``InputRequiredResult`` to answer with while a 2026-07-28 client is being
         asked; None once the mounts are settled for this request.
         """
-        roots, request = self.client_roots, _request(context)
+        roots, request = self.client_roots, request_of(context)
         if roots is None or self.vfs is None or context is None or request is None:
             return None
         if not roots.due(request.protocol_version in MODERN_PROTOCOL_VERSIONS):
