@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from latency_proxy import LatencyProxy
 
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.resolve import Jail
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 LEVELS = ("INFO ", "DEBUG", "WARN ", "ERROR")

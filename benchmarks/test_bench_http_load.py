@@ -18,9 +18,9 @@ from conftest import SCALE
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from vfs_mcp.http import http_app, serving_in_thread
-from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.server import build_server
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.server.build import build_server
+from vfs_mcp.transports.http import http_app, serving_in_thread
 
 pytestmark = pytest.mark.anyio
 CLIENTS = 8

@@ -14,7 +14,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.edit import EditResult, TextEdit, edit_file
 from vfs_mcp.ops.lines import LinesResult, read_file_lines, tail_file
 

@@ -19,9 +19,9 @@ import pytest
 from conftest import Scale
 from stdio_server import StdioServer
 
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.ops.patch import PatchResult, apply_patch
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import pytest
 from conftest import RARE_LITERAL, REGEX, s3fs_client
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.analytics import DuplicatesResult, SizeResult, calculate_directory_size, find_duplicate_files
 from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
 from vfs_mcp.ops.ripgrep import rg_binary

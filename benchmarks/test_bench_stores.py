@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from conftest import S3_LATENCY
 
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.ops.analytics import calculate_directory_size
 from vfs_mcp.ops.tree import directory_tree
 from vfs_mcp_backends import create_mount

@@ -6,7 +6,7 @@ Figures, not timings (``pytest benchmarks -s -k tool_list`` prints them; README 
   Anthropic and OpenAI APIs take, on every turn); full: the ``tools/list`` result as sent.
   Beside the reference server (``@modelcontextprotocol/server-filesystem`` 2026.8.31), measured
   the same way through the MCP Inspector: 8,001 and 12,983 bytes for its 14 tools.
-- reading a 10,240-byte source file (the first 10 kB of ``vfs_mcp/server.py``) with each
+- reading a 10,240-byte source file (the first 10 kB of ``vfs_mcp/server/build.py``) with each
   profile's read tool: the structured-first view (``JSON.stringify(structuredContent)`` when
   present) and the content-first view (the text blocks), in characters.
 
@@ -25,14 +25,15 @@ from mcp import Client
 from mcp_types import ListToolsResult
 
 from vfs_mcp import build_server
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.cli.reference import visible_bytes
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
-from vfs_mcp.reference import visible_bytes
+from vfs_mcp.profiles.results import views
+from vfs_mcp.server import sdk
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import views
 
 REFERENCE = {"tools": 14, "visible": 8001, "full": 12983}
-SOURCE = Path(__file__).resolve().parent.parent / "vfs_mcp" / "server.py"
+SOURCE = Path(__file__).resolve().parent.parent / "vfs_mcp" / "server" / "build.py"
 READS = {
     "default": ("read_file", {"path": "app.py"}),
     "official": ("read_text_file", {"path": "app.py"}),
@@ -43,7 +44,7 @@ READS = {
 
 def sizes(profile: str) -> tuple[int, int, int]:
     server = build_server(open_mounts([MountSpec("memory://bench-tools")]), Settings(profiles=(profile,)))
-    tools = server._tool_manager.list_tools()
+    tools = sdk.registered_tools(server)
     listed = ListToolsResult(tools=anyio.run(server.list_tools))
     full = len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")))
     return len(tools), visible_bytes(tools), full

@@ -84,10 +84,10 @@ def tools() -> list[dict[str, str]]:
     """The default profile's tools, each with its first sentence (what the install screen shows)."""
     import anyio
 
-    from vfs_mcp.client import list_tools
-    from vfs_mcp.mounts import MountSpec, open_mount
-    from vfs_mcp.printing import one_line
-    from vfs_mcp.server import build_server
+    from vfs_mcp.cli.client import list_tools
+    from vfs_mcp.cli.printing import one_line
+    from vfs_mcp.jail.mounts import MountSpec, open_mount
+    from vfs_mcp.server.build import build_server
 
     server = build_server([open_mount(MountSpec("memory://vfs-mcp-bundle"))])
     return [{"name": tool.name, "description": one_line(tool)} for tool in anyio.run(list_tools, server)]

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from vfs_mcp.reference import render
+from vfs_mcp.cli.reference import render
 
 if __name__ == "__main__":
     target = Path(__file__).resolve().parent.parent / "docs" / "tools.md"

@@ -29,12 +29,12 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp import build_server
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.http import http_app, serving_in_thread
-from vfs_mcp.jail import Jail
-from vfs_mcp.mounts import Mount, MountSpec, open_mount, open_mounts
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount, open_mounts
+from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing import HarnessFS
+from vfs_mcp.transports.http import http_app, serving_in_thread
 
 BACKENDS = ["memory", "local", "s3"]
 EMULATED = ["s3rver", "gcs", "azure"]

@@ -27,7 +27,7 @@ from emulators import Unavailable, _locked, cache_dir
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from vfs_mcp.http import free_port
+from vfs_mcp.transports.http import free_port
 
 HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libopentracing1")
 START_TIMEOUT = 60.0

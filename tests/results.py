@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp_types import CallToolResult
 
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:

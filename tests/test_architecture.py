@@ -1,15 +1,19 @@
-"""docs/architecture.md stays true: every module it names exists, and its import rules hold."""
+"""docs/architecture.md stays true: every module it names exists, the layers it lists are the
+folders' import direction (down only, no circles), and its other rules hold."""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTE = ROOT / "docs" / "architecture.md"
+PACKAGES = {"vfs_mcp": ROOT / "vfs_mcp", "vfs_mcp_backends": ROOT / "backends" / "vfs_mcp_backends"}
 
 
 def named_modules() -> set[str]:
@@ -26,15 +30,76 @@ def resolve(name: str) -> Path:
     return found[0] if found else ROOT / name
 
 
-def imports_of(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+def section(title: str) -> str:
+    """The text of the note's section ``## title`` (up to the next ``## ``)."""
+    text = NOTE.read_text()
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def layers() -> list[list[str]]:
+    """The note's numbered list of layers, bottom first: the paths (files and folders) of each."""
+    found = re.findall(r"^\d+\. (.*)$", section("Import direction (checked)"), flags=re.M)
+    return [re.findall(r"`(vfs_mcp/[\w/.]*)`", line) for line in found]
+
+
+def sources() -> Iterator[Path]:
+    for package in PACKAGES.values():
+        yield from sorted(package.rglob("*.py"))
+
+
+def module_of(path: Path) -> str:
+    for name, package in PACKAGES.items():
+        if path.is_relative_to(package):
+            parts = [name, *path.relative_to(package).with_suffix("").parts]
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    raise AssertionError(path)
+
+
+@cache
+def file_of(module: str) -> Path | None:
+    top, _, rest = module.partition(".")
+    if top not in PACKAGES:
+        return None
+    base = PACKAGES[top].joinpath(*rest.split(".")) if rest else PACKAGES[top]
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@cache
+def imports_of(path: Path) -> frozenset[str]:
+    """The modules ``path`` imports, anywhere in it (inside functions too): ``from pkg import
+    mod`` counts as ``pkg.mod`` where that is a module."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
-    return out
+            for alias in node.names:
+                inner = f"{node.module}.{alias.name}"
+                out.add(inner if file_of(inner) else node.module)
+    return frozenset(out)
+
+
+def edges() -> dict[Path, set[Path]]:
+    """File -> the files of this project it imports."""
+    return {
+        path: {found for module in imports_of(path) if (found := file_of(module)) and found != path}
+        for path in sources()
+    }
+
+
+def layer_of(path: Path) -> int:
+    rel = str(path.relative_to(ROOT))
+    best = max(
+        ((len(entry), number) for number, entries in enumerate(layers()) for entry in entries if rel.startswith(entry)),
+        default=None,
+    )
+    assert best is not None, f"{rel} is in no layer of docs/architecture.md"
+    return best[1]
 
 
 def test_the_note_names_modules() -> None:
@@ -49,31 +114,107 @@ def test_every_module_the_architecture_note_names_exists(name: str) -> None:
     )
 
 
+def test_every_module_of_the_package_is_in_one_layer() -> None:
+    assert len(layers()) >= 8
+    for path in (ROOT / "vfs_mcp").rglob("*.py"):
+        layer_of(path)
+
+
+def test_every_import_goes_down_the_layers_or_stays_in_its_own() -> None:
+    """cli → testing → transports → server → profiles → settings → ops → changes → jail → the
+    shared modules → backends: a module imports its own layer's and those below, never one above."""
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {target.relative_to(ROOT)}"
+        for path, targets in edges().items()
+        if path.is_relative_to(ROOT / "vfs_mcp")
+        for target in targets
+        if target.is_relative_to(ROOT / "vfs_mcp") and layer_of(target) > layer_of(path)
+    ]
+    assert not wrong, "imports running up the layers:\n" + "\n".join(wrong)
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    graph = edges()
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    circles: list[list[str]] = []
+
+    def visit(node: Path) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(str(member.relative_to(ROOT)))
+                if member == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert not circles, f"modules that import each other: {circles}"
+
+
+MAX_TOP_MODULES = 8
+
+
+def test_the_package_top_holds_only_its_face_and_what_every_layer_shares() -> None:
+    top = sorted(path.name for path in (ROOT / "vfs_mcp").glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, f"vfs_mcp/ holds {len(top)} modules; give each its layer's folder: {top}"
+
+
 def test_stores_import_nothing_from_the_server() -> None:
     for path in (ROOT / "backends" / "vfs_mcp_backends").glob("*.py"):
         wrong = {m for m in imports_of(path) if m == "vfs_mcp" or m.startswith("vfs_mcp.")}
         assert not wrong, f"{path.name} imports {wrong}"
 
 
-def test_operations_import_neither_mcp_nor_the_layers_above_them() -> None:
-    above = ("vfs_mcp.profiles", "vfs_mcp.server", "vfs_mcp.cli", "vfs_mcp.tooling")
-    for path in (ROOT / "vfs_mcp" / "ops").glob("*.py"):
-        wrong = {m for m in imports_of(path) if m == "mcp" or m.startswith(("mcp.", *above))}
-        assert not wrong, f"ops/{path.name} imports {wrong}"
+def test_operations_and_profiles_never_import_the_mcp_sdk() -> None:
+    """Operations are plain Python; profiles are tables of tools and renderers of results (the
+    wire's types, ``mcp_types``, and no more): the server registers them on the SDK."""
+    for folder in ("ops", "profiles"):
+        for path in (ROOT / "vfs_mcp" / folder).rglob("*.py"):
+            wrong = {m for m in imports_of(path) if m == "mcp" or m.startswith("mcp.")}
+            assert not wrong, f"{path.relative_to(ROOT)} imports {wrong}"
 
 
-def test_the_policy_layer_imports_no_profile_and_only_the_glob_matcher_from_operations() -> None:
-    for name in ("filesystem.py", "reads.py", "jail.py"):
-        found = imports_of(ROOT / "vfs_mcp" / name)
-        wrong = {
-            m
-            for m in found
-            if m.startswith("vfs_mcp.profiles") or (m.startswith("vfs_mcp.ops") and m != "vfs_mcp.ops.globs")
-        }
-        assert not wrong, f"{name} imports {wrong}"
+def test_operations_and_profiles_reach_the_filesystem_only_through_its_methods() -> None:
+    for folder in ("ops", "profiles"):
+        for path in (ROOT / "vfs_mcp" / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            jail = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "jail"]
+            assert not jail, f"{path.relative_to(ROOT)}:{jail[0]} reaches into the jail (ask the JailedFS)"
+            assert "realpath(" not in path.read_text(), f"{path.relative_to(ROOT)} resolves host paths itself"
+
+
+def test_one_real_path_asked_of_the_store() -> None:
+    """Host paths are resolved by the store (``BackendMount.host_path``), nowhere else."""
+    found = [
+        str(path.relative_to(ROOT))
+        for path in sources()
+        if re.search(r"realpath\(|/proc/self/fd", path.read_text())
+        and path.relative_to(ROOT).as_posix() not in HOST_PATHS
+    ]
+    assert not found, f"host paths resolved outside the store: {found}"
+
+
+HOST_PATHS = {"backends/vfs_mcp_backends/hostpaths.py", "vfs_mcp/testing/harness.py"}
+"""The store's one resolver, and the harness making a temporary folder (not a path a tool was given)."""
 
 
 MAX_MODULE_LINES = 420
+MAX_PROFILE_LINES = 250
+"""A profile is a table and the renderers of its dialect: no operation logic."""
 
 
 def test_no_module_is_longer_than_a_reader_holds_at_once() -> None:
@@ -85,11 +226,36 @@ def test_no_module_is_longer_than_a_reader_holds_at_once() -> None:
     assert not long, f"split these by job: {long}"
 
 
-def test_operations_reach_the_filesystem_only_through_its_methods() -> None:
-    for path in (ROOT / "vfs_mcp" / "ops").glob("*.py"):
-        source = path.read_text()
-        assert ".jail." not in source and "vfs.jail" not in source, f"ops/{path.name} reaches into the jail"
-        assert "realpath(" not in source, f"ops/{path.name} resolves host paths itself (ask vfs.host_path)"
+def test_no_profile_module_holds_more_than_a_table_and_its_renderers() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in (ROOT / "vfs_mcp" / "profiles").rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > MAX_PROFILE_LINES
+    }
+    assert not long, f"move the operation logic to vfs_mcp/ops: {long}"
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def long_functions() -> set[str]:
+    out = set()
+    for path in sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            is_function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            if is_function and node.end_lineno and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                out.add(f"{path.relative_to(ROOT).as_posix()}:{node.name}")
+    return out
+
+
+def test_every_long_function_is_one_the_note_says_why_of() -> None:
+    explained = set(re.findall(r"`([\w/.]+\.py:\w+)`", section("Long functions, and why")))
+    assert long_functions() <= explained, (
+        f"split these, or say why in docs/architecture.md: {long_functions() - explained}"
+    )
+    assert explained <= long_functions(), (
+        f"no longer long: take them off the note's list: {explained - long_functions()}"
+    )
 
 
 WRITES = re.compile(

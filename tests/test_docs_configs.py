@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from vfs_mcp.cli import parser
-from vfs_mcp.mounts import Config, merge_specs, open_mounts
+from vfs_mcp.cli.options import parser
+from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp_backends import create_mount
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vfs_mcp.server import build_server
+    from vfs_mcp.server.build import build_server
 
 __all__ = ["build_server"]
 
@@ -14,7 +14,7 @@ def __getattr__(name: str) -> Any:
     # Lazy: the pytest plugin imports this package in every test session of every project
     # that has vfs-mcp installed; the MCP SDK should load only when a server is built.
     if name == "build_server":
-        from vfs_mcp.server import build_server
+        from vfs_mcp.server.build import build_server
 
         return build_server
     raise AttributeError(name)

@@ -1,3 +1,3 @@
-from vfs_mcp.cli import main
+from vfs_mcp.cli.main import main
 
 raise SystemExit(main())

@@ -27,6 +27,8 @@ from typing import ClassVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from vfs_mcp_backends.store_errors import STORE_CODES, error_code, storage_problem
+
 log = logging.getLogger("vfs_mcp")
 
 
@@ -119,6 +121,8 @@ ALL_ERRORS: tuple[type[VfsError], ...] = (
     Internal,
 )
 
+_BY_CODE: dict[str, type[VfsError]] = {kind.code: kind for kind in ALL_ERRORS}
+
 _BY_ERRNO: dict[int, tuple[type[VfsError], str]] = {
     errno.ENOENT: (NotFound, "does not exist"),
     errno.EACCES: (AccessDenied, "permission denied by the operating system"),
@@ -150,16 +154,6 @@ _BY_TYPE: tuple[tuple[type[BaseException], type[VfsError], str], ...] = (
     (ConnectionError, Internal, "could not be reached: the storage backend is not answering"),
 )
 
-_S3_CODES: dict[str, tuple[type[VfsError], str]] = {
-    "NoSuchKey": (NotFound, "does not exist"),
-    "NoSuchBucket": (NotFound, "does not exist (no such bucket)"),
-    "404": (NotFound, "does not exist"),
-    "AccessDenied": (AccessDenied, "access denied by the storage backend"),
-    "403": (AccessDenied, "access denied by the storage backend"),
-    "InvalidRange": (InvalidArgument, "was asked for a byte range outside the object"),
-    "PreconditionFailed": (Conflict, "changed since it was read (precondition failed)"),
-}
-
 
 def translate(exc: BaseException, display: str) -> VfsError:
     """Map a foreign exception raised while working on ``display`` to our tree.
@@ -178,10 +172,10 @@ def translate(exc: BaseException, display: str) -> VfsError:
     if isinstance(exc, OSError) and exc.errno in _BY_ERRNO:
         kind, reason = _BY_ERRNO[exc.errno]
         return kind(f"{display} {reason}")
-    code = _client_error_code(exc)
-    if code in _S3_CODES:
-        kind, reason = _S3_CODES[code]
-        return kind(f"{display} {reason}")
+    code = error_code(exc)
+    if code in STORE_CODES:
+        name, reason = STORE_CODES[code]
+        return _BY_CODE[name](f"{display} {reason}")
     for foreign, kind, reason in _BY_TYPE:
         if isinstance(exc, foreign):
             return kind(f"{display} {reason}")
@@ -192,41 +186,3 @@ def translate(exc: BaseException, display: str) -> VfsError:
         return kind(f"{display}: {storage}")
     log.error("unmapped error on %s", display, exc_info=exc)
     return Internal(f"{display}: unexpected storage error ({type(exc).__name__}); the detail is in the server log")
-
-
-_STORAGE_PROBLEMS = {
-    # botocore's names (matched by name: no botocore import for servers without S3)
-    "NoCredentialsError": "no credentials for the store; set them (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...) and restart",
-    "PartialCredentialsError": "incomplete credentials for the store; give both key and secret",
-    "CredentialRetrievalError": "the store's credentials could not be fetched; check the credential source",
-    "EndpointConnectionError": "the store's endpoint cannot be reached; check endpoint_url and the network",
-    "ConnectTimeoutError": "the store's endpoint did not answer; check endpoint_url and the network",
-    "ClientConnectorError": "the store's endpoint cannot be reached; check endpoint_url and the network",
-    "ServerTimeoutError": "the store did not answer in time; try again",
-    "DefaultCredentialsError": "no Google credentials; set GOOGLE_APPLICATION_CREDENTIALS or run gcloud auth",
-    "ClientAuthenticationError": "the store refused the credentials; check the account key or token",
-}
-
-
-def storage_problem(exc: BaseException) -> str | None:
-    """What is wrong with a store's credentials or connection, in words with a next step
-    (None when ``exc`` and its causes are something else)."""
-    seen: BaseException | None = exc
-    for _ in range(5):
-        if seen is None:
-            return None
-        for klass in type(seen).__mro__:
-            if klass.__name__ in _STORAGE_PROBLEMS:
-                return _STORAGE_PROBLEMS[klass.__name__]
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def _client_error_code(exc: BaseException) -> str | None:
-    """The S3 error code of a botocore ClientError (possibly wrapped by s3fs), else None."""
-    for candidate in (exc, exc.__cause__, exc.__context__):
-        response = getattr(candidate, "response", None)
-        if isinstance(response, dict):
-            code = response.get("Error", {}).get("Code")
-            return str(code) if code is not None else None
-    return None

@@ -43,9 +43,9 @@ from vfs_mcp.errors import (
     TooLarge,
     VfsError,
 )
-from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.jail import Jail, Target
-from vfs_mcp.mounts import Config, merge_specs, open_mounts
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
+from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.ops import transfers, write
 from vfs_mcp.ops.write import writable_target
 from vfs_mcp_backends import COPY_CHUNK

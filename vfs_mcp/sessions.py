@@ -10,7 +10,7 @@ The server sets ``current`` for the length of each call; code that keeps session
 reads it (``Jail.cwd``, ``state_of``). A session's state is kept on its connection
 (``session_state``), so it lasts exactly as long as the session: it is never dropped under
 a session that is still valid. Bounding how many sessions are held is the transport's job
-(``vfs_mcp.http_sessions``): it ends a session, whose id then answers 404 and whose client
+(``vfs_mcp.transports.http_sessions``): it ends a session, whose id then answers 404 and whose client
 starts a new one, instead of resetting what its paths mean.
 """
 

@@ -14,7 +14,6 @@ This package never imports ``vfs_mcp``: it knows nothing about jails, tools or M
 from __future__ import annotations
 
 from vfs_mcp_backends.base import (
-    Abandoned,
     BackendMount,
     BackendUnavailable,
     Capabilities,
@@ -22,12 +21,11 @@ from vfs_mcp_backends.base import (
     NotRegularFile,
     Options,
     PreconditionFailed,
-    commit_scope,
-    ensure_wanted,
 )
 from vfs_mcp_backends.descriptors import OutsideRoot
 from vfs_mcp_backends.locks import LockBusy
 from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
+from vfs_mcp_backends.scopes import Abandoned, commit_scope, ensure_wanted
 from vfs_mcp_backends.writes import COPY_CHUNK
 
 __all__ = [

@@ -6,14 +6,14 @@ import asyncio
 import contextlib
 import dataclasses
 import errno
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from fsspec import AbstractFileSystem
+
+from vfs_mcp_backends.locks import held_here
 
 Names = tuple[list[tuple[str, str, int]], list[str]]
 """A walk as (path, fsspec type, size) in depth-first name order, and the folders it could not read."""
@@ -223,8 +223,6 @@ class BackendMount:
         (an fsspec path) exclusively (its entries change) or shared (a change lies below it),
         in this process, and in other processes on stores with ``locked_writes`` (``locks.py``).
         ``LockBusy`` (nothing held) when a folder stays held for ``wait`` seconds."""
-        from vfs_mcp_backends.locks import held_here
-
         return held_here(self.fs, folders, wait)
 
     def version_token(self, info: Mapping[str, Any]) -> str | None:
@@ -264,37 +262,3 @@ class NotRegularFile(OSError):
 
     def __init__(self, path: str) -> None:
         super().__init__(errno.EINVAL, "not a regular file", path)
-
-
-class Abandoned(Exception):
-    """A write was about to become visible for a call whose caller has stopped waiting."""
-
-
-_stopped: ContextVar[threading.Event | None] = ContextVar("vfs_mcp_stopped", default=None)
-
-
-@contextlib.contextmanager
-def commit_scope() -> Iterator[threading.Event]:
-    """Run calls whose changes must not land once their caller stopped waiting.
-
-    Calls made inside the block, or in worker threads started from it (they copy the
-    context), commit nothing after the block is left: a call that was cancelled or timed
-    out and whose thread runs on gets ``Abandoned`` at its next commit, so it never changes
-    the filesystem after it was reported failed.
-    """
-    stop = threading.Event()
-    token = _stopped.set(stop)
-    try:
-        yield stop
-    finally:
-        stop.set()
-        _stopped.reset(token)
-
-
-def ensure_wanted() -> None:
-    """Raise ``Abandoned`` when the current call's scope has ended: called right before a
-    write becomes visible (a rename, a put), by the caller and by stores that stage writes.
-    """
-    stop = _stopped.get()
-    if stop is not None and stop.is_set():
-        raise Abandoned

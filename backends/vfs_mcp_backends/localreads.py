@@ -20,6 +20,7 @@ from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import Keep, Names
 from vfs_mcp_backends.descriptors import DIR_FLAGS, TYPE_BITS, RootDescriptor, canonical, scan, walk_tree
+from vfs_mcp_backends.hostpaths import real_path
 from vfs_mcp_backends.regular_files import READ_FLAGS, open_regular, read_range
 
 Method = TypeVar("Method", bound=Callable[..., Any])
@@ -60,7 +61,7 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
         self.auto_mkdir = auto_mkdir
         self.root = os.path.abspath(root)
         if _root is None:
-            real = os.path.realpath(self.root)
+            real = real_path(self.root)
             _root = RootDescriptor(os.open(real, DIR_FLAGS), [p for p in real.split("/") if p])
         self.real_root = "/" + "/".join(_root.parts)
         self._dir = _root

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 
 from fsspec import AbstractFileSystem
 
-from vfs_mcp_backends.base import ensure_wanted
+from vfs_mcp_backends.scopes import ensure_wanted
 
 Folders = Mapping[str, bool]
 """Folder -> held exclusively (True) or shared (False)."""

@@ -31,6 +31,7 @@ from vfs_mcp_backends.base import (
     check_conditions,
 )
 from vfs_mcp_backends.options import StoreOptions
+from vfs_mcp_backends.store_errors import error_code
 
 CAPABILITIES = Capabilities(
     empty_dirs=False, native_copy=True, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True
@@ -127,7 +128,7 @@ class S3Mount(BackendMount):
         except OSError as exc:
             # With If-Match, S3 answers 404 NoSuchKey when the object is gone: the token no longer holds.
             gone = isinstance(exc, FileNotFoundError) and if_match is not None
-            if gone or isinstance(exc, FileExistsError) or _error_code(exc) in _CONDITION_CODES:
+            if gone or isinstance(exc, FileExistsError) or error_code(exc, status=True) in _CONDITION_CODES:
                 raise PreconditionFailed(path) from exc
             raise
         finally:
@@ -139,15 +140,6 @@ class S3Mount(BackendMount):
 def _quoted(etag: str | None) -> str | None:
     # An ETag is a quoted string on the wire; vfs-mcp shows it without the quotes.
     return etag if etag is None or etag.startswith(('"', "W/")) else f'"{etag}"'
-
-
-def _error_code(exc: BaseException) -> str | None:
-    for candidate in (exc, exc.__cause__, exc.__context__):
-        response = getattr(candidate, "response", None)
-        if isinstance(response, dict):
-            error = response.get("Error", {})
-            return str(error.get("Code") or response.get("ResponseMetadata", {}).get("HTTPStatusCode"))
-    return None
 
 
 class StagedS3File(s3fs.core.S3File):  # type: ignore[misc]  # s3fs is untyped

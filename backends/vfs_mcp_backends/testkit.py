@@ -40,6 +40,7 @@ from fsspec.tests.abstract import (
 )
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, PreconditionFailed
+from vfs_mcp_backends.hostpaths import fd_path, real_path
 
 TIMESTAMP_KEYS = {
     "created": ("created", "creation_time", "timeCreated"),
@@ -252,12 +253,12 @@ def refused_listing(folder: str) -> Iterator[bool]:
     """A context in which opening the host folder ``folder`` as a directory fails with EACCES
     (entered as True), for ``StoreContract.unreadable`` on stores with host paths: unlike a
     ``chmod``, it holds when the tests run as root, for whom no folder is unreadable."""
-    real = os.path.realpath(folder)
+    real = real_path(folder)
     opened = os.open
 
     def guarded(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         fd = opened(path, flags, *args, **kwargs)
-        if flags & os.O_DIRECTORY and os.readlink(f"/proc/self/fd/{fd}") == real:
+        if flags & os.O_DIRECTORY and fd_path(fd) == real:
             os.close(fd)
             raise PermissionError(errno.EACCES, "Permission denied")
         return fd

@@ -15,7 +15,7 @@ import stat
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from vfs_mcp_backends.base import ensure_wanted
+from vfs_mcp_backends.scopes import ensure_wanted
 from vfs_mcp_backends.tempfiles import new_temp_name
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import pytest
 from conftest import Sandbox, make_sandbox
 
 from vfs_mcp.errors import NotADirectory, NotFound
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import write
 from vfs_mcp.ops.analytics import calculate_directory_size
 from vfs_mcp.ops.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files

@@ -13,7 +13,7 @@ import pytest
 from conftest import Sandbox, make_sandbox, store_params
 from mcp import Client, StdioServerParameters
 
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp_backends import BackendUnavailable, PreconditionFailed, create_mount, known_schemes
 from vfs_mcp_backends.azure import AzureMount
 from vfs_mcp_backends.gcs import GCSMount

@@ -13,7 +13,7 @@ import pytest
 from conftest import Sandbox
 from mcp import Client, StdioServerParameters
 
-from vfs_mcp.tooling import error_of
+from vfs_mcp.profiles.results import error_of
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vfs_mcp.mounts import Config
+from vfs_mcp.jail.mounts import Config
 
 
 def refusal(tmp_path: Path, text: str) -> str:

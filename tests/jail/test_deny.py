@@ -13,8 +13,8 @@ from conftest import Sandbox
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from vfs_mcp.resources import base_uri
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
+from vfs_mcp.server.resources import base_uri
 
 pytestmark = pytest.mark.anyio
 DENY = (".env", "*.pem")

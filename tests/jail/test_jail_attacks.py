@@ -37,8 +37,8 @@ import fsspec
 import pytest
 from conftest import EMULATED, OBJECT_STORES, every_store, store_params
 
-from vfs_mcp.jail import Jail
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = [pytest.mark.anyio, every_store]
 

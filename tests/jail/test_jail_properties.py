@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail, Target, real_path
-from vfs_mcp.mounts import MountSpec, open_mount
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp_backends.hostpaths import real_path
 
 PROPERTY_SETTINGS = settings(
     max_examples=250,

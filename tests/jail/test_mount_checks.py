@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from vfs_mcp.errors import AccessDenied, Internal, translate
-from vfs_mcp.http import free_port
-from vfs_mcp.mounts import MountSpec, endpoint_of, open_mount
+from vfs_mcp.jail.mounts import MountSpec, endpoint_of, open_mount
+from vfs_mcp.transports.http import free_port
 
 pytestmark = pytest.mark.slow
 

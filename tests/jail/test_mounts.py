@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vfs_mcp.cli import parser, settings_from
-from vfs_mcp.mounts import Config, MountSpec, merge_specs, open_mount, open_mounts
+from vfs_mcp.cli.options import parser, settings_from
+from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mount, open_mounts
 from vfs_mcp_backends import BackendUnavailable, create_mount, known_schemes, registry, scheme_of
 
 

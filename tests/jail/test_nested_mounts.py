@@ -9,10 +9,10 @@ import pytest
 from jail.test_config import refusal
 from mcp import Client
 
-from vfs_mcp.mounts import MountSpec, open_mount
-from vfs_mcp.server import build_server
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.profiles.results import error_of
+from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 

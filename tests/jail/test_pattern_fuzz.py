@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from vfs_mcp.ops.globs import name_glob
-from vfs_mcp.tooling import error_of
+from vfs_mcp.jail.globs import name_glob
+from vfs_mcp.profiles.results import error_of
 
 PER_CALL = 20.0
 """Seconds a call may take: the engines' own budgets are 5 s; the rest is slack for a loaded machine."""

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import ScopedSandbox
 
-from vfs_mcp.mounts import MountSpec, open_mount
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

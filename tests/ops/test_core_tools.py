@@ -28,8 +28,8 @@ from mcp_types import CallToolResult
 from results import ok
 
 import vfs_mcp
-from vfs_mcp.mounts import Mount, MountSpec, open_mount
-from vfs_mcp.tooling import error_of
+from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.profiles.results import error_of
 
 pytestmark = [pytest.mark.anyio, every_store]
 

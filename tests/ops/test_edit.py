@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from vfs_mcp.errors import VfsError
 from vfs_mcp.ops import edit as edit_ops
 from vfs_mcp.ops import literal, textfile
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ import pytest
 from mcp_types import CallToolResult, TextContent
 
 from vfs_mcp.profiles import PROFILES
-from vfs_mcp.replies import _encodes
+from vfs_mcp.server.replies import _encodes
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 ANSWER_SECONDS = 30  # a generous bound that proves "does not hang"

@@ -19,9 +19,9 @@ from conftest import Sandbox
 from mcp import Client, StdioServerParameters
 from processes import INITIALIZE
 
-from vfs_mcp.jail import TEMP_PREFIX
-from vfs_mcp.mounts import MountSpec, open_mount
-from vfs_mcp.tooling import error_of
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import TEMP_PREFIX
+from vfs_mcp.profiles.results import error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -145,7 +145,7 @@ async def test_a_file_size_limit_during_write_leaves_the_original_intact(tmp_pat
         "import resource, signal, sys;"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN);"
         f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}));"
-        "from vfs_mcp.cli import main; sys.exit(main(sys.argv[1:]))"
+        "from vfs_mcp.cli.main import main; sys.exit(main(sys.argv[1:]))"
     )
     params = StdioServerParameters(command=sys.executable, args=["-c", boot, str(tmp_path)])
     async with Client(params) as client:

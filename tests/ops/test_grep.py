@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from results import assert_error, ok
 
 from vfs_mcp.errors import InvalidArgument, VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Jail
-from vfs_mcp.mounts import MountSpec, open_mount
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
 from vfs_mcp.ops.ripgrep import needs_transcoding, rg_binary
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import Sandbox, make_sandbox
 
+from vfs_mcp.jail.reads import Listing
 from vfs_mcp.ops import levels
 from vfs_mcp.ops.tree import cut
 from vfs_mcp.ops.walk import Sieve, sifted
-from vfs_mcp.reads import Listing
 
 TREE = {
     ".gitignore": "build/\n*.tmp\n",

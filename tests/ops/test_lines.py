@@ -18,7 +18,7 @@ import pytest
 from conftest import ScopedSandbox
 
 from vfs_mcp.ops import lines as line_ops
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

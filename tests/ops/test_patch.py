@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from conftest import Sandbox
 
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

@@ -13,10 +13,10 @@ from conftest import Sandbox
 from mcp import Client
 from results import ok
 
-from vfs_mcp.server import build_server
+from vfs_mcp.profiles.results import error_of
+from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing.faults import Fault, FaultyMount
-from vfs_mcp.tooling import error_of
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import Sandbox, make_sandbox, png
 from mcp_types import AudioContent, CallToolResult, ImageContent, TextContent
 
-from vfs_mcp.tooling import META_CUT, META_RESULT, data_of, error_of, views
+from vfs_mcp.profiles.results import META_CUT, META_RESULT, data_of, error_of, views
 
 pytestmark = pytest.mark.anyio
 

@@ -18,9 +18,9 @@ from mcp_types import CallToolResult
 from results import code, ok
 
 from vfs_mcp.errors import Internal
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.jail.resolve import Target
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from conftest import Sandbox
 from results import ok
 
 from vfs_mcp.changes import journal
-from vfs_mcp.tooling import error_of
+from vfs_mcp.profiles.results import error_of
 from vfs_mcp_backends import locks
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from mcp_types import CallToolResult
 from results import assert_error, ok
 
 from vfs_mcp import build_server
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio

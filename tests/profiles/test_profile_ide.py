@@ -24,10 +24,10 @@ from results import ok
 
 from vfs_mcp import build_server
 from vfs_mcp.errors import BinaryContent, TooLarge
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.ops import buffers, codings
+from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 

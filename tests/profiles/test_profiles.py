@@ -7,7 +7,7 @@ import re
 import pytest
 
 from vfs_mcp import build_server
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio

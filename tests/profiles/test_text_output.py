@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mcp_types import CallToolResult, TextContent
 
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
-from vfs_mcp.tooling import data_of
+from vfs_mcp.profiles.results import data_of
 
 pytestmark = pytest.mark.anyio
 

@@ -9,11 +9,12 @@ import pytest
 from mcp import Client
 
 from vfs_mcp import build_server
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.cli.reference import visible_bytes
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
-from vfs_mcp.reference import visible_bytes
+from vfs_mcp.profiles.results import data_of, error_of
+from vfs_mcp.server import sdk
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,8 +37,8 @@ def _walk(node: Any) -> Any:
 
 
 def test_the_default_tool_list_fits_its_budget_and_official_stays_under_the_reference() -> None:
-    default = server()._tool_manager.list_tools()
-    official = server("official")._tool_manager.list_tools()
+    default = sdk.registered_tools(server())
+    official = sdk.registered_tools(server("official"))
     assert len(default) == 27
     assert visible_bytes(default) <= DEFAULT_BUDGET
     assert visible_bytes(official) <= REFERENCE_VISIBLE
@@ -54,7 +55,7 @@ async def test_input_schemas_carry_no_generated_noise(profile: str) -> None:
 
 async def test_the_tools_option_lists_named_tools_and_sets() -> None:
     def names(*wanted: str) -> set[str]:
-        return {tool.name for tool in server(tools=wanted)._tool_manager.list_tools()}
+        return {tool.name for tool in sdk.registered_tools(server(tools=wanted))}
 
     every = names()
     read_only = names("read-only")
@@ -62,7 +63,7 @@ async def test_the_tools_option_lists_named_tools_and_sets() -> None:
     assert names("read-only", "write") == every
     assert names("lines") == {"read_file_lines", "head_file", "tail_file", "edit_file_at_line"}
     assert names("search", "edit_file") == {"grep_files", "search_files", "directory_tree", "edit_file"}
-    assert {tool.name for tool in server("fs", tools=("fs.read_file", "fs_stat"))._tool_manager.list_tools()} == {
+    assert {tool.name for tool in sdk.registered_tools(server("fs", tools=("fs.read_file", "fs_stat")))} == {
         "fs_read_file",
         "fs_stat",
     }

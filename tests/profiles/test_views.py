@@ -2,7 +2,7 @@
 
 Structured-first clients (Claude Code, Codex, OpenCode) forward ``structuredContent`` when
 it is present, else the text; content-first clients (Claude Desktop, claude.ai, ChatGPT)
-forward the text blocks (``vfs_mcp.tooling.views`` applies both rules). The answer of every
+forward the text blocks (``vfs_mcp.profiles.results.views`` applies both rules). The answer of every
 call (file text, matched line, names listed, error code) must be in both views, and
 reading a 10 kB source file must cost at most 1.3x its size in either.
 """
@@ -22,10 +22,10 @@ from mcp import Client
 from mcp_types import CallToolResult, ImageContent
 
 from vfs_mcp import build_server
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
+from vfs_mcp.profiles.results import views
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import views
 
 pytestmark = pytest.mark.anyio
 

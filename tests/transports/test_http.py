@@ -12,7 +12,7 @@ from conftest import serving_http
 from mcp import Client
 from processes import INITIALIZE, mcp_client, vfs_mcp_http
 
-from vfs_mcp.http import check_bind, load_token
+from vfs_mcp.transports.http import check_bind, load_token
 
 pytestmark = pytest.mark.anyio
 TOKEN = "s3cr3t-token-for-tests"

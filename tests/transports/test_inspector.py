@@ -27,8 +27,8 @@ import pytest
 from conftest import make_sandbox, png
 
 from vfs_mcp import build_server
-from vfs_mcp.http import http_app, serving_in_thread
-from vfs_mcp.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.transports.http import http_app, serving_in_thread
 
 pytestmark = pytest.mark.inspector
 

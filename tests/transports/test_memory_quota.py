@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from vfs_mcp.cli import parser, server_from
-from vfs_mcp.mounts import MountSpec, open_mount, open_mounts
-from vfs_mcp.server import build_server
-from vfs_mcp.tooling import error_of
+from vfs_mcp.cli.options import parser, server_from
+from vfs_mcp.jail.mounts import MountSpec, open_mount, open_mounts
+from vfs_mcp.profiles.results import error_of
+from vfs_mcp.server.build import build_server
 from vfs_mcp_backends.memory import DEFAULT_MAX_BYTES
 
 pytestmark = pytest.mark.anyio

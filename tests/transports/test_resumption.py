@@ -1,6 +1,6 @@
 """Event streams over HTTP can be resumed: each POST stream starts with an event id and a
 ``retry`` hint, and a client whose connection broke during a call reconnects with
-``Last-Event-ID`` and gets the reply there (vfs_mcp.resumption). Nothing sent is kept for replay:
+``Last-Event-ID`` and gets the reply there (vfs_mcp.transports.resumption). Nothing sent is kept for replay:
 the SDK shares one store among sessions whose stream ids repeat."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from mcp_types import JSONRPCResponse
 from processes import INITIALIZE
 
 from vfs_mcp import build_server
-from vfs_mcp.http import http_app, serving_in_thread
-from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.resumption import RETRY_MS, StreamIds
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.transports.http import http_app, serving_in_thread
+from vfs_mcp.transports.resumption import RETRY_MS, StreamIds
 
 WAIT = 60.0
 """Seconds any step may take: it proves the step happens, nothing more."""

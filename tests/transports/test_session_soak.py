@@ -21,7 +21,7 @@ import pytest
 from processes import wait_for_port
 from raw_http import RawSession, text_of
 
-from vfs_mcp.http import free_port
+from vfs_mcp.transports.http import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

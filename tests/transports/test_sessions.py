@@ -17,12 +17,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from raw_http import RawSession, text_of
 
-from vfs_mcp.http import http_app
-from vfs_mcp.http_sessions import SessionLimits
-from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.server import build_server
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.profiles.results import data_of
+from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import data_of
+from vfs_mcp.transports.http import http_app
+from vfs_mcp.transports.http_sessions import SessionLimits
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from processes import INITIALIZE, RawStdio
 
-from vfs_mcp.tooling import data_of, error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
 
@@ -81,9 +81,10 @@ async def test_a_30_mb_request_is_refused_and_the_server_keeps_serving(tmp_path:
 
 SHOUTING_SERVER = """
 import os, sys, anyio
-from vfs_mcp.mounts import MountSpec, open_mounts
-from vfs_mcp.server import build_server
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.transports.stdio import serve
 
 server = build_server(open_mounts([MountSpec(sys.argv[1])]), Settings())
 
@@ -94,7 +95,7 @@ def shout() -> str:
     os.system("echo stray child")
     return "shouted"
 
-anyio.run(server.run_stdio_async)
+anyio.run(serve, server)
 """
 
 

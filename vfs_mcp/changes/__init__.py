@@ -54,9 +54,9 @@ from vfs_mcp.changes.ops import (
 from vfs_mcp.changes.ops import trees as ops_trees
 from vfs_mcp.changes.ops import written as ops_written
 from vfs_mcp.errors import Conflict, Stale
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.mounts import Mount
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import LockBusy
 
 __all__ = [

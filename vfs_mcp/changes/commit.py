@@ -32,10 +32,10 @@ from vfs_mcp.changes.ops import (
     trees,
     written,
 )
-from vfs_mcp.entries import Entry, sha256
 from vfs_mcp.errors import AccessDenied, AlreadyExists, IsADirectory, NotFound, TooLarge, VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.entries import Entry, sha256
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import commit_scope, ensure_wanted
 
 CREATE_ONLY_BYTES = 64 * 1024 * 1024

@@ -7,10 +7,10 @@ import contextlib
 
 from vfs_mcp.changes import store
 from vfs_mcp.changes.ops import Expect, Op, Remove
-from vfs_mcp.entries import Entry
 from vfs_mcp.errors import NotADirectory, NotFound, VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import commit_scope
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from vfs_mcp.changes import store
 from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage
-from vfs_mcp.entries import KINDS, Entry, timestamp
 from vfs_mcp.errors import Stale, TooLarge
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.entries import KINDS, Entry, timestamp
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.resolve import Target
 
 MAX_FINGERPRINT = 100_000
 """Entries of a folder whose state a change keeps to check later (a moved folder, for undo)."""

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.resolve import Target
 
 State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
 

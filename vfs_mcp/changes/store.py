@@ -10,10 +10,10 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from vfs_mcp.entries import Entry
 from vfs_mcp.errors import NotADirectory, NotFound, Stale
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import PreconditionFailed, ensure_wanted
 
 

@@ -14,8 +14,8 @@ from collections import defaultdict
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.ops.grep import Progress
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.ops.grepquery import Progress
 from vfs_mcp.ops.walk import select
 
 SAMPLE_BYTES = 512

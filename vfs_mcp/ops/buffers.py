@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
 from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge, VfsError
-from vfs_mcp.filesystem import Entry, JailedFS, sha256
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.filesystem import Entry, JailedFS, sha256
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.codings import UTF8, Coding, chosen, detect
 from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import split_lines

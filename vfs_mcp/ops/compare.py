@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hunks, printable, unified_diff
 
 

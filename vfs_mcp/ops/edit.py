@@ -25,9 +25,9 @@ from rapidfuzz.distance import Indel
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import Conflict, InvalidArgument
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import re2_options
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.globs import re2_options
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.literal import find_all
 from vfs_mcp.ops.regex import SPACE
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, Known, TextFile, hashed_into, unified_diff

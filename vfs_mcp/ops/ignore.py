@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable
 from pathspec import GitIgnoreSpec
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import ignore_file, nfc
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.globs import ignore_file, nfc
+from vfs_mcp.jail.resolve import Target
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 """In order of precedence."""

@@ -23,9 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from vfs_mcp.entries import Listing
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.entries import Listing
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.ignore import IGNORE_SUFFIX, LAST_IGNORE_FILE
 from vfs_mcp.ops.walk import Item, Sieve, below, sifted
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import Conflict, InvalidArgument
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, printable, unified_diff
 from vfs_mcp.ops.write import writable
 

@@ -9,8 +9,8 @@ from importlib import metadata
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.filesystem import Entry, JailedFS
-from vfs_mcp.ops.globs import name_glob
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.globs import name_glob
 
 DEFAULT_LIST_LIMIT = 1000
 

@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Expect, Op, Plan, Put, Remove
 from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
-from vfs_mcp.filesystem import JailedFS, sha256_aside
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops import hunks
 from vfs_mcp.ops.patchparse import FilePatch, parse_patch
 from vfs_mcp.ops.text import encode

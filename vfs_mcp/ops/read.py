@@ -11,8 +11,8 @@ import filetype
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
-from vfs_mcp.filesystem import Entry, JailedFS, sha256_aside
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.filesystem import Entry, JailedFS, sha256_aside
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text import BASE64, check_encoding, decode, decode_range
 
 DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024

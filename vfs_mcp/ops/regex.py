@@ -25,7 +25,7 @@ import re
 import re2
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.ops.globs import re2_options
+from vfs_mcp.jail.globs import re2_options
 
 MAX_PATTERN_CHARS = 4096
 

@@ -23,10 +23,10 @@ from typing import IO, Any, cast
 from pathspec import GitIgnoreSpec
 
 from vfs_mcp.errors import Internal, VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import caller_globs
-from vfs_mcp.ops.grep import Collector, GrepQuery, GrepResult, Progress
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.globs import caller_globs
+from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops.grepquery import Collector, GrepQuery, GrepResult, Progress
 from vfs_mcp.ops.searched import BOM, strip_marks
 from vfs_mcp.ops.text import SNIFF_BYTES, looks_binary
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED

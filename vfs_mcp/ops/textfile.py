@@ -14,8 +14,8 @@ from typing import Any
 
 from vfs_mcp.changes import Expect, Op, Put
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
-from vfs_mcp.filesystem import JailedFS, sha256, sha256_aside
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.filesystem import JailedFS, sha256, sha256_aside
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.codings import all_crlf
 from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
 

@@ -12,10 +12,10 @@ from pydantic import BaseModel
 
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, CopyTree, Expect, Op, Plan, Put, Remove, Rename
-from vfs_mcp.entries import Entry, Found
 from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import MAX_PATH_CHARS, MAX_PATH_DEPTH, Target
+from vfs_mcp.jail.entries import Entry, Found
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.resolve import MAX_PATH_CHARS, MAX_PATH_DEPTH, Target
 
 KEPT_BITS = 0o7111
 """Permission bits a file loses on a store without modes that a move must not silently drop:

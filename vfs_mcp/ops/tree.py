@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from vfs_mcp.entries import Listing
 from vfs_mcp.errors import InvalidArgument, VfsError
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.jail import Target
-from vfs_mcp.ops.globs import caller_globs, name_glob
+from vfs_mcp.jail.entries import Listing
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.globs import caller_globs, minimatch, name_glob
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.ignore import IGNORE_FILES
 from vfs_mcp.ops.levels import Progress, TreeListing, breadth_first_cut, tree_listing
-from vfs_mcp.ops.walk import Item, Sieve, below, ignored_note, sifted, skipped_note
+from vfs_mcp.ops.walk import Item, Sieve, below, ignored_note, select, sifted, skipped_note
 
 DEFAULT_TREE_ENTRIES = 1000
 MAX_TREE_DEPTH = 100
@@ -288,3 +288,63 @@ def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:
     lines.append(f"{result.directories} directories, {result.files} files{skipped_note(result.skipped)}")
     lines += [f"({note})" for note in result.notes]
     return "\n".join(lines)
+
+
+# -- the reference server's dialect (the official profile) ---------------------------------
+
+
+def nested_tree(
+    vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (), limit: int = DEFAULT_TREE_ENTRIES
+) -> tuple[list[dict[str, Any]], int]:
+    """Everything under ``path`` as nested ``{name, type, children}`` nodes (children on
+    directories only), and how many entries the ``limit`` left out. Exclude patterns are
+    gitignore globs: ``node_modules`` and ``*.log`` at any depth, ``src/*.js`` anchored to ``path``.
+    """
+    root = vfs.resolve(path)
+    # The reference walks everything: no ignore files, .git included. Its tree has no cap;
+    # ours is cut breadth-first, so a capped tree still shows the top levels whole.
+    selection = select(vfs, root, exclude=list(exclude_patterns) or None, respect_gitignore=False)
+    relative = [selection.relative(entry) for entry in selection.entries]
+    keep, _, _ = breadth_first_cut([rel.count("/") + 1 for rel in relative], limit)
+    top: list[dict[str, Any]] = []
+    children = {"": top}  # each kept directory's child list, by its path relative to root
+    for entry, rel, kept in zip(selection.entries, relative, keep, strict=True):
+        if not kept:
+            continue
+        node: dict[str, Any] = {"name": entry.name, "type": "directory" if entry.type == "directory" else "file"}
+        if entry.type == "directory":
+            node["children"] = children[rel] = []
+        children[rel.rpartition("/")[0]].append(node)
+    return top, len(keep) - sum(keep)
+
+
+def glob_search(
+    vfs: JailedFS, path: str, pattern: str, exclude_patterns: Sequence[str] = (), limit: int = DEFAULT_TREE_ENTRIES
+) -> tuple[list[str], int]:
+    """Full paths of everything under ``path`` whose path relative to it matches ``pattern``
+    (at most ``limit``), and how many more matched.
+
+    Globs are minimatch's with dotfiles included: ``*.txt`` only directly in ``path``,
+    ``**/*.txt`` at any depth, ``{a,b}``, ``?``, ``[abc]``; case-sensitive. A directory
+    matching an exclude pattern is skipped with everything in it.
+    """
+    matches = minimatch(pattern)
+    excluded = [minimatch(p) for p in exclude_patterns]
+    root = vfs.resolve(path)
+    selection = select(vfs, root, respect_gitignore=False)
+    pruned = None  # the excluded directory being skipped: depth-first order keeps its insides together
+    found: list[str] = []
+    omitted = 0
+    for entry in selection.entries:
+        rel = selection.relative(entry)
+        if pruned is not None and rel.startswith(pruned):
+            continue
+        if any(m(rel) for m in excluded):
+            pruned = rel + "/"
+            continue
+        if matches(rel):
+            if len(found) < limit:
+                found.append(entry.path)
+            else:
+                omitted += 1
+    return found, omitted

@@ -13,7 +13,7 @@ from vfs_mcp.changes import Plan
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.journal import Journal
 from vfs_mcp.errors import Conflict, NotFound, VfsError
-from vfs_mcp.filesystem import JailedFS
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.write import writable_target
 
 

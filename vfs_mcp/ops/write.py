@@ -7,8 +7,8 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Op, Plan, Put, Remove
 from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge
-from vfs_mcp.filesystem import JailedFS, sha256_aside
-from vfs_mcp.jail import Target
+from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text import encode
 from vfs_mcp.ops.textfile import hashed_into
 

@@ -1,22 +1,17 @@
-"""Compatibility profiles: each registers a tool set over the same operations.
+"""Compatibility profiles: each a table of tools over the same operations.
 
-A profile is a module with ``register(server, vfs, settings)``, named in ``PROFILES``
-and imported only when chosen. ``default`` and ``official`` use the same tool names with
-different arguments, so they exclude each other.
+A profile is a package whose ``TOOLS`` is its table (``table.Tool`` rows, in the order
+``tools/list`` shows them), named in ``PROFILES`` and imported only when chosen. ``default``
+and ``official`` use the same tool names with different arguments, so they exclude each
+other. The server registers the tables (``vfs_mcp.server.tools``).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Protocol
 
-from mcp.server.mcpserver import MCPServer
-
-from vfs_mcp import sdk
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.profiles import toolset
-from vfs_mcp.settings import Settings
+from vfs_mcp.profiles.table import Tool
 
 PROFILES: dict[str, str] = {
     "default": "vfs_mcp.profiles.default",
@@ -27,10 +22,6 @@ PROFILES: dict[str, str] = {
 EXCLUSIVE = (("default", "official"),)
 SEED_EXACT = ("official", "fs", "ide")
 """Profiles whose schemas state every default their seed states (``false`` and ``0`` too)."""
-
-
-class Profile(Protocol):
-    def register(self, server: MCPServer, vfs: JailedFS, settings: Settings) -> None: ...
 
 
 def check(profiles: Sequence[str]) -> None:
@@ -45,15 +36,7 @@ def check(profiles: Sequence[str]) -> None:
             raise ValueError(f"profiles {pair[0]} and {pair[1]} name tools alike; choose one of them")
 
 
-def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
-    """Register every chosen profile's tools, in the order given; then publish them compactly,
-    only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set)."""
-    check(settings.profiles)
-    exact: set[str] = set()
-    for name in dict.fromkeys(settings.profiles):
-        before = {tool.name for tool in sdk.registered_tools(server)}
-        module: Profile = importlib.import_module(PROFILES[name])  # type: ignore[assignment]
-        module.register(server, vfs, settings)
-        if name in SEED_EXACT:
-            exact |= {tool.name for tool in sdk.registered_tools(server)} - before
-    toolset.publish(server, settings.tools, exact)
+def tools_of(profile: str) -> tuple[Tool, ...]:
+    """The table of ``profile`` (its package imported on first use)."""
+    tools: tuple[Tool, ...] = importlib.import_module(PROFILES[profile]).TOOLS
+    return tools

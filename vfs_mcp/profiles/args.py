@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from vfs_mcp.tooling import Format
+from vfs_mcp.profiles.results import Format
 
 Hidden = SkipJsonSchema()  # type: ignore[type-arg]
 """Accepted, not listed: put it in an argument's ``Annotated[...]``."""

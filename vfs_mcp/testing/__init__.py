@@ -17,6 +17,7 @@ Beyond that: ``Fault`` injects filesystem faults in front of the store (``faults
 ``client.fs.diff`` shows what changed in the tree (``trees.py``).
 """
 
+from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.testing.faults import Fault
 from vfs_mcp.testing.harness import (
     Files,
@@ -35,7 +36,6 @@ from vfs_mcp.testing.harness import (
 )
 from vfs_mcp.testing.recording import Difference, RecordedCall, Replay, ToolCall, load_calls, replay, save_calls
 from vfs_mcp.testing.trees import Snapshot, TreeDiff, tree_diff
-from vfs_mcp.tooling import data_of, error_of
 
 __all__ = [
     "Difference",

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vfs_mcp.ops.globs import minimatch
+from vfs_mcp.jail.globs import minimatch
 from vfs_mcp_backends import BackendMount
 
 __all__ = ["OPERATIONS", "Fault", "FaultyMount"]

@@ -14,8 +14,8 @@ from typing import Any, Self
 
 from mcp import Client
 
-from vfs_mcp.mounts import Mount, MountSpec, open_mount
-from vfs_mcp.server import build_server
+from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing.faults import Fault, FaultyMount
 from vfs_mcp.testing.recording import Recorder, ToolCall, save_calls

@@ -26,8 +26,8 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from pydantic import BaseModel
 
-from vfs_mcp.replies import json_value
-from vfs_mcp.tooling import META_ERROR, META_RESULT, error_of
+from vfs_mcp.profiles.results import META_ERROR, META_RESULT, error_of
+from vfs_mcp.server.replies import json_value
 
 ROOT = "${root}"
 """How a recording writes the mount root, in arguments and in the digested text."""

@@ -1,243 +1,142 @@
-"""Default profile: content search, name search, trees and analytics (all read-only)."""
+"""Default profile: content search, name search, trees and analytics (``TOOLS``, all read-only)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.filesystem import JailedFS
-from vfs_mcp.ops import analytics, grep, tree
-from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
-from vfs_mcp.ops.walk import IGNORED_HINT, skipped_note
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.ops import grep, tree
+from vfs_mcp.ops.grepquery import DEFAULT_MAX_CHARS, GrepQuery, GrepResult, Progress, mib
+from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
+from vfs_mcp.ops.walk import IGNORED_HINT
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
+from vfs_mcp.profiles.results import report
+from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
-from vfs_mcp.tooling import catching, human_size, read_hints, report, reporter
 
 MAX_CONTEXT_LINES = 100
 
 
-def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
-    """Search and analytics tools."""
-
-    @server.tool(
-        title="Search file contents",
-        annotations=read_hints("Search file contents"),
-        description=(
-            "Search file contents under a directory or in a file (ripgrep): literal, or regex with is_regex. Gives "
-            "path:line:col: text; page with results_offset/results_limit; count_only: counts per file. By name: "
-            "search_files."
-        ),
+def grep_files(
+    vfs: JailedFS,
+    settings: Settings,
+    path: DirArg,
+    pattern: str,
+    progress: Progress,
+    is_regex: bool = False,
+    case_sensitive: bool = True,
+    whole_word: bool = False,
+    include_patterns: Globs = None,
+    exclude_patterns: Globs = None,
+    context_lines: Annotated[int, Field(ge=0)] = 0,
+    results_offset: Annotated[int, Field(ge=0)] = 0,
+    results_limit: Annotated[int | None, Field(ge=1, description="default: up to 1000")] = None,
+    max_depth: Annotated[int | None, Field(ge=1, description="1: path's own files")] = None,
+    count_only: bool = False,
+    respect_gitignore: bool = True,
+    format: FormatArg = "text",
+    # Seed 000's spellings, merged into the arguments above.
+    context_before: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
+    context_after: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
+    max_results: Annotated[int, Field(ge=1, le=100000), Hidden] = 1000,
+    max_file_size_mb: Annotated[float, Field(gt=0), Hidden] = 10,
+    recursive: Recursive = True,
+) -> CallToolResult:
+    notes: list[str] = []
+    context_lines = tree.bounded(context_lines, MAX_CONTEXT_LINES, "context_lines", notes)
+    query = GrepQuery(
+        pattern=pattern,
+        is_regex=is_regex,
+        case_sensitive=case_sensitive,
+        whole_word=whole_word,
+        include=include_patterns,
+        exclude=exclude_patterns,
+        before=max(context_lines, context_before),
+        after=max(context_lines, context_after),
+        offset=results_offset,
+        limit=results_limit,
+        max_results=max_results,
+        max_file_size=mib(max_file_size_mb),
+        max_depth=max_depth,
+        count_only=count_only,
+        respect_gitignore=respect_gitignore,
+        max_chars=settings.max_response_chars or DEFAULT_MAX_CHARS,
     )
-    @catching
-    def grep_files(
-        path: DirArg,
-        pattern: str,
-        ctx: Context,
-        is_regex: bool = False,
-        case_sensitive: bool = True,
-        whole_word: bool = False,
-        include_patterns: Globs = None,
-        exclude_patterns: Globs = None,
-        context_lines: Annotated[int, Field(ge=0)] = 0,
-        results_offset: Annotated[int, Field(ge=0)] = 0,
-        results_limit: Annotated[int | None, Field(ge=1, description="default: up to 1000")] = None,
-        max_depth: Annotated[int | None, Field(ge=1, description="1: path's own files")] = None,
-        count_only: bool = False,
-        respect_gitignore: bool = True,
-        format: FormatArg = "text",
-        # Seed 000's spellings, merged into the arguments above.
-        context_before: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
-        context_after: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
-        max_results: Annotated[int, Field(ge=1, le=100000), Hidden] = 1000,
-        max_file_size_mb: Annotated[float, Field(gt=0), Hidden] = 10,
-        recursive: Recursive = True,
-    ) -> CallToolResult:
-        notes: list[str] = []
-        context_lines = tree.bounded(context_lines, MAX_CONTEXT_LINES, "context_lines", notes)
-        query = grep.GrepQuery(
-            pattern=pattern,
-            is_regex=is_regex,
-            case_sensitive=case_sensitive,
-            whole_word=whole_word,
-            include=include_patterns,
-            exclude=exclude_patterns,
-            before=max(context_lines, context_before),
-            after=max(context_lines, context_after),
-            offset=results_offset,
-            limit=results_limit,
-            max_results=max_results,
-            max_file_size=grep.mib(max_file_size_mb),
-            max_depth=max_depth,
-            count_only=count_only,
-            respect_gitignore=respect_gitignore,
-            max_chars=settings.max_response_chars or grep.DEFAULT_MAX_CHARS,
-        )
-        result = grep.grep_files(vfs, path, query, recursive=recursive, progress=reporter(ctx))
-        result.notes[:0] = notes
-        return report(result, render_grep(result, respect_gitignore), format)
+    result = grep.grep_files(vfs, path, query, recursive=recursive, progress=progress)
+    result.notes[:0] = notes
+    return report(result, render_grep(result, respect_gitignore), format)
 
-    @server.tool(
-        title="Find files by name",
-        annotations=read_hints("Find files by name"),
-        description=(
-            "Find files and directories by name: a glob, or a word as substring (case-insensitive). content_match: "
-            "only files containing it."
-        ),
+
+def search_files(
+    vfs: JailedFS,
+    settings: Settings,
+    progress: Progress,
+    path: DirArg,
+    pattern: str,
+    exclude_patterns: Globs = None,
+    content_match: str | None = None,
+    max_results: Annotated[int, Field(ge=1)] = 100,
+    respect_gitignore: bool = True,
+    format: FormatArg = "text",
+    recursive: Recursive = True,
+) -> CallToolResult:
+    result = tree.search_files(
+        vfs, path, pattern, recursive, exclude_patterns, content_match, max_results, respect_gitignore, progress
     )
-    @catching
-    def search_files(
-        ctx: Context,
-        path: DirArg,
-        pattern: str,
-        exclude_patterns: Globs = None,
-        content_match: str | None = None,
-        max_results: Annotated[int, Field(ge=1)] = 100,
-        respect_gitignore: bool = True,
-        format: FormatArg = "text",
-        recursive: Recursive = True,
-    ) -> CallToolResult:
-        result = tree.search_files(
-            vfs,
-            path,
-            pattern,
-            recursive,
-            exclude_patterns,
-            content_match,
-            max_results,
-            respect_gitignore,
-            reporter(ctx),
-        )
-        lines = [shown(f.path) for f in result.results] or ["No matches"]
-        if result.has_more:
-            lines.append(f"(more than {len(result.results)}; raise max_results or narrow the pattern)")
-        lines += [f"({note})" for note in result.notes]
-        if escaped(*(f.path for f in result.results)):
-            lines.append(NAMES_NOTE)
-        return report(result, "\n".join(lines), format)
+    lines = [shown(f.path) for f in result.results] or ["No matches"]
+    if result.has_more:
+        lines.append(f"(more than {len(result.results)}; raise max_results or narrow the pattern)")
+    lines += [f"({note})" for note in result.notes]
+    if escaped(*(f.path for f in result.results)):
+        lines.append(NAMES_NOTE)
+    return report(result, "\n".join(lines), format)
 
-    @server.tool(
-        title="Directory tree",
-        annotations=read_hints("Directory tree"),
-        description="A directory's tree to max_depth, capped at max_entries. pattern: glob on file names.",
+
+def directory_tree(
+    vfs: JailedFS,
+    settings: Settings,
+    progress: Progress,
+    path: DirArg = ".",
+    max_depth: Annotated[int, Field(ge=1)] = 3,
+    include_files: bool = True,
+    pattern: str | None = None,
+    exclude_patterns: Globs = None,
+    max_entries: Annotated[int, Field(ge=1)] = tree.DEFAULT_TREE_ENTRIES,
+    respect_gitignore: bool = True,
+    format: FormatArg = "text",
+) -> CallToolResult:
+    result = tree.directory_tree(
+        vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries, progress, respect_gitignore
     )
-    @catching
-    def directory_tree(
-        ctx: Context,
-        path: DirArg = ".",
-        max_depth: Annotated[int, Field(ge=1)] = 3,
-        include_files: bool = True,
-        pattern: str | None = None,
-        exclude_patterns: Globs = None,
-        max_entries: Annotated[int, Field(ge=1)] = tree.DEFAULT_TREE_ENTRIES,
-        respect_gitignore: bool = True,
-        format: FormatArg = "text",
-    ) -> CallToolResult:
-        result = tree.directory_tree(
-            vfs,
-            path,
-            max_depth,
-            include_files,
-            pattern,
-            exclude_patterns,
-            max_entries,
-            reporter(ctx),
-            respect_gitignore,
-        )
-        return report(tree.tree_fields(result), render_tree(result), format)
-
-    @server.tool(
-        title="Directory size",
-        annotations=read_hints("Directory size"),
-        description="Total size of a directory, with file and directory counts.",
-    )
-    @catching
-    def calculate_directory_size(
-        ctx: Context, path: DirArg = ".", format: Literal["human", "bytes", "json"] = "human"
-    ) -> CallToolResult:
-        result = analytics.calculate_directory_size(vfs, path, reporter(ctx))
-        size = human_size(result.total_bytes) if format == "human" else f"{result.total_bytes} bytes"
-        text = f"{result.path}: {size} in {plural(result.files, 'file')}, {plural(result.directories, 'directory', 'directories')}"
-        text += skipped_note(result.skipped)
-        return report(result, text, format)
-
-    @server.tool(
-        title="Find large files",
-        annotations=read_hints("Find large files"),
-        description="Files of at least min_size_mb MiB, largest first.",
-    )
-    @catching
-    def find_large_files(
-        path: DirArg = ".",
-        min_size_mb: Annotated[float, Field(ge=0)] = 100,
-        max_results: Annotated[int, Field(ge=1, le=10000)] = 100,
-        exclude_patterns: Globs = None,
-        respect_gitignore: bool = False,
-        format: FormatArg = "text",
-        recursive: Recursive = True,
-    ) -> CallToolResult:
-        result = analytics.find_large_files(
-            vfs, path, min_size_mb, recursive, max_results, exclude_patterns, respect_gitignore
-        )
-        lines = [f"{human_size(f.size):>10}  {shown(f.path)}" for f in result.files] or ["No files that large"]
-        if result.has_more:
-            lines.append(f"(more than {max_results})")
-        if escaped(*(f.path for f in result.files)):
-            lines.append(NAMES_NOTE)
-        return report(result, "\n".join(lines), format)
-
-    @server.tool(
-        title="Find empty directories",
-        annotations=read_hints("Find empty directories"),
-        description="Directories with nothing in them (object stores: empty markers).",
-    )
-    @catching
-    def find_empty_directories(
-        path: DirArg = ".",
-        exclude_patterns: Globs = None,
-        respect_gitignore: bool = True,
-        format: FormatArg = "text",
-        recursive: Recursive = True,
-    ) -> CallToolResult:
-        result = analytics.find_empty_directories(vfs, path, recursive, exclude_patterns, respect_gitignore)
-        lines = [shown(d) for d in result.directories] or ["No empty directories"]
-        if escaped(*result.directories):
-            lines.append(NAMES_NOTE)
-        return report(result, "\n".join(lines), format)
-
-    @server.tool(
-        title="Find duplicate files",
-        annotations=read_hints("Find duplicate files"),
-        description="Groups of files with the same content (unique sizes are never read).",
-    )
-    @catching
-    def find_duplicate_files(
-        ctx: Context,
-        path: DirArg = ".",
-        min_size: Annotated[int, Field(ge=0, description="bytes")] = 1,
-        exclude_patterns: Globs = None,
-        max_files: Annotated[int, Field(ge=1, le=1000000, description="files to scan")] = 1000,
-        respect_gitignore: bool = False,
-        format: FormatArg = "text",
-        recursive: Recursive = True,
-    ) -> CallToolResult:
-        result = analytics.find_duplicate_files(
-            vfs, path, recursive, min_size, exclude_patterns, max_files, reporter(ctx), respect_gitignore
-        )
-        lines = [
-            f"{human_size(g.size)} x{len(g.paths)}:\n  " + "\n  ".join(shown(p) for p in g.paths) for g in result.groups
-        ]
-        lines.append(f"{plural(len(result.groups), 'group')}; {human_size(result.wasted_bytes)} reclaimable")
-        if result.truncated:
-            lines.append(f"(stopped at max_files={max_files})")
-        if escaped(*(p for g in result.groups for p in g.paths)):
-            lines.append(NAMES_NOTE)
-        return report(result, "\n".join(lines), format)
+    return report(tree.tree_fields(result), render_tree(result), format)
 
 
-def render_grep(result: grep.GrepResult, respect_gitignore: bool = False) -> str:
+TOOLS = (
+    Tool(
+        grep_files,
+        "Search file contents",
+        "Search file contents under a directory or in a file (ripgrep): literal, or regex with is_regex. Gives "
+        "path:line:col: text; page with results_offset/results_limit; count_only: counts per file. By name: "
+        "search_files.",
+    ),
+    Tool(
+        search_files,
+        "Find files by name",
+        "Find files and directories by name: a glob, or a word as substring (case-insensitive). content_match: "
+        "only files containing it.",
+    ),
+    Tool(
+        directory_tree,
+        "Directory tree",
+        "A directory's tree to max_depth, capped at max_entries. pattern: glob on file names.",
+    ),
+)
+
+
+def render_grep(result: GrepResult, respect_gitignore: bool = False) -> str:
     """grep-like text: `path:line:column: text` for matches, `path-line- text` for context, each line once;
     with no match where ignore files were honoured, a word on how to search ignored paths too."""
     if result.counts is not None:

@@ -1,0 +1,88 @@
+"""Long calls: progress, cancellation, per-call timeouts and reply size caps."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import anyio
+import pytest
+from conftest import Sandbox
+
+from vfs_mcp.profiles.results import error_of
+
+pytestmark = pytest.mark.anyio
+
+
+def slow_reads(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, delay: float) -> list[str]:
+    """Make every file read on the memory mount take ``delay`` seconds; returns the log of reads."""
+    reads: list[str] = []
+    real = sandbox.mount.fs.cat_file
+
+    def slow(path: str, *args: Any, **kwargs: Any) -> bytes:
+        reads.append(path)
+        time.sleep(delay)
+        return bytes(real(path, *args, **kwargs))
+
+    monkeypatch.setattr(sandbox.mount.fs, "cat_file", slow)
+    return reads
+
+
+@pytest.fixture
+def memory(request: pytest.FixtureRequest, tmp_path: Any) -> Sandbox:
+    from conftest import make_sandbox
+
+    return make_sandbox("memory", tmp_path, request)
+
+
+async def test_a_slow_call_times_out_with_a_clear_error(memory: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory.put("slow.txt", "x")
+    slow_reads(memory, monkeypatch, 3.0)
+    started = time.monotonic()
+    async with memory.client(call_timeout=0.3) as client:
+        result = await client.call_tool("read_file", {"path": memory.path("slow.txt")})
+    assert time.monotonic() - started < 2.5
+    assert error_of(result)["code"] == "INTERNAL"
+    assert "timed out" in result.content[0].text
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_long_searches_report_progress(memory: Sandbox, mode: str) -> None:
+    for i in range(40):
+        memory.put(f"f{i:02}.txt", "needle\n")
+    updates: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        updates.append((done, total))
+
+    async with memory.client(mode=mode) as client:
+        await client.call_tool(
+            "grep_files", {"path": memory.path(), "pattern": "needle"}, progress_callback=on_progress
+        )
+    assert updates, "no progress notification arrived"
+    assert updates[-1] == (40, 40)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_cancelled_search_stops_reading(memory: Sandbox, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    for i in range(200):
+        memory.put(f"f{i:03}.txt", "nothing here\n")
+    reads = slow_reads(memory, monkeypatch, 0.3)
+    async with memory.client(mode=mode) as client:
+        with anyio.move_on_after(0.5):
+            await client.call_tool("grep_files", {"path": memory.path(), "pattern": "needle"})
+        seen = len(reads)
+        await anyio.sleep(1.0)
+    assert 0 < seen < 200
+    assert len(reads) <= seen + 64, "the search went on reading after it was cancelled"
+
+
+async def test_replies_over_the_character_cap_are_cut_with_a_note(memory: Sandbox) -> None:
+    memory.put("big.txt", "y" * 5000)
+    async with memory.client(max_response_chars=1000) as client:
+        result = await client.call_tool("read_file", {"path": memory.path("big.txt")})
+    texts = [block.text for block in result.content]  # type: ignore[union-attr]
+    assert texts[0] == "y" * 1000
+    size = re.search(r"the reply was (\d+) characters", texts[-1])
+    assert size and int(size[1]) > 5000 and "read_file_lines" in texts[-1]

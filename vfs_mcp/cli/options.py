@@ -1,0 +1,238 @@
+"""The server's command-line options, and the server they describe."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+
+from mcp.server.mcpserver import MCPServer
+
+from vfs_mcp.changes.journal import DEFAULT_SERVER_UNDO_BYTES
+from vfs_mcp.config import size
+from vfs_mcp.jail.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
+from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.profiles import PROFILES
+from vfs_mcp.server.build import build_server
+from vfs_mcp.server.client_logs import calls
+from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
+from vfs_mcp.settings import Settings
+from vfs_mcp.transports.http_sessions import MAX_SESSIONS, MAX_SESSIONS_PER_PEER
+from vfs_mcp_backends import scheme_of
+
+EPILOG = """subcommands (as the first argument):
+  xml [FILE]           run <mcp:filesystem> XML command blocks from FILE or stdin
+  call TOOL [k=v ...]  call one tool on a server and print the result
+  tools                list the tools of a profile
+  replay FILE -- ROOT  replay a recorded session (vfs_mcp.testing) and report the first difference
+run `vfs-mcp SUBCOMMAND --help` for their options"""
+
+
+def add_server_options(p: argparse.ArgumentParser) -> None:
+    """The options that shape a server, shared by serving and ``xml``."""
+    p.add_argument(
+        "--profile",
+        default="default",
+        help=f"tool sets to list, comma-separated: {', '.join(PROFILES)} (default: default)",
+    )
+    p.add_argument("--tools", type=parse_tool_list, default=(), metavar="LIST", help=TOOLS_HELP)
+    p.add_argument(
+        "--tool-names",
+        choices=["safe", "seed"],
+        default="safe",
+        help="safe: names match ^[a-zA-Z0-9_-]{1,64}$ (fs_read_file); seed: the seeds' spellings (fs.read_file)",
+    )
+    p.add_argument("--read-only", action="store_true", help="make every mount read-only (write tools are not listed)")
+    p.add_argument("--config", metavar="FILE", help="TOML file with [[mount]] entries (root, read_only, options)")
+    p.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="hide names matching GLOB from every tool (repeatable)",
+    )
+    p.add_argument("--max-read-bytes", type=int, metavar="N", help="largest whole-file read (default 10 MiB)")
+    p.add_argument("--max-response-chars", type=int, metavar="N", help="cut any reply's text at N characters")
+    p.add_argument(
+        "--call-timeout", type=float, default=300.0, metavar="S", help="fail a call still running after S seconds"
+    )
+    p.add_argument("--audit-log", metavar="FILE", help="append one JSON line per call (no contents, no tokens)")
+    p.add_argument(
+        "--deny-hardlinked", action="store_true", help="refuse files with more than one hard link (local mounts)"
+    )
+    p.add_argument(
+        "--memory-max-bytes",
+        type=size,
+        metavar="SIZE",
+        help="what each memory:// mount's files may hold in all, e.g. 256MiB (default 1 GiB; a [[mount]]'s "
+        "max_bytes option wins)",
+    )
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="check subscribed files on S3 and other backends without change events every S seconds (default 5)",
+    )
+    p.add_argument(
+        "--undo-limit",
+        type=int,
+        default=100,
+        metavar="N",
+        help="changes each session can undo (default 100; before-images of at most 64 MiB a session)",
+    )
+    p.add_argument(
+        "--undo-bytes",
+        type=size,
+        default=DEFAULT_SERVER_UNDO_BYTES,
+        metavar="SIZE",
+        help="before-images every session's undo journal keeps together, e.g. 1GiB (default 256 MiB; the "
+        "oldest change of any session goes first)",
+    )
+    p.add_argument(
+        "--log-level",
+        type=log_level,
+        default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"),
+        help=f"stderr log level: {', '.join(LOG_LEVELS)} (default WARNING)",
+    )
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def log_level(value: str) -> str:
+    """A log level name, in any case; argparse's error lists the valid ones."""
+    if value.upper() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"unknown log level {value!r}; choose one of {', '.join(LOG_LEVELS)}")
+    return value.upper()
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="vfs-mcp",
+        description="MCP filesystem server over local folders, memory:// and s3:// mounts, inside a root jail.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "roots",
+        nargs="*",
+        metavar="ROOT",
+        help=(
+            "mount roots: /dir, file:///dir, memory://name, s3://bucket/prefix (default: the client's roots over "
+            "stdio, else the current folder); with ROOTs, client roots can only narrow them"
+        ),
+    )
+    add_server_options(p)
+    p.add_argument(
+        "--ignore-client-roots",
+        action="store_true",
+        help="never ask the client for its roots: serve the ROOTs (or the current folder) as they are",
+    )
+    http = p.add_argument_group("transport")
+    http.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP"
+    )
+    http.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1; others need a token)")
+    http.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    http.add_argument("--stateless", action="store_true", help="HTTP without sessions, for replicas behind a balancer")
+    http.add_argument(
+        "--max-sessions",
+        type=int,
+        default=MAX_SESSIONS,
+        metavar="N",
+        help=f"HTTP sessions held at once; past it the least recently used ends (default {MAX_SESSIONS})",
+    )
+    http.add_argument(
+        "--max-sessions-per-peer",
+        type=int,
+        default=MAX_SESSIONS_PER_PEER,
+        metavar="N",
+        help=f"HTTP sessions one client address (and token) holds at once (default {MAX_SESSIONS_PER_PEER})",
+    )
+    http.add_argument(
+        "--auth-token-file", metavar="FILE", help="bearer token clients must send (default: $VFS_MCP_TOKEN)"
+    )
+    http.add_argument(
+        "--allowed-origin", action="append", default=[], metavar="ORIGIN", help="browser Origin to accept (repeatable)"
+    )
+    return p
+
+
+def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
+    max_read = args.max_read_bytes or (config.max_read_bytes if config else None)
+    return Settings(
+        profiles=tuple(p.strip() for p in args.profile.split(",") if p.strip()),
+        tools=args.tools,
+        tool_names=args.tool_names,
+        deny=tuple([*(config.deny if config else []), *args.deny]),
+        max_read_bytes=int(max_read) if max_read else DEFAULT_MAX_READ_BYTES,
+        max_response_chars=args.max_response_chars,
+        call_timeout=args.call_timeout if args.call_timeout and args.call_timeout > 0 else None,
+        audit_log=args.audit_log,
+        poll_interval=args.poll_interval,
+        undo_limit=args.undo_limit,
+        undo_bytes=args.undo_bytes,
+    )
+
+
+def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bool = False) -> MCPServer:
+    """The server the options describe; ValueError naming what is wrong.
+
+    client_roots: the one client's roots count (stdio): with ROOTs (or config mounts) they can
+        only narrow them; without, they become the mounts, the current folder being the
+        fallback for a client that offers none.
+    """
+    # stdout is the protocol channel in stdio mode (and the results channel for xml): logs go to stderr only.
+    # The level sits on the handler too: a client asking for MCP log messages lowers the vfs_mcp
+    # logger's level, and that must not make stderr chattier.
+    level = args.log_level.upper()
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(level)
+    logging.basicConfig(handlers=[stderr], level=level, format="%(levelname)s %(name)s: %(message)s")
+    calls.setLevel(logging.NOTSET)  # at --log-level INFO, an operator reads each call's outcome on stderr
+    config = Config.load(args.config) if args.config else None
+    operator = bool(roots or (config and config.mounts))
+    specs = merge_specs(roots if operator else ["."], config)
+    if args.memory_max_bytes:
+        specs = [
+            dataclasses.replace(spec, options={"max_bytes": args.memory_max_bytes, **spec.options})
+            if scheme_of(spec.root) == "memory"
+            else spec
+            for spec in specs
+        ]
+    mounts = open_mounts(specs, read_only=args.read_only or bool(config and config.read_only))
+    check_mounts(mounts, waiting=lambda news: print(f"vfs-mcp: {news}", file=sys.stderr, flush=True))
+    for mount in mounts:
+        mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
+    sweep_in_background(mounts)
+    settings = settings_from(args, config)
+    if client_roots:
+        settings = dataclasses.replace(settings, client_roots="narrow" if operator else "mount")
+    return build_server(mounts, settings)
+
+
+def uses_client_roots(args: argparse.Namespace) -> bool:
+    """Whether the client's roots count: over stdio, unless --ignore-client-roots.
+
+    Over HTTP one server serves every client: one client's roots must not move another's mounts.
+    """
+    return bool(args.transport == "stdio" and not args.ignore_client_roots)
+
+
+def sweep_in_background(mounts: Sequence[Mount]) -> None:
+    """Remove temp files that killed writes left behind (older than a minute), without delaying start."""
+
+    def sweep() -> None:
+        for mount in mounts:
+            if not mount.read_only:
+                try:
+                    mount.sweep_temp_files(older_than=60)
+                except OSError:
+                    logging.getLogger("vfs_mcp").warning("could not sweep temp files in %s", mount.url)
+
+    threading.Thread(target=sweep, name="vfs-mcp-sweep", daemon=True).start()

@@ -1,0 +1,109 @@
+"""What the jailed filesystem says about a path: an ``Entry``, the same fields on every store."""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from vfs_mcp.jail.resolve import Target
+
+Kind = Literal["file", "directory", "symlink", "other"]
+KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
+
+
+@dataclass(slots=True)
+class Entry:
+    """Metadata of one path, the same fields on every backend (None where it has none)."""
+
+    target: Target
+    type: Kind
+    size: int
+    modified: float | None = None
+    created: float | None = None
+    accessed: float | None = None
+    mode: int | None = None
+    is_symlink: bool = False
+    links: int | None = None
+    etag: str | None = None
+    storage_class: str | None = None
+    token: str | None = None
+    """What a conditional write compares (``BackendMount.version_token``), on stores with ETags."""
+
+    @property
+    def path(self) -> str:
+        return self.target.display
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def mime_type(self) -> str | None:
+        if self.type != "file":
+            return None
+        return mimetypes.guess_type(self.target.rel)[0] or "application/octet-stream"
+
+
+class Found(list[Entry]):
+    """The entries of a walk, and the folders it could not read: skipped (their contents are
+    missing from the walk), to be reported, never fatal.
+    """
+
+    def __init__(self, entries: Iterable[Entry] = (), skipped: Iterable[Entry] = ()) -> None:
+        super().__init__(entries)
+        self.skipped = list(skipped)
+
+
+@dataclass
+class Listing:
+    """A walk's paths as (mount-relative path, type, size), in depth-first name order (in key
+    order on S3, see ``pages``), and the folders it could not read (their contents are missing)."""
+
+    items: list[tuple[str, Kind, int]]
+    skipped: list[str]
+    last: bool = True
+    """False for a page that more pages follow (``JailedReads.pages``)."""
+    listed: int = 0
+    """Store entries read for this page (keys on S3)."""
+    until: str = ""
+    """On stores listing in key order, the last key read so far (mount-relative)."""
+
+
+def timestamp(value: Any) -> float | None:
+    if value is None or value.__class__ is float:  # a local walk's: 60,000 a big tree
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, datetime):
+        return value.timestamp()
+    return float(value)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+Digest = Callable[[], str]
+"""A sha256 hex digest, had by calling (``sha256_aside``)."""
+
+HASH_ASIDE_BYTES = 512 * 1024
+"""From this size a hash is worth a thread: it costs ten times the hand-over."""
+_HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")  # its thread starts with the first hash
+
+
+def sha256_aside(data: bytes) -> Digest:
+    """The sha256 of ``data``, to be had by calling what this returns: meanwhile a big one is
+    hashed on another thread (hashlib lets go of the GIL), so the caller's own work on the
+    same bytes (decoding them, writing them) runs beside it."""
+    if len(data) < HASH_ASIDE_BYTES:
+        digest = sha256(data)
+        return lambda: digest
+    return _HASHER.submit(sha256, data).result
+
+
+def tree_order(entry: Entry) -> str:
+    """Sort key for depth-first name order ("/" sorts before every character a name holds)."""
+    return entry.target.rel.replace("/", "\x00")

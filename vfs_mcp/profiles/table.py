@@ -1,0 +1,65 @@
+"""A profile is a table of ``Tool`` rows: a name, what the model is told, and the adapter that
+calls one shared operation with the profile's options and renders its result in the
+profile's dialect.
+
+An adapter is a plain function ``(vfs, settings, <arguments>) -> CallToolResult``: its
+arguments after the first two, with their types and defaults, are the tool's input schema.
+An argument named ``progress`` is the call's progress reporter (``ops.grepquery.Progress``),
+not part of the schema. The server registers each row on the MCP SDK (``vfs_mcp.server.tools``); nothing
+here knows the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_types import ToolAnnotations
+
+from vfs_mcp.settings import Settings
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One row of a profile's table."""
+
+    fn: Callable[..., Any]
+    """The adapter: ``(vfs, settings, **arguments) -> CallToolResult``."""
+    title: str
+    description: str
+    """Written for a model; ``{name}`` stands for another tool of the profile as it is named."""
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = False
+    name: str = ""
+    """The tool's name (default: the adapter's)."""
+    seed_name: str = ""
+    """Its name with ``--tool-names seed`` (default: the same)."""
+    writes: bool | None = None
+    """Listed only when some mount is writable (default: when it is not read-only)."""
+
+    @property
+    def key(self) -> str:
+        return self.name or self.fn.__name__
+
+    def named(self, settings: Settings) -> str:
+        return settings.name(self.key, self.seed_name or self.key)
+
+    @property
+    def needs_writable(self) -> bool:
+        return not self.read_only if self.writes is None else self.writes
+
+    def described(self, names: Mapping[str, str]) -> str:
+        """The description, the profile's tools named as they are served."""
+        return self.description.format_map(names) if "{" in self.description else self.description
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive if not self.read_only else False,
+            idempotent_hint=True if self.read_only else self.idempotent,
+            open_world_hint=False,
+        )

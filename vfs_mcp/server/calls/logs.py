@@ -1,0 +1,11 @@
+"""Step 1: the server's log records made during the call go to a client that asked for them."""
+
+from __future__ import annotations
+
+from vfs_mcp.server import client_logs
+from vfs_mcp.server.calls.call import Call, Next, Result
+
+
+async def step(call: Call, next_step: Next) -> Result:
+    async with client_logs.forwarded(call.request):
+        return await next_step(call)

@@ -1,0 +1,22 @@
+"""Step 3: each call counted in the server's metrics (and audit log): its tool (or
+``UNKNOWN_TOOL``), arguments, outcome, time and the bytes it moved."""
+
+from __future__ import annotations
+
+import time
+
+from mcp_types import InputRequiredResult
+
+from vfs_mcp.server import sdk
+from vfs_mcp.server.calls.call import Call, Next, Result
+from vfs_mcp.server.metrics import UNKNOWN_TOOL
+
+
+async def step(call: Call, next_step: Next) -> Result:
+    started = time.perf_counter()
+    result = await next_step(call)
+    metrics = call.server.metrics
+    if metrics is not None and not isinstance(result, InputRequiredResult):
+        known = call.name if sdk.registered_tool(call.server, call.name) is not None else UNKNOWN_TOOL  # type: ignore[arg-type]
+        metrics.record(known, call.arguments, result, time.perf_counter() - started, call.tally)
+    return result

@@ -1,0 +1,97 @@
+"""MCP resources: every mount's files (one template per mount) and the metrics.
+
+Subscriptions to file resources are served by ``vfs_mcp.server.watch``.
+
+Local files are ``file:///abs/path``, others their backend URL (``s3://b/k``,
+``memory://m/x``). A read resolves the URI through the same jail as the tools: the SDK's
+template checks are a first filter, the jail decides. Text comes back as text, anything
+else (binary, not UTF-8) as a blob.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
+from vfs_mcp.errors import NotFound, VfsError
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.ops.text import looks_binary
+from vfs_mcp.server.metrics import Metrics
+
+METRICS_URI = "vfs://metrics"
+
+
+def base_uri(mount: Mount) -> str:
+    """The URI prefix of a mount's files."""
+    return f"file://{mount.url}" if mount.is_local else mount.url
+
+
+def read(vfs: JailedFS, uri: str, max_bytes: int = DEFAULT_MAX_READ_BYTES) -> str | bytes:
+    """A file's content for a resource read: text when it is UTF-8 text, else bytes."""
+    try:
+        target = vfs.resolve(uri)
+        entry = vfs.require_file(target)
+        if entry.size > max_bytes:
+            raise VfsError(f"{target.display} is over {max_bytes} bytes; read it with read_file ranges")
+        data = vfs.cat(target)
+    except NotFound as err:
+        raise ResourceNotFoundError(str(err)) from err
+    except VfsError as err:
+        raise ResourceError(str(err)) from err
+    if looks_binary(data):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def _reader(vfs: JailedFS, base: str, max_bytes: int) -> Callable[[str], str | bytes]:
+    def read_file(path: str) -> str | bytes:
+        return read(vfs, f"{base}/{path}", max_bytes)
+
+    return read_file
+
+
+def register(
+    server: MCPServer,
+    vfs: JailedFS,
+    metrics: Metrics,
+    max_bytes: int = DEFAULT_MAX_READ_BYTES,
+    *,
+    any_local: bool = False,
+) -> None:
+    """A template per mount for its files, and the metrics resource.
+
+    any_local: one ``file:///{+path}`` template for every local file instead of one per local
+        mount, for mounts that come and go with the client's roots (the jail still decides).
+    """
+    if any_local:
+        server.resource(
+            "file:///{+path}",
+            name="local files",
+            description="Any file under the client's roots (see list_allowed_directories), by its absolute path",
+        )(_reader(vfs, "file://", max_bytes))
+    for mount in vfs.mounts:
+        if any_local and mount.is_local:
+            continue
+        base = base_uri(mount).rstrip("/")
+        server.resource(
+            f"{base}/{{+path}}",
+            name=f"files in {mount.url}",
+            description=f"Any file under the mount {mount.url}, by its path inside it",
+        )(_reader(vfs, base, max_bytes))
+
+    @server.resource(
+        METRICS_URI,
+        name="metrics",
+        mime_type="application/json",
+        description="Per-tool calls, errors by code, latency percentiles; bytes read and written",
+    )
+    def metrics_resource() -> str:
+        return json.dumps(metrics.snapshot(), indent=1)

@@ -1,0 +1,89 @@
+"""The MCP SDK's private names this server needs, in one place.
+
+mcp 2.x has no public way to do these few things; each is one function here, and
+``tests/server/test_sdk_seams.py`` fails loudly, naming the function, when an SDK release renames
+or removes what it reaches for.
+
+- ``registered_tools``/``registered_tool``: the tool objects (function, argument model,
+  output schema) behind ``tools/list``, read synchronously while profiles register (the
+  public ``MCPServer.list_tools`` is async and returns wire types only).
+- ``lowlevel``: the low-level server, to run a session over streams the transport wraps.
+- ``withdraw_requests``: take out request handlers MCPServer always registers (prompts), so
+  a server without prompts does not declare the capability (it is derived from the handlers).
+- ``connection_of``: what one client connection shares across its requests, so state can
+  be kept per connection (the public session object is per request in the legacy era).
+- ``claimed_stdio``: standard input and output claimed for the wire as the SDK's stdio
+  transport claims them, for a transport that writes its replies as bytes (``vfs_mcp.transports.stdio``).
+- ``session_ids``/``end_session``: the HTTP sessions a session manager holds, and ending one
+  so its id answers 404 (``vfs_mcp.transports.http_sessions``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any, BinaryIO
+
+from mcp.server import stdio
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+
+def registered_tools(server: MCPServer) -> list[Tool]:
+    """Every tool registered on ``server``, in registration order."""
+    return list(server._tool_manager.list_tools())
+
+
+def registered_tool(server: MCPServer, name: str) -> Tool | None:
+    """The tool registered as ``name``, or None."""
+    return server._tool_manager.get_tool(name)
+
+
+def lowlevel(server: MCPServer) -> Server[Any]:
+    """The low-level server under ``server``."""
+    return server._lowlevel_server
+
+
+def withdraw_requests(server: MCPServer, *methods: str) -> None:
+    """Serve none of ``methods``: they answer -32601 and their capability is not declared."""
+    for method in methods:
+        lowlevel(server)._request_handlers.pop(method, None)
+
+
+def connection_of(session: object) -> object | None:
+    """The connection a request's session belongs to, or None where the SDK gives none."""
+    return getattr(session, "_connection", None)
+
+
+@contextmanager
+def claimed_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """The wire's standard input and output, binary, claimed as the SDK's ``stdio_server``
+    claims them: meanwhile descriptor 0 reads the null device and 1 writes to standard error,
+    so nothing else in the process reads the requests or writes into the replies; both are
+    given back on exit. RuntimeError when another transport holds them."""
+    with ExitStack() as claims:
+        streams = []
+        for fd, stream, mode, diversion in (
+            (0, sys.stdin, "rb", stdio._open_stdin_diversion),
+            (1, sys.stdout, "wb", stdio._open_stdout_diversion),
+        ):
+            claimed, release = stdio._claim_fd(fd, stream, mode, diversion)  # type: ignore[arg-type]
+            if release is not None:
+                claims.callback(release)
+            streams.append(claimed)
+        yield streams[0], streams[1]
+
+
+def session_ids(manager: StreamableHTTPSessionManager) -> Collection[str]:
+    """The ids of the sessions ``manager`` holds now (a live view, not a copy)."""
+    return manager._server_instances.keys()
+
+
+async def end_session(manager: StreamableHTTPSessionManager, session_id: str) -> None:
+    """End a session ``manager`` holds: its id answers 404 at once, then its transport stops."""
+    transport = manager._server_instances.get(session_id)
+    if transport is not None:
+        await manager._discard_session(session_id, transport)

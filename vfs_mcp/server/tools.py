@@ -1,0 +1,149 @@
+"""The profiles' tables registered on the MCP SDK: each row's adapter bound to the server's
+jailed filesystem and settings, run in a worker thread, its errors turned into error results.
+
+``register`` lists the chosen profiles' tools in their tables' order (the tools that write
+only when some mount is writable), then ``toolset.publish`` compacts their schemas and keeps
+only those ``--tools`` names.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+import typing
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic.fields import FieldInfo
+
+from vfs_mcp import profiles
+from vfs_mcp.errors import VfsError
+from vfs_mcp.jail.filesystem import JailedFS, commit_scope
+from vfs_mcp.jail.resolve import as_written
+from vfs_mcp.ops.grepquery import Progress
+from vfs_mcp.profiles.results import failed
+from vfs_mcp.profiles.table import Tool
+from vfs_mcp.server import toolset
+from vfs_mcp.server.client_logs import calls
+from vfs_mcp.server.replies import encodable
+from vfs_mcp.settings import Settings
+
+PROGRESS_ARGUMENT = "progress"
+"""An adapter's argument that receives the call's progress reporter (the SDK's Context on the way in)."""
+PROGRESS_INTERVAL = 0.1
+
+
+def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
+    """Register every chosen profile's tools, in the order given; then publish them compactly,
+    only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set)."""
+    profiles.check(settings.profiles)
+    writable = any(not mount.read_only for mount in vfs.mounts)
+    exact: set[str] = set()
+    for profile in dict.fromkeys(settings.profiles):
+        table = profiles.tools_of(profile)
+        names = {tool.key: tool.named(settings) for tool in table}
+        for tool in table:
+            if tool.needs_writable and not writable:
+                continue
+            name = names[tool.key]
+            server.add_tool(
+                bound(tool, vfs, settings),
+                name=name,
+                title=tool.title,
+                description=tool.described(names),
+                annotations=tool.annotations,
+            )
+            if profile in profiles.SEED_EXACT:
+                exact.add(name)
+    toolset.publish(server, settings.tools, exact)
+
+
+@functools.lru_cache(maxsize=8)
+def profile_tools(settings: Settings) -> dict[str, bool]:
+    """Every tool the profiles of ``settings`` have (name -> read-only), whatever the mounts and ``--tools``."""
+    return {
+        tool.named(settings): tool.read_only
+        for profile in dict.fromkeys(settings.profiles)
+        for tool in profiles.tools_of(profile)
+    }
+
+
+def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Callable[..., Awaitable[CallToolResult]]:
+    """The function the SDK registers for ``tool``: its adapter's signature without ``vfs`` and
+    ``settings`` (the SDK builds the tool's arguments from it), calling the adapter with them."""
+    fn = tool.fn
+    hints = typing.get_type_hints(fn, include_extras=True)
+    parameters = [
+        parameter.replace(annotation=Context if parameter.name == PROGRESS_ARGUMENT else hints[parameter.name])
+        for parameter in list(inspect.signature(fn).parameters.values())[2:]
+    ]
+    aliases = {alias: p.name for p in parameters if (alias := _alias(p.annotation)) and alias != p.name}
+
+    def call(**arguments: Any) -> CallToolResult:
+        arguments = {aliases.get(key, key): value for key, value in arguments.items()}
+        if PROGRESS_ARGUMENT in arguments:
+            arguments[PROGRESS_ARGUMENT] = reporter(arguments[PROGRESS_ARGUMENT])
+        result: CallToolResult = fn(vfs, settings, **arguments)
+        return result
+
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__module__ = fn.__module__
+    call.__signature__ = inspect.Signature(parameters, return_annotation=hints["return"])  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": hints["return"]}
+    return catching(call)
+
+
+def _alias(annotation: Any) -> str | None:
+    """The name a caller spells an argument with (``Field(alias=...)``), where it has one."""
+    for meta in typing.get_args(annotation)[1:] if typing.get_origin(annotation) is typing.Annotated else ():
+        if isinstance(meta, FieldInfo) and meta.alias:
+            return meta.alias
+    return None
+
+
+def catching(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
+    """Run a tool in a worker thread and turn our errors into error results.
+
+    The SDK would prefix and flatten a raised error; and it waits for a sync tool's thread
+    even after the call was cancelled or timed out. Here the thread is abandoned on
+    cancellation (it finishes in the background), so a slow mount cannot hang the caller;
+    ``commit_scope`` makes sure the abandoned thread commits no change after that.
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            with as_written(), commit_scope():
+                call = functools.partial(fn, *args, **kwargs)
+                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except VfsError as err:
+            calls.info("%s failed: %s", fn.__name__, err.code)
+            return failed(err)
+
+    return wrapper
+
+
+def reporter(ctx: Context[Any, Any]) -> Progress:
+    """A progress callback for operations running in a worker thread.
+
+    It sends MCP progress notifications (at most every 100 ms; the SDK drops them when the
+    client gave no progress token) and raises when the request was cancelled, so a long
+    walk stops within 100 ms (asking the event loop costs more than a step of a walk).
+    """
+    last = 0.0
+
+    def report(done: int, total: int | None, message: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < PROGRESS_INTERVAL and (total is None or done < total):
+            return
+        last = now
+        anyio.from_thread.check_cancelled()
+        anyio.from_thread.run(ctx.report_progress, done, total, encodable(message))
+
+    return report

@@ -1,0 +1,1 @@
+"""How clients reach a server: stdio and streamable HTTP (its session limits and resumable streams)."""
