@@ -39,6 +39,20 @@ async def test_undo_of_a_move_refuses_to_take_away_a_file_someone_saved_in_the_m
     assert sandbox.get("proj2/main.py") == b"print(1)\n" and not sandbox.exists("proj/main.py")
 
 
+@pytest.mark.parametrize("moved", ["notes.txt", "proj"])
+async def test_undo_of_a_move_refuses_when_someone_rewrote_what_was_moved_with_as_many_bytes(
+    sandbox: Sandbox, moved: str
+) -> None:
+    inside = "notes.txt" if moved == "notes.txt" else "proj/notes.txt"
+    sandbox.put(inside, "version 1\n")
+    async with sandbox.client() as client:
+        ok(await client.call_tool("move_file", {"source": moved, "destination": f"{moved}2"}))
+        sandbox.put(inside.replace(moved, f"{moved}2", 1), "version 2\n")  # another program, same size
+        result = await client.call_tool("undo", {})
+    assert error_of(result)["code"] == "CONFLICT", result.content
+    assert sandbox.get(inside.replace(moved, f"{moved}2", 1)) == b"version 2\n" and not sandbox.exists(inside)
+
+
 async def test_undo_of_a_folder_move_brings_back_hidden_files_empty_folders_and_links(sandbox: Sandbox) -> None:
     box = sandbox
     box.put("kit/a.txt", "a\n")

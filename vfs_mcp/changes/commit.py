@@ -263,8 +263,8 @@ def _rename(vfs: JailedFS, op: Rename, kept: _Kept | None) -> list[Op]:
     except BaseException:
         unmake(vfs, made)
         raise
-    # Without times: a later change inside that its own undo put back leaves other times.
-    moved = Expect(entry.type, fingerprint=images.fingerprint(vfs, dest, times=False) if kept is not None else None)
+    # By content, not times: a later change inside that its own undo put back leaves other times.
+    moved = Expect(entry.type, fingerprint=images.fingerprint(vfs, dest, contents=True) if kept is not None else None)
     back: list[Op] = [Rename(dest, source, moved, ABSENT)]
     if replaced is not None:
         back.append(Restore(dest, replaced, ABSENT))
@@ -321,7 +321,7 @@ def _copy_tree(vfs: JailedFS, op: CopyTree, kept: _Kept | None) -> list[Op]:
                         store.remove(vfs, at, entry)
         unmake(vfs, made)
         raise
-    copied = Expect("directory", fingerprint=images.fingerprint(vfs, dest) if kept is not None else None)
+    copied = Expect("directory", fingerprint=images.fingerprint(vfs, dest, contents=True) if kept is not None else None)
     if made:
         return [Remove(dest, copied, recursive=True), *(remove_made(one) for one in reversed(made[:-1]))]
     return [Remove(dest, copied, recursive=True), Restore(dest, DirImage(there.mode if there else None), ABSENT)]

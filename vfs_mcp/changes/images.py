@@ -18,6 +18,8 @@ from vfs_mcp.jail.resolve import Target
 
 MAX_FINGERPRINT = 100_000
 """Entries of a folder whose state a change keeps to check later (a moved folder, for undo)."""
+CONTENT_BUDGET = 32 * 1024 * 1024
+"""Bytes of a moved file or folder hashed to check later that its content is the same (past them, times)."""
 
 
 def capture(vfs: JailedFS, target: Target, entry: Entry | None, budget: int) -> Image:
@@ -43,15 +45,30 @@ def capture(vfs: JailedFS, target: Target, entry: Entry | None, budget: int) -> 
     return DirImage(entry.mode, tuple(inside))
 
 
-def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True) -> Fingerprint:
-    """The raw state of ``target`` and, for a folder, of everything in it (no content read);
-    ``times=False``: names, kinds and sizes only."""
+def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True, contents: bool = False) -> Fingerprint:
+    """The raw state of ``target`` and, for a folder, of everything in it: names, kinds, sizes and,
+    for a file, its time (``times``) or what says its content (``contents``: the store's ETag,
+    else its sha256 while ``CONTENT_BUDGET`` lasts, else its time)."""
     entry = store.probe(vfs, target)
     if entry is None:
         return ()
+    left = CONTENT_BUDGET
+
+    def version(rel: str, kind: str, size: int, etag: Any, modified: float | None) -> float | str | None:
+        nonlocal left
+        if kind != "file" or not (times or contents):
+            return None
+        if contents and etag:
+            return f"etag:{str(etag).strip(chr(34))}"
+        if contents and size <= left:
+            left -= size
+            inner = Target(target.mount, posixpath.join(target.rel, rel)) if rel else target
+            return hashlib.sha256(store.read(vfs, inner)).hexdigest()
+        return modified
+
     # A folder's own time changes with what is in it, which is listed: it is not compared.
-    state: list[tuple[str, str, int, float | None]] = [
-        ("", entry.type, entry.size, None if entry.type == "directory" or not times else entry.modified)
+    state: list[tuple[str, str, int, float | str | None]] = [
+        ("", entry.type, entry.size, version("", entry.type, entry.size, entry.etag, entry.modified))
     ]
     if entry.type == "directory":
         for count, (rel, raw) in enumerate(store.raw_tree(vfs, target)):
@@ -59,10 +76,8 @@ def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True) -> Fingerp
                 raise TooLarge(f"{target.display} holds over {MAX_FINGERPRINT:,} entries: too many to check later")
             kind = kind_of(raw)
             size = int(raw.get("size") or 0) if kind == "file" else 0
-            modified = (
-                None if kind == "directory" or not times else timestamp(raw.get("LastModified") or raw.get("mtime"))
-            )
-            state.append((rel, kind, size, modified))
+            modified = timestamp(raw.get("LastModified") or raw.get("mtime"))
+            state.append((rel, kind, size, version(rel, kind, size, raw.get("ETag"), modified)))
     return tuple(state)
 
 
@@ -115,9 +130,10 @@ def check(vfs: JailedFS, target: Target, entry: Entry | None, expect: Expect) ->
     if expect.points_to is not None and store.readlink(vfs, target) != expect.points_to:
         raise Changed(shown, "the link points elsewhere")
     if expect.fingerprint is not None:
-        # Taken with times or without (a file's kept time says which): compared the same way.
-        timed = any(item[3] is not None for item in expect.fingerprint)
-        now = fingerprint(vfs, target, times=timed)
+        # Taken with times or contents (a file's kept version says which): compared the same way.
+        contents = any(isinstance(item[3], str) for item in expect.fingerprint)
+        timed = any(isinstance(item[3], float) for item in expect.fingerprint)
+        now = fingerprint(vfs, target, times=timed and not contents, contents=contents)
         if now != expect.fingerprint:
             raise Changed(shown, _differs(expect.fingerprint, now))
 

@@ -12,7 +12,7 @@ from vfs_mcp.jail.resolve import Target
 
 State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
 
-Fingerprint = tuple[tuple[str, str, int, float | None], ...]
+Fingerprint = tuple[tuple[str, str, int, float | str | None], ...]
 """A path's raw state, cheap to take: (path below it, type, size, modified) for it and, for a
 folder, for everything inside (files the deny list hides included)."""
 
