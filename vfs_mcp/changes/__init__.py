@@ -49,10 +49,9 @@ from vfs_mcp.changes.ops import (
     Remove,
     Rename,
     Restore,
+    trees,
     written,
 )
-from vfs_mcp.changes.ops import trees as ops_trees
-from vfs_mcp.changes.ops import written as ops_written
 from vfs_mcp.errors import Conflict, Stale
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
@@ -142,8 +141,8 @@ Folders = dict[str, tuple[Mount, dict[str, bool]]]
 """Folders (store paths) to lock, exclusively or shared, by mount URL."""
 
 
-def _folders(written: Iterable[Target], trees: Iterable[Target] = ()) -> Folders:
-    """The folders to lock for writing ``written`` (and whole ``trees``): exclusively the folder
+def _folders(paths: Iterable[Target], whole: Iterable[Target] = ()) -> Folders:
+    """The folders to lock for writing ``paths`` (and ``whole`` trees): exclusively the folder
     each path is in (and each tree itself), shared every folder above, so a change to a tree
     waits for the writers inside it and they for it."""
     found: Folders = {}
@@ -155,15 +154,15 @@ def _folders(written: Iterable[Target], trees: Iterable[Target] = ()) -> Folders
             at = at.parent()
             held.setdefault(at.fs_path, False)
 
-    for target in written:
+    for target in paths:
         add(target.parent(), True)
-    for tree in trees:
+    for tree in whole:
         add(tree, True)
     return found
 
 
 def _needed(ops: list[Op]) -> Folders:
-    return _folders((t for op in ops for t in ops_written(op)), (t for op in ops for t in ops_trees(op)))
+    return _folders((t for op in ops for t in written(op)), (t for op in ops for t in trees(op)))
 
 
 def _covers(held: Folders, needed: Folders) -> bool:
