@@ -9,8 +9,8 @@ import hashlib
 import posixpath
 from typing import Any
 
-from vfs_mcp.changes import store
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage
+from vfs_mcp.changes import spool, store
+from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Spooled
 from vfs_mcp.errors import Stale, TooLarge
 from vfs_mcp.jail.entries import KINDS, Entry, timestamp
 from vfs_mcp.jail.filesystem import JailedFS
@@ -153,6 +153,8 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
     """Make ``target`` (absent now, or a file for a file image) hold ``image``."""
     if isinstance(image, FileImage):
         store.put(vfs, target, image.data, mode=image.mode)
+    elif isinstance(image, Spooled):
+        store.put(vfs, target, spool.read(image, target.display), mode=image.mode)
     elif isinstance(image, LinkImage):
         store.symlink(vfs, target, image.points_to)
     elif isinstance(image, DirImage):
