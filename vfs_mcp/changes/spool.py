@@ -56,28 +56,15 @@ class Spool:
     def keep(self, steps: list[Op]) -> tuple[list[Op], str | None]:
         """``steps`` with every file image written to one new file of the folder, and that file
         (None when they keep no file image). OSError when it cannot be written (nothing is left)."""
-        chunks: list[bytes] = []
-        offset = 0
-
-        def spooled(image: Image) -> Image:
-            nonlocal offset
-            if isinstance(image, FileImage):
-                digest = hashlib.sha256(image.data).hexdigest()
-                chunks.append(image.data)
-                offset += len(image.data)
-                return Spooled(path, offset - len(image.data), len(image.data), digest, image.mode)
-            if isinstance(image, DirImage) and image.inside:
-                return DirImage(image.mode, tuple((rel, spooled(inner)) for rel, inner in image.inside))
-            return image
-
-        path = os.path.join(self._folder(), f"{next(self._names)}.img")
-        kept = [replace(op, image=spooled(op.image)) if isinstance(op, Restore) else op for op in steps]
-        if not chunks:
+        if not any(isinstance(op, Restore) and _holds_bytes(op.image) for op in steps):
             return steps, None
+        path = os.path.join(self._folder(), f"{next(self._names)}.img")
         fd = os.open(path, _FLAGS, 0o600)
         try:
-            for chunk in chunks:
-                _write_all(fd, chunk)
+            written = _Written(fd, path)
+            kept: list[Op] = [
+                replace(op, image=written.image(op.image)) if isinstance(op, Restore) else op for op in steps
+            ]
         except BaseException:
             os.close(fd)
             self.discard(path)
@@ -116,6 +103,31 @@ class Spool:
             if self.folder is not None:
                 _remove(self.folder)
                 self.folder = None
+
+
+class _Written:
+    """The file images of one change, written one after the other to the file ``fd``."""
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd, self.path, self.offset = fd, path, 0
+
+    def image(self, image: Image) -> Image:
+        """``image`` with its file images on disk (a method, not a closure: a recursive closure
+        is a reference cycle that would keep the bytes until the collector's next full pass)."""
+        if isinstance(image, FileImage):
+            _write_all(self.fd, image.data)
+            self.offset += len(image.data)
+            digest = hashlib.sha256(image.data).hexdigest()
+            return Spooled(self.path, self.offset - len(image.data), len(image.data), digest, image.mode)
+        if isinstance(image, DirImage) and image.inside:
+            return DirImage(image.mode, tuple((rel, self.image(inner)) for rel, inner in image.inside))
+        return image
+
+
+def _holds_bytes(image: Image) -> bool:
+    if isinstance(image, DirImage):
+        return any(_holds_bytes(inner) for _, inner in image.inside)
+    return isinstance(image, FileImage)
 
 
 def read(image: Spooled, shown: str) -> bytes:
