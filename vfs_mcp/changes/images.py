@@ -158,10 +158,11 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
     elif isinstance(image, LinkImage):
         store.symlink(vfs, target, image.points_to)
     elif isinstance(image, DirImage):
+        # Read back from disk before the first file is made: one that cannot be changes nothing.
+        inside = [_loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner) for rel, inner in image.inside]
         store.make_dir(vfs, target)
         folders = [(target, image.mode)]
-        for rel, inner in image.inside:
-            at = Target(target.mount, posixpath.join(target.rel, rel))
+        for at, inner in inside:
             if isinstance(inner, DirImage):
                 store.make_dir(vfs, at)
                 folders.append((at, inner.mode))
@@ -171,3 +172,8 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
             for folder, mode in reversed(folders):  # deepest first: a read-only folder is filled before
                 if mode is not None:
                     store.chmod(vfs, folder, mode)
+
+
+def _loaded(target: Target, image: Image) -> tuple[Target, Image]:
+    """``target`` and ``image``, its bytes in memory when they were spooled to disk."""
+    return target, FileImage(spool.read(image, target.display), image.mode) if isinstance(image, Spooled) else image
