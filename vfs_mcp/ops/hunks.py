@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -105,9 +106,10 @@ class _Index:
         table = self.trimmed if trimmed else self.exact
         if table is None:
             keys = {line.strip() if trimmed else line for old in self.wanted for line in old}
-            texts = [text.strip() for text in self.texts] if trimmed else self.texts
+            texts = list(map(str.strip, self.texts)) if trimmed else self.texts
             table = {}
-            for number in [n for n, text in enumerate(texts) if text in keys]:
+            # The numbers of the lines wanted, found without a Python step for each line of the file.
+            for number in itertools.compress(itertools.count(), map(keys.__contains__, texts)):
                 table.setdefault(texts[number], []).append(number)
             if trimmed:
                 self.trimmed = table
@@ -126,7 +128,8 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[P
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start if hunk.old_start is not None else len(lines.texts))
-            placed.append(Placed(hunk, max(at, cursor), False))
+            cursor = max(at, cursor)  # the hunks after it apply after it
+            placed.append(Placed(hunk, cursor, False))
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
@@ -193,54 +196,62 @@ def _matches(
     return found
 
 
+_RUNS = re.compile(r" +|-+|\++")
+"""A hunk's runs of context, removed and added lines, in its signs."""
+
+
 def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
     """The file with every placed hunk applied; untouched lines and context keep their bytes."""
+    old_texts, old_ends, usual = lines.texts, lines.ends, lines.usual_end
     texts: list[str] = []
     ends: list[str] = []
-    usual = lines.usual_end
 
     def keep(start: int, stop: int) -> None:
         """The file's own lines ``[start, stop)``, as they are (in one slice)."""
         if start < stop:
-            follows()
-            texts.extend(lines.texts[start:stop])
-            ends.extend(lines.ends[start:stop])
+            if ends and not ends[-1]:
+                ends[-1] = usual  # a line that was last gets an ending once something follows it
+            texts.extend(old_texts[start:stop])
+            ends.extend(old_ends[start:stop])
 
-    def follows() -> None:
-        if ends and ends[-1] == "":
-            ends[-1] = usual  # a line that was last gets an ending once something follows it
-
-    done = 0
+    kept = 0  # the file's lines from here to ``at`` are kept: copied in one slice before a change
+    at = 0
     for number, item in enumerate(placed, 1):
-        keep(done, item.at)
+        hunk = item.hunk
+        added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else hunk.new_added()
         at = item.at
-        added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else None
-        plus = iter(added) if added is not None else None
+        plus = 0
         last_removed = ""
-        for sign, run in itertools.groupby(item.hunk.lines, key=lambda line: line[0]):
+        for run in _RUNS.finditer(hunk.signs):
+            count = run.end() - run.start()
+            sign = hunk.signs[run.start()]
             if sign == " ":
-                count = len(list(run))
-                keep(at, at + count)
                 at += count
-            elif sign == "-":
-                count = len(list(run))
-                last_removed = lines.ends[at + count - 1]
+                continue
+            keep(kept, at)
+            if sign == "-":
+                last_removed = old_ends[at + count - 1]
                 at += count
             else:
-                for _, text in run:
-                    end = last_removed or (ends[-1] if ends and ends[-1] else usual)
-                    follows()
-                    texts.append(next(plus) if plus is not None else text)
-                    ends.append(end)
-        done = at
-        if at == len(lines.texts) and texts:
-            if item.hunk.new_ends_without_newline:
+                end = last_removed or (ends[-1] if ends else "") or usual
+                if ends and not ends[-1]:
+                    ends[-1] = usual
+                texts.extend(added[plus : plus + count])
+                ends.extend([end] * count)
+                plus += count
+            kept = at
+        if at == len(old_texts):
+            keep(kept, at)
+            kept = at
+            if not texts:
+                continue
+            if hunk.new_ends_without_newline:
                 ends[-1] = ""
-            elif item.hunk.old_ends_without_newline:
+            elif hunk.old_ends_without_newline:
                 ends[-1] = ends[-1] or usual
-            elif lines.ends and lines.ends[-1] == "":
+            elif old_ends and old_ends[-1] == "":
                 ends[-1] = ""  # the patch does not say: the file keeps ending without a newline
-    keep(done, len(lines.texts))
+    keep(kept, len(old_texts))
     return Lines(texts, ends, lines.bom, usual)
 
 
@@ -253,7 +264,7 @@ def _reindented(item: Placed, lines: Lines, where: str) -> list[str]:
     pairs: list[tuple[str, str]] = []  # (indent in the patch, indent in the file) of each old line
     above: list[int] = []  # for each added line, the old line above it (-1: none yet)
     at = item.at
-    for sign, text in item.hunk.lines:
+    for sign, text in zip(item.hunk.signs, item.hunk.texts, strict=True):
         if sign == "+":
             above.append(len(pairs) - 1)
         else:
@@ -305,13 +316,20 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[s
     the patch gave it."""
     shift = 0
     for item in placed:
-        body = item.hunk.lines
-        old_count = sum(1 for sign, _ in body if sign != "+")
-        new_count = len(body) - old_count + sum(1 for sign, _ in body if sign == " ")
+        signs, texts = item.hunk.signs, item.hunk.texts
+        old_count = len(signs) - signs.count("+")
+        new_count = len(signs) - signs.count("-")
         new_at = item.at + shift
-        out = [f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"]
+        shift += new_count - old_count
+        head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
+        if signs and not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < len(new_lines.texts):
+            # Found exactly, and short of either file's last line: the hunk's own lines are the
+            # file's, and none of them lacks a newline.
+            yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
+            continue
+        out = [head]
         at, to = item.at, new_at
-        for sign, _ in body:
+        for sign in signs:
             if sign == "+":
                 out.append(f"+{new_lines.texts[to]}\n{_no_newline(new_lines, to)}")
                 to += 1
@@ -319,7 +337,6 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[s
             out.append(f"{sign}{old.texts[at]}\n{_no_newline(old, at)}")
             at += 1
             to += sign == " "
-        shift += new_count - old_count
         yield "".join(out)
 
 

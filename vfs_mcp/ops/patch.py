@@ -177,9 +177,8 @@ def _ops(planned: _File) -> list[Op]:
 
 def _summary(planned: _File) -> PatchedFile:
     kind = planned.patch.kind
-    body = [line for hunk in planned.patch.hunks for line in hunk.lines]
-    added = sum(1 for sign, _ in body if sign == "+")
-    removed = sum(1 for sign, _ in body if sign == "-")
+    added = sum(hunk.signs.count("+") for hunk in planned.patch.hunks)
+    removed = sum(hunk.signs.count("-") for hunk in planned.patch.hunks)
     if kind == "delete":
         removed = len(planned.old.texts) if planned.old is not None else 0
     action = {"add": "added", "delete": "deleted"}.get(kind, "moved" if planned.dest else "updated")
