@@ -322,7 +322,12 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[s
         new_at = item.at + shift
         shift += new_count - old_count
         head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
-        if signs and not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < len(new_lines.texts):
+        if (
+            signs
+            and not item.trimmed
+            and item.at + old_count < len(old.texts)
+            and new_at + new_count < len(new_lines.texts)
+        ):
             # Found exactly, and short of either file's last line: the hunk's own lines are the
             # file's, and none of them lacks a newline.
             yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
