@@ -63,8 +63,12 @@ class Lines:
         return cls(texts, ends, bom, usual)
 
     def join(self) -> str:
-        if self.ends.count("\n") == len(self.ends):  # every line ends in "\n": one join
-            return self.bom + "\n".join(self.texts) + ("\n" if self.texts else "")
+        for end in ("\n", "\r\n"):  # every line ends the same way (the last maybe without): one join
+            same = self.ends.count(end)
+            if same == len(self.ends):
+                return self.bom + end.join(self.texts) + (end if self.texts else "")
+            if same == len(self.ends) - 1 and self.ends[-1] == "":
+                return self.bom + end.join(self.texts)
         return self.bom + "".join(itertools.chain.from_iterable(zip(self.texts, self.ends, strict=True)))
 
 
@@ -169,7 +173,7 @@ def _matches(
     """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
     (None when the budget ran out)."""
     table = index.of(trimmed)
-    wanted = [line.strip() for line in old] if trimmed else old
+    wanted = list(map(str.strip, old)) if trimmed else old
     # The rarest line of the hunk: each of its places is one candidate.
     offset, positions = 0, _NOWHERE
     fewest = -1
@@ -181,7 +185,7 @@ def _matches(
                 break
     size = len(old)
     found: list[int] = []
-    for position in positions[bisect.bisect_left(positions, start + offset) :]:
+    for position in itertools.islice(positions, bisect.bisect_left(positions, start + offset), None):
         at = position - offset
         if at + size > len(texts):
             break
@@ -189,7 +193,7 @@ def _matches(
         if budget.left < 0:
             return None
         window = texts[at : at + size]
-        if (window == old) if not trimmed else ([line.strip() for line in window] == wanted):
+        if (window == old) if not trimmed else (list(map(str.strip, window)) == wanted):
             found.append(at)
             if len(found) > 1:
                 break
@@ -203,6 +207,8 @@ _RUNS = re.compile(r" +|-+|\++")
 def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
     """The file with every placed hunk applied; untouched lines and context keep their bytes."""
     old_texts, old_ends, usual = lines.texts, lines.ends, lines.usual_end
+    if _plain(lines, placed):
+        return _apply_plain(lines, placed)
     texts: list[str] = []
     ends: list[str] = []
 
@@ -253,6 +259,36 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
                 ends[-1] = ""  # the patch does not say: the file keeps ending without a newline
     keep(kept, len(old_texts))
     return Lines(texts, ends, lines.bom, usual)
+
+
+def _plain(lines: Lines, placed: list[Placed]) -> bool:
+    """Every line but the last ends as most do (the last: so, or without one), every hunk was
+    found exactly and ends before the file's last line: each hunk's new lines are its own,
+    ending as most lines do."""
+    ends, usual = lines.ends, lines.usual_end
+    return (
+        bool(ends)
+        and not any(item.trimmed for item in placed)
+        and (not placed or placed[-1].at + len(placed[-1].hunk.signs) - placed[-1].hunk.signs.count("+") < len(ends))
+        and ends.count(usual) == len(ends) - (ends[-1] == "")
+    )
+
+
+def _apply_plain(lines: Lines, placed: list[Placed]) -> Lines:
+    """``apply`` where ``_plain`` holds: the file's lines between hunks and each hunk's new
+    lines, a slice each."""
+    old_texts = lines.texts
+    texts: list[str] = []
+    kept = 0
+    for item in placed:
+        hunk = item.hunk
+        texts += old_texts[kept : item.at]
+        texts += hunk.new
+        kept = item.at + len(hunk.signs) - hunk.signs.count("+")
+    texts += old_texts[kept:]
+    ends = [lines.usual_end] * len(texts)
+    ends[-1] = lines.ends[-1]  # the last line is the file's own (no hunk reaches it)
+    return Lines(texts, ends, lines.bom, lines.usual_end)
 
 
 def _indent(line: str) -> str:

@@ -8,7 +8,6 @@ newlines; line numbers in a unified diff are kept only as a hint for a hunk with
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ class Hunk:
         """``(sign, text)`` of each line."""
         return list(zip(self.signs, self.texts, strict=True))
 
-    @functools.cached_property
+    @property
     def old(self) -> list[str]:
         """Context and removed lines: what the file holds where the hunk applies."""
         return list(itertools.compress(self.texts, map("+".__ne__, self.signs)))
@@ -93,6 +92,7 @@ def _unified(text: str) -> list[FilePatch]:
     # Each line's first character ("\n" for a blank line, which no line starts with): a hunk's
     # body is found by matching on this string, and taken a slice at a time.
     signs = "".join([line[:1] or "\n" for line in lines])
+    rest = [line[1:] for line in lines]  # each line without its first character
     files: list[FilePatch] = []
     i = 0
     while i < len(lines):
@@ -109,7 +109,7 @@ def _unified(text: str) -> list[FilePatch]:
         )
         i += 2
         while i < len(lines) and (match := _HUNK.match(lines[i])):
-            i, hunk = _hunk(lines, signs, i + 1, int(match.group(1)))
+            i, hunk = _hunk(lines, signs, rest, i + 1, int(match.group(1)))
             patch.hunks.append(hunk)
         if patch.kind == "update" and not patch.hunks and patch.move_to is None:
             raise InvalidArgument(f"{patch.path}: a file in the patch has no @@ hunks")
@@ -122,22 +122,19 @@ _RUN = re.compile(r"[ +-]*")
 _BLANKS = re.compile(r"\n*")
 
 
-def _hunk(lines: list[str], signs: str, i: int, old_start: int) -> tuple[int, Hunk]:
+def _hunk(lines: list[str], signs: str, rest: list[str], i: int, old_start: int) -> tuple[int, Hunk]:
     """The hunk whose body starts at line ``i``, and the line after it."""
+    end = _run_end(lines, signs, i)
+    if end == len(lines) or signs[end] not in ("\\", "\n"):  # the usual hunk: one run of lines
+        return end, Hunk(signs[i:end], rest[i:end], old_start=old_start)
     kinds: list[str] = []
     texts: list[str] = []
     old_ends_without_newline = new_ends_without_newline = False
     while i < len(lines):
-        end = _RUN.match(signs, i).end()  # type: ignore[union-attr]  # it matches the empty string
-        header = signs.find("-+", i, end)
-        while header >= 0:  # "--- " then "+++ " is the next file's header: the hunk ends before it
-            if lines[header].startswith("--- ") and lines[header + 1].startswith("+++ "):
-                end = header
-                break
-            header = signs.find("-+", header + 1, end)
+        end = _run_end(lines, signs, i)
         if end > i:
             kinds.append(signs[i:end])
-            texts += [line[1:] for line in lines[i:end]]
+            texts += rest[i:end]
             i = end
         if i == len(lines):
             break
@@ -161,6 +158,18 @@ def _hunk(lines: list[str], signs: str, i: int, old_start: int) -> tuple[int, Hu
     hunk = Hunk("".join(kinds), texts, old_start=old_start)
     hunk.old_ends_without_newline, hunk.new_ends_without_newline = old_ends_without_newline, new_ends_without_newline
     return i, hunk
+
+
+def _run_end(lines: list[str], signs: str, i: int) -> int:
+    """Where the run of context, added and removed lines from ``i`` ends: at a line of another
+    kind, or at a file header ("--- " then "+++ ", the next file's)."""
+    end = _RUN.match(signs, i).end()  # type: ignore[union-attr]  # it matches the empty string
+    header = signs.find("-+", i, end)
+    while header >= 0:
+        if lines[header].startswith("--- ") and lines[header + 1].startswith("+++ "):
+            return header
+        header = signs.find("-+", header + 1, end)
+    return end
 
 
 def _openai(text: str) -> list[FilePatch]:
