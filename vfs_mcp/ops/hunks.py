@@ -207,8 +207,6 @@ _RUNS = re.compile(r" +|-+|\++")
 def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
     """The file with every placed hunk applied; untouched lines and context keep their bytes."""
     old_texts, old_ends, usual = lines.texts, lines.ends, lines.usual_end
-    if _plain(lines, placed):
-        return _apply_plain(lines, placed)
     texts: list[str] = []
     ends: list[str] = []
 
@@ -261,34 +259,47 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
     return Lines(texts, ends, lines.bom, usual)
 
 
+def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
+    """What ``apply`` gives, as text, cut from ``raw`` (the text ``lines`` holds) between the
+    hunks, without a step for each of the file's lines; None where that does not hold (see
+    ``_plain``): ``apply`` then."""
+    if not _plain(lines, placed):
+        return None
+    end = lines.usual_end
+    pieces: list[str] = []
+    kept = 0  # where the text not yet copied starts
+    for item in placed:
+        hunk = item.hunk
+        block = end.join(hunk.old) + end
+        # The hunk's one place at or after the one before it (exactly, by the index): the
+        # first place there where its lines follow a line's end, or the file's start.
+        if item.at:
+            found = raw.find(end + block, max(kept - len(end), 0))
+            at = found + len(end) if found >= 0 else -1
+        else:
+            at = len(lines.bom)
+        if at < kept or not raw.startswith(block, at):
+            return None  # not where the index put it: cannot be, but the text decides
+        pieces.append(raw[kept:at])
+        new = hunk.new
+        if new:
+            pieces.append(end.join(new) + end)
+        kept = at + len(block)
+    pieces.append(raw[kept:])
+    return "".join(pieces)
+
+
 def _plain(lines: Lines, placed: list[Placed]) -> bool:
-    """Every line but the last ends as most do (the last: so, or without one), every hunk was
-    found exactly and ends before the file's last line: each hunk's new lines are its own,
-    ending as most lines do."""
+    """Every line ends as most do (the last one maybe without an ending), and every hunk has
+    old lines, found exactly without an anchor, ending before the file's last line: each
+    hunk's new lines are its own, ending as most lines do."""
     ends, usual = lines.ends, lines.usual_end
     return (
         bool(ends)
-        and not any(item.trimmed for item in placed)
-        and (not placed or placed[-1].at + len(placed[-1].hunk.signs) - placed[-1].hunk.signs.count("+") < len(ends))
+        and all(item.hunk.old_count and not item.trimmed and not item.hunk.anchor for item in placed)
+        and (not placed or placed[-1].at + placed[-1].hunk.old_count < len(ends))
         and ends.count(usual) == len(ends) - (ends[-1] == "")
     )
-
-
-def _apply_plain(lines: Lines, placed: list[Placed]) -> Lines:
-    """``apply`` where ``_plain`` holds: the file's lines between hunks and each hunk's new
-    lines, a slice each."""
-    old_texts = lines.texts
-    texts: list[str] = []
-    kept = 0
-    for item in placed:
-        hunk = item.hunk
-        texts += old_texts[kept : item.at]
-        texts += hunk.new
-        kept = item.at + len(hunk.signs) - hunk.signs.count("+")
-    texts += old_texts[kept:]
-    ends = [lines.usual_end] * len(texts)
-    ends[-1] = lines.ends[-1]  # the last line is the file's own (no hunk reaches it)
-    return Lines(texts, ends, lines.bom, lines.usual_end)
 
 
 def _indent(line: str) -> str:
@@ -346,10 +357,11 @@ def _unit(indents: list[str]) -> int:
     return min(steps) if steps else 4
 
 
-def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[str]:
+def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Iterator[str]:
     """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
     they are: linear in what they touch, no line-matching search. Each hunk keeps the context
-    the patch gave it."""
+    the patch gave it. ``new_lines``: the new file's lines, None when it was ``spliced``."""
+    new_size = len(old.texts) + sum(item.hunk.signs.count("+") - item.hunk.signs.count("-") for item in placed)
     shift = 0
     for item in placed:
         signs, texts = item.hunk.signs, item.hunk.texts
@@ -358,16 +370,12 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[s
         new_at = item.at + shift
         shift += new_count - old_count
         head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
-        if (
-            signs
-            and not item.trimmed
-            and item.at + old_count < len(old.texts)
-            and new_at + new_count < len(new_lines.texts)
-        ):
+        if signs and not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
             # Found exactly, and short of either file's last line: the hunk's own lines are the
             # file's, and none of them lacks a newline.
             yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
             continue
+        assert new_lines is not None  # a spliced file's hunks are all as above
         out = [head]
         at, to = item.at, new_at
         for sign in signs:

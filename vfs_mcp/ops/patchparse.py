@@ -49,6 +49,10 @@ class Hunk:
         return list(itertools.compress(self.texts, map("+".__ne__, self.signs)))
 
     @property
+    def old_count(self) -> int:
+        return len(self.signs) - self.signs.count("+")
+
+    @property
     def new(self) -> list[str]:
         return list(itertools.compress(self.texts, map("-".__ne__, self.signs)))
 
