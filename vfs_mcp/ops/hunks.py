@@ -260,43 +260,35 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
 
 
 def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
-    """What ``apply`` gives, as text, cut from ``raw`` (the text ``lines`` holds) between the
-    hunks, without a step for each of the file's lines; None where that does not hold (see
-    ``_plain``): ``apply`` then."""
+    """What ``apply`` gives, as text: ``raw`` (the text ``lines`` holds) cut between the hunks,
+    each hunk's new lines in between, with no list of the new lines nor a step for each line;
+    None where that does not hold (see ``_plain``): ``apply`` then."""
     if not _plain(lines, placed):
         return None
-    end = lines.usual_end
+    texts, end = lines.texts, lines.usual_end
     pieces: list[str] = []
     kept = 0  # where the text not yet copied starts
+    offset, line = len(lines.bom), 0  # where ``line`` starts in ``raw``
     for item in placed:
-        hunk = item.hunk
-        block = end.join(hunk.old) + end
-        # The hunk's one place at or after the one before it (exactly, by the index): the
-        # first place there where its lines follow a line's end, or the file's start.
-        if item.at:
-            found = raw.find(end + block, max(kept - len(end), 0))
-            at = found + len(end) if found >= 0 else -1
-        else:
-            at = len(lines.bom)
-        if at < kept or not raw.startswith(block, at):
-            return None  # not where the index put it: cannot be, but the text decides
+        at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
         pieces.append(raw[kept:at])
-        new = hunk.new
+        new = item.hunk.new
         if new:
             pieces.append(end.join(new) + end)
-        kept = at + len(block)
+        line = item.at + item.hunk.old_count
+        offset = kept = at + sum(map(len, texts[item.at : line])) + (line - item.at) * len(end)
     pieces.append(raw[kept:])
     return "".join(pieces)
 
 
 def _plain(lines: Lines, placed: list[Placed]) -> bool:
-    """Every line ends as most do (the last one maybe without an ending), and every hunk has
-    old lines, found exactly without an anchor, ending before the file's last line: each
-    hunk's new lines are its own, ending as most lines do."""
+    """Every line ends as most do (the last one maybe without an ending), and every hunk was
+    found exactly, before the file's last line: each hunk's new lines are its own, ending as
+    most lines do."""
     ends, usual = lines.ends, lines.usual_end
     return (
         bool(ends)
-        and all(item.hunk.old_count and not item.trimmed and not item.hunk.anchor for item in placed)
+        and not any(item.trimmed for item in placed)
         and (not placed or placed[-1].at + placed[-1].hunk.old_count < len(ends))
         and ends.count(usual) == len(ends) - (ends[-1] == "")
     )
@@ -370,7 +362,10 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
         new_at = item.at + shift
         shift += new_count - old_count
         head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
-        if signs and not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
+        if not signs:  # an empty hunk (a header alone)
+            yield head
+            continue
+        if not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
             # Found exactly, and short of either file's last line: the hunk's own lines are the
             # file's, and none of them lacks a newline.
             yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
