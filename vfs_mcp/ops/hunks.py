@@ -219,7 +219,6 @@ def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
             ends.extend(old_ends[start:stop])
 
     kept = 0  # the file's lines from here to ``at`` are kept: copied in one slice before a change
-    at = 0
     for number, item in enumerate(placed, 1):
         hunk = item.hunk
         added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else hunk.new_added()

@@ -39,11 +39,6 @@ class Hunk:
         return cls("".join(sign for sign, _ in lines), [text for _, text in lines], **fields)
 
     @property
-    def lines(self) -> list[tuple[str, str]]:
-        """``(sign, text)`` of each line."""
-        return list(zip(self.signs, self.texts, strict=True))
-
-    @property
     def old(self) -> list[str]:
         """Context and removed lines: what the file holds where the hunk applies."""
         return list(itertools.compress(self.texts, map("+".__ne__, self.signs)))
