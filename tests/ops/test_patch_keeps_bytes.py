@@ -113,3 +113,12 @@ async def test_a_patch_that_fails_at_write_time_puts_deleted_and_moved_files_bac
         assert box.get(name) == content
         if modes:
             assert os.stat(box.mount.fs_path(name)).st_mode & 0o777 == 0o750
+
+
+async def test_a_hunk_placed_before_a_context_free_insertion_is_refused_not_applied_twice(sandbox: Sandbox) -> None:
+    # A -U0 insertion after line 2, then a hunk on lines 1-2: out of order. Placed anyway, the
+    # file's first lines were copied twice ("a b X a B c").
+    sandbox.put("f.txt", "a\nb\nc\n")
+    result = await patch(sandbox, "--- a/f.txt\n+++ b/f.txt\n@@ -2,0 +3 @@\n+X\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n")
+    assert error_of(result)["code"] == "CONFLICT" and "hunk 2 does not match" in result.content[0].text
+    assert sandbox.get("f.txt") == b"a\nb\nc\n"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -62,8 +63,12 @@ class Lines:
         return cls(texts, ends, bom, usual)
 
     def join(self) -> str:
-        if self.ends.count("\n") == len(self.ends):  # every line ends in "\n": one join
-            return self.bom + "\n".join(self.texts) + ("\n" if self.texts else "")
+        for end in ("\n", "\r\n"):  # every line ends the same way (the last maybe without): one join
+            same = self.ends.count(end)
+            if same == len(self.ends):
+                return self.bom + end.join(self.texts) + (end if self.texts else "")
+            if same == len(self.ends) - 1 and self.ends[-1] == "":
+                return self.bom + end.join(self.texts)
         return self.bom + "".join(itertools.chain.from_iterable(zip(self.texts, self.ends, strict=True)))
 
 
@@ -105,9 +110,10 @@ class _Index:
         table = self.trimmed if trimmed else self.exact
         if table is None:
             keys = {line.strip() if trimmed else line for old in self.wanted for line in old}
-            texts = [text.strip() for text in self.texts] if trimmed else self.texts
+            texts = list(map(str.strip, self.texts)) if trimmed else self.texts
             table = {}
-            for number in [n for n, text in enumerate(texts) if text in keys]:
+            # The numbers of the lines wanted, found without a Python step for each line of the file.
+            for number in itertools.compress(itertools.count(), map(keys.__contains__, texts)):
                 table.setdefault(texts[number], []).append(number)
             if trimmed:
                 self.trimmed = table
@@ -126,7 +132,8 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[P
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start if hunk.old_start is not None else len(lines.texts))
-            placed.append(Placed(hunk, max(at, cursor), False))
+            cursor = max(at, cursor)  # the hunks after it apply after it
+            placed.append(Placed(hunk, cursor, False))
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
@@ -166,7 +173,7 @@ def _matches(
     """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
     (None when the budget ran out)."""
     table = index.of(trimmed)
-    wanted = [line.strip() for line in old] if trimmed else old
+    wanted = list(map(str.strip, old)) if trimmed else old
     # The rarest line of the hunk: each of its places is one candidate.
     offset, positions = 0, _NOWHERE
     fewest = -1
@@ -178,7 +185,7 @@ def _matches(
                 break
     size = len(old)
     found: list[int] = []
-    for position in positions[bisect.bisect_left(positions, start + offset) :]:
+    for position in itertools.islice(positions, bisect.bisect_left(positions, start + offset), None):
         at = position - offset
         if at + size > len(texts):
             break
@@ -186,62 +193,104 @@ def _matches(
         if budget.left < 0:
             return None
         window = texts[at : at + size]
-        if (window == old) if not trimmed else ([line.strip() for line in window] == wanted):
+        if (window == old) if not trimmed else (list(map(str.strip, window)) == wanted):
             found.append(at)
             if len(found) > 1:
                 break
     return found
 
 
+_RUNS = re.compile(r" +|-+|\++")
+"""A hunk's runs of context, removed and added lines, in its signs."""
+
+
 def apply(lines: Lines, placed: list[Placed], shown: str) -> Lines:
     """The file with every placed hunk applied; untouched lines and context keep their bytes."""
+    old_texts, old_ends, usual = lines.texts, lines.ends, lines.usual_end
     texts: list[str] = []
     ends: list[str] = []
-    usual = lines.usual_end
 
     def keep(start: int, stop: int) -> None:
         """The file's own lines ``[start, stop)``, as they are (in one slice)."""
         if start < stop:
-            follows()
-            texts.extend(lines.texts[start:stop])
-            ends.extend(lines.ends[start:stop])
+            if ends and not ends[-1]:
+                ends[-1] = usual  # a line that was last gets an ending once something follows it
+            texts.extend(old_texts[start:stop])
+            ends.extend(old_ends[start:stop])
 
-    def follows() -> None:
-        if ends and ends[-1] == "":
-            ends[-1] = usual  # a line that was last gets an ending once something follows it
-
-    done = 0
+    kept = 0  # the file's lines from here to ``at`` are kept: copied in one slice before a change
     for number, item in enumerate(placed, 1):
-        keep(done, item.at)
+        hunk = item.hunk
+        added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else hunk.new_added()
         at = item.at
-        added = _reindented(item, lines, f"{shown}: hunk {number}") if item.trimmed else None
-        plus = iter(added) if added is not None else None
+        plus = 0
         last_removed = ""
-        for sign, run in itertools.groupby(item.hunk.lines, key=lambda line: line[0]):
+        for run in _RUNS.finditer(hunk.signs):
+            count = run.end() - run.start()
+            sign = hunk.signs[run.start()]
             if sign == " ":
-                count = len(list(run))
-                keep(at, at + count)
                 at += count
-            elif sign == "-":
-                count = len(list(run))
-                last_removed = lines.ends[at + count - 1]
+                continue
+            keep(kept, at)
+            if sign == "-":
+                last_removed = old_ends[at + count - 1]
                 at += count
             else:
-                for _, text in run:
-                    end = last_removed or (ends[-1] if ends and ends[-1] else usual)
-                    follows()
-                    texts.append(next(plus) if plus is not None else text)
-                    ends.append(end)
-        done = at
-        if at == len(lines.texts) and texts:
-            if item.hunk.new_ends_without_newline:
+                end = last_removed or (ends[-1] if ends else "") or usual
+                if ends and not ends[-1]:
+                    ends[-1] = usual
+                texts.extend(added[plus : plus + count])
+                ends.extend([end] * count)
+                plus += count
+            kept = at
+        if at == len(old_texts):
+            keep(kept, at)
+            kept = at
+            if not texts:
+                continue
+            if hunk.new_ends_without_newline:
                 ends[-1] = ""
-            elif item.hunk.old_ends_without_newline:
+            elif hunk.old_ends_without_newline:
                 ends[-1] = ends[-1] or usual
-            elif lines.ends and lines.ends[-1] == "":
+            elif old_ends and old_ends[-1] == "":
                 ends[-1] = ""  # the patch does not say: the file keeps ending without a newline
-    keep(done, len(lines.texts))
+    keep(kept, len(old_texts))
     return Lines(texts, ends, lines.bom, usual)
+
+
+def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
+    """What ``apply`` gives, as text: ``raw`` (the text ``lines`` holds) cut between the hunks,
+    each hunk's new lines in between, with no list of the new lines nor a step for each line;
+    None where that does not hold (see ``_plain``): ``apply`` then."""
+    if not _plain(lines, placed):
+        return None
+    texts, end = lines.texts, lines.usual_end
+    pieces: list[str] = []
+    kept = 0  # where the text not yet copied starts
+    offset, line = len(lines.bom), 0  # where ``line`` starts in ``raw``
+    for item in placed:
+        at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
+        pieces.append(raw[kept:at])
+        new = item.hunk.new
+        if new:
+            pieces.append(end.join(new) + end)
+        line = item.at + item.hunk.old_count
+        offset = kept = at + sum(map(len, texts[item.at : line])) + (line - item.at) * len(end)
+    pieces.append(raw[kept:])
+    return "".join(pieces)
+
+
+def _plain(lines: Lines, placed: list[Placed]) -> bool:
+    """Every line ends as most do (the last one maybe without an ending), and every hunk was
+    found exactly, before the file's last line: each hunk's new lines are its own, ending as
+    most lines do."""
+    ends, usual = lines.ends, lines.usual_end
+    return (
+        bool(ends)
+        and not any(item.trimmed for item in placed)
+        and (not placed or placed[-1].at + placed[-1].hunk.old_count < len(ends))
+        and ends.count(usual) == len(ends) - (ends[-1] == "")
+    )
 
 
 def _indent(line: str) -> str:
@@ -253,7 +302,7 @@ def _reindented(item: Placed, lines: Lines, where: str) -> list[str]:
     pairs: list[tuple[str, str]] = []  # (indent in the patch, indent in the file) of each old line
     above: list[int] = []  # for each added line, the old line above it (-1: none yet)
     at = item.at
-    for sign, text in item.hunk.lines:
+    for sign, text in zip(item.hunk.signs, item.hunk.texts, strict=True):
         if sign == "+":
             above.append(len(pairs) - 1)
         else:
@@ -299,19 +348,31 @@ def _unit(indents: list[str]) -> int:
     return min(steps) if steps else 4
 
 
-def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[str]:
+def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Iterator[str]:
     """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
     they are: linear in what they touch, no line-matching search. Each hunk keeps the context
-    the patch gave it."""
+    the patch gave it. ``new_lines``: the new file's lines, None when it was ``spliced``."""
+    new_size = len(old.texts) + sum(item.hunk.signs.count("+") - item.hunk.signs.count("-") for item in placed)
     shift = 0
     for item in placed:
-        body = item.hunk.lines
-        old_count = sum(1 for sign, _ in body if sign != "+")
-        new_count = len(body) - old_count + sum(1 for sign, _ in body if sign == " ")
+        signs, texts = item.hunk.signs, item.hunk.texts
+        old_count = len(signs) - signs.count("+")
+        new_count = len(signs) - signs.count("-")
         new_at = item.at + shift
-        out = [f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"]
+        shift += new_count - old_count
+        head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
+        if not signs:  # an empty hunk (a header alone)
+            yield head
+            continue
+        if not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
+            # Found exactly, and short of either file's last line: the hunk's own lines are the
+            # file's, and none of them lacks a newline.
+            yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
+            continue
+        assert new_lines is not None  # a spliced file's hunks are all as above
+        out = [head]
         at, to = item.at, new_at
-        for sign, _ in body:
+        for sign in signs:
             if sign == "+":
                 out.append(f"+{new_lines.texts[to]}\n{_no_newline(new_lines, to)}")
                 to += 1
@@ -319,7 +380,6 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines) -> Iterator[s
             out.append(f"{sign}{old.texts[at]}\n{_no_newline(old, at)}")
             at += 1
             to += sign == " "
-        shift += new_count - old_count
         yield "".join(out)
 
 

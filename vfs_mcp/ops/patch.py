@@ -55,6 +55,7 @@ class _File:
     before: TextFile | None
     old: hunks.Lines | None
     new: hunks.Lines | None
+    """The new file's lines (None when it is deleted, or was cut from the old text: ``hunks.spliced``)."""
     placed: list[hunks.Placed]
     data: bytes | None
     link: Target | None = None
@@ -138,16 +139,21 @@ def _plan(
         before = TextFile.load(vfs, target, "utf-8", max_bytes)
     except NotFound:
         raise NotFound(f"{target.display} does not exist; the patch changes it") from None
-    old = hunks.Lines.of(before.raw)
+    raw = before.raw
+    old = hunks.Lines.of(raw)
     if patch.kind == "delete":
         return _File(patch, target, None, before, old, None, [], None, link)
     if dest is not None and vfs.lookup(dest) is not None:
         raise AlreadyExists(f"{dest.display} already exists; the patch moves {target.display} there")
     placed = hunks.place(old, patch.hunks, target.display, budget)
-    new = hunks.apply(old, placed, target.display)
-    data = before.encode_raw(new.join())
+    after = None  # the new file as lines, where it could not be cut from the old text
+    cut = hunks.spliced(raw, old, placed)
+    if cut is None:
+        after = hunks.apply(old, placed, target.display)
+        cut = after.join()
+    data = before.encode_raw(cut)
     _check_written(dest or target, data, max_write)
-    return _File(patch, target, dest, before, old, new, placed, data, link)
+    return _File(patch, target, dest, before, old, after, placed, data, link)
 
 
 def _check_written(target: Target, data: bytes, max_write: int | None) -> None:
@@ -177,9 +183,8 @@ def _ops(planned: _File) -> list[Op]:
 
 def _summary(planned: _File) -> PatchedFile:
     kind = planned.patch.kind
-    body = [line for hunk in planned.patch.hunks for line in hunk.lines]
-    added = sum(1 for sign, _ in body if sign == "+")
-    removed = sum(1 for sign, _ in body if sign == "-")
+    added = sum(hunk.signs.count("+") for hunk in planned.patch.hunks)
+    removed = sum(hunk.signs.count("-") for hunk in planned.patch.hunks)
     if kind == "delete":
         removed = len(planned.old.texts) if planned.old is not None else 0
     action = {"add": "added", "delete": "deleted"}.get(kind, "moved" if planned.dest else "updated")
@@ -218,7 +223,7 @@ def _file_diff(item: _File) -> Iterator[str]:
         assert item.new is not None
         yield f"--- /dev/null\n+++ {name}\n"
         yield from _whole(item.new, "+")
-    elif item.new is None:
+    elif item.patch.kind == "delete":
         assert item.old is not None
         yield f"--- {name}\n+++ /dev/null\n"
         yield from _whole(item.old, "-")

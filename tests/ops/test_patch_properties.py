@@ -1,0 +1,62 @@
+"""apply_patch's engine against the diffs ``difflib`` writes: a diff of two texts applied to
+the first gives the second, byte for byte (either line ending, with or without a final
+newline), and the two ways of making the new text (cut from the old text between the hunks,
+or line by line) and its diff agree."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from vfs_mcp.errors import Conflict
+from vfs_mcp.ops import hunks
+from vfs_mcp.ops.patchparse import parse_patch
+
+
+def line(number: int) -> str:
+    return ("  " if number % 3 == 0 else "\t" if number % 5 == 0 else "") + f"line {number}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    numbers=st.lists(st.integers(0, 40), min_size=1, max_size=60),
+    edits=st.lists(
+        st.tuples(st.integers(0, 10**6), st.sampled_from(["insert", "delete", "replace"]), st.integers(0, 40)),
+        min_size=1,
+        max_size=5,
+    ),
+    end=st.sampled_from(["\n", "\r\n"]),
+    final_newline=st.booleans(),
+    context=st.integers(0, 3),
+)
+def test_a_difflib_diff_gives_its_target_and_both_ways_of_applying_it_agree(
+    numbers: list[int], edits: list[tuple[int, str, int]], end: str, final_newline: bool, context: int
+) -> None:
+    before = [line(n) for n in numbers]
+    after = list(before)
+    for at, how, number in edits:
+        at %= len(after) + 1
+        if how == "insert":
+            after.insert(at, line(number) + " new")
+        elif at < len(after):
+            after[at : at + 1] = [] if how == "delete" else [line(number) + " changed"]
+    assume(after and after != before)
+    # A file of one or two CRLF lines without a final newline has no usual ending: new lines
+    # at its start would take "\n" (documented; not what this test is about).
+    assume(end == "\n" or final_newline or len(before) > 2)
+    diff = "".join(difflib.unified_diff([t + "\n" for t in before], [t + "\n" for t in after], "a/f", "b/f", n=context))
+    raw = end.join(before) + (end if final_newline else "")
+    target = end.join(after) + (end if final_newline else "")
+    old = hunks.Lines.of(raw)
+    try:
+        placed = hunks.place(old, parse_patch(diff)[0].hunks, "f", hunks.Budget())
+    except Conflict:
+        return  # context lines that repeat: refused, as a call would be
+    applied = hunks.apply(old, placed, "f")
+    assert applied.join() == target
+    cut = hunks.spliced(raw, old, placed)
+    if cut is not None:
+        assert cut == target
+        assert "".join(hunks.diff_lines(old, placed, None)) == "".join(hunks.diff_lines(old, placed, applied))
