@@ -28,9 +28,16 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops.literal import find_all
+from vfs_mcp.ops.literal import find_all, find_all_bytes, newlines
 from vfs_mcp.ops.regex import SPACE
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, Known, TextFile, hashed_into, unified_diff
+from vfs_mcp.ops.textfile import (
+    DEFAULT_MAX_EDIT_BYTES,
+    Known,
+    TextFile,
+    hashed_into,
+    unified_diff,
+    unified_diff_bytes,
+)
 from vfs_mcp.ops.write import writable
 
 FUZZY_THRESHOLD = 0.8
@@ -358,23 +365,70 @@ def _edit(
     max_bytes: int,
 ) -> Plan[EditResult]:
     doc = TextFile.load(vfs, target, encoding, max_bytes)
-    if len(edits) * len(doc.text) > EDIT_WORK_CHARS:
-        fits = max(1, EDIT_WORK_CHARS // max(1, len(doc.text)))
+    if len(edits) * doc.chars > EDIT_WORK_CHARS:
+        fits = max(1, EDIT_WORK_CHARS // max(1, doc.chars))
         raise InvalidArgument(
-            f"{len(edits)} edits on {len(doc.text):,} characters is more than one call may scan; "
+            f"{len(edits)} edits on {doc.chars:,} characters is more than one call may scan; "
             f"give at most {fits} edits per call, or rewrite the file with write_file"
         )
     doc.check_hash(expected_hash)
-    text, reports = doc.text, []
-    for number, edit in enumerate(edits):
-        normalised = edit.model_copy(
-            update={"old_text": doc.normalise(edit.old_text), "new_text": doc.normalise(edit.new_text)}
-        )
-        text, report = _apply_one(text, number, normalised, options)
-        reports.append(report)
-    diff = _diff(doc.text, text, reports, target.display)
-    ops = doc.saved(text) if not dry_run and text != doc.text else []
-    result = EditResult(
-        path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=None
-    )
+    spliced = _exact_bytes(doc.data, edits) if doc.plain else None
+    if spliced is not None:
+        data, reports = spliced
+        diff = _diff_bytes(doc.data, data, reports, target.display)
+        changed = data != doc.data
+        ops = doc.saved_bytes(data) if not dry_run and changed else []
+    else:
+        text, reports = doc.text, []
+        for number, edit in enumerate(edits):
+            normalised = edit.model_copy(
+                update={"old_text": doc.normalise(edit.old_text), "new_text": doc.normalise(edit.new_text)}
+            )
+            text, report = _apply_one(text, number, normalised, options)
+            reports.append(report)
+        diff = _diff(doc.text, text, reports, target.display)
+        changed = text != doc.text
+        ops = doc.saved(text) if not dry_run and changed else []
+    result = EditResult(path=target.display, dry_run=dry_run, changed=changed, matches=reports, diff=diff, sha256=None)
     return Plan(result, ops, after=hashed_into(result, ops))
+
+
+def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchReport]] | None:
+    """The edits applied to a plain file's bytes (``TextFile.plain``) when each is found exactly,
+    once or (``replace_all``) anywhere, and their reports; None when one is not (the text path
+    then decides: another strategy, or the error). UTF-8 finds a character's bytes only where
+    the character is, so this is the text path's answer, without decoding or encoding the file:
+    ``memmem`` finds, one copy splices, newlines are counted in the bytes (offsets are bytes)."""
+    reports = []
+    for number, edit in enumerate(edits):
+        try:
+            old, new = edit.old_text.encode(), edit.new_text.encode()
+        except UnicodeEncodeError:
+            return None  # a lone surrogate: the text path says what it makes of it
+        starts = find_all_bytes(data, old, None if edit.replace_all else 2) if old else []
+        if not starts or (len(starts) > 1 and not edit.replace_all):
+            return None
+        first = newlines(data, 0, starts[0]) + 1
+        last = starts[-1] + len(old)
+        report = MatchReport(
+            edit=number,
+            strategy="exact",
+            occurrences=len(starts),
+            line_start=first,
+            line_end=first + data.count(b"\n", starts[0], max(starts[0], starts[0] + len(old) - 1)),
+            confidence=1.0,
+        )
+        report._start, report._kept = starts[0], len(data) - last
+        parts = [data[: starts[0]]]
+        for at, after in itertools.pairwise([*starts, len(data)]):
+            parts += [new, data[at + len(old) : after]]
+        data = b"".join(parts)
+        reports.append(report)
+    return data, reports
+
+
+def _diff_bytes(old: bytes, new: bytes, reports: list[MatchReport], shown: str) -> str:
+    """``_diff`` of a plain file's bytes, the reports' places counted in bytes."""
+    first = reports[0]
+    head, tail = min(r._start for r in reports), min(r._kept for r in reports)
+    return unified_diff_bytes(old, new, shown, Known(head, tail, first._start, first.line_start - 1))
