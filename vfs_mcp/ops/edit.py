@@ -419,9 +419,10 @@ def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchR
             confidence=1.0,
         )
         report._start, report._kept = starts[0], len(data) - last
-        parts = [data[: starts[0]]]
+        view = memoryview(data)  # slices of it are not copies: the join is the one copy
+        parts = [view[: starts[0]]]
         for at, after in itertools.pairwise([*starts, len(data)]):
-            parts += [new, data[at + len(old) : after]]
+            parts += [new, view[at + len(old) : after]]
         data = b"".join(parts)
         reports.append(report)
     return data, reports
