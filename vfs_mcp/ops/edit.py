@@ -420,7 +420,7 @@ def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchR
         )
         report._start, report._kept = starts[0], len(data) - last
         view = memoryview(data)  # slices of it are not copies: the join is the one copy
-        parts = [view[: starts[0]]]
+        parts: list[bytes | memoryview] = [view[: starts[0]]]
         for at, after in itertools.pairwise([*starts, len(data)]):
             parts += [new, view[at + len(old) : after]]
         data = b"".join(parts)
