@@ -148,6 +148,5 @@ def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
         data, (report,) = done
         reports.append(report)
     assume(reports)
-    assert edit_ops._diff_bytes(old.encode(), data, reports, "f.txt") == textfile.unified_diff(
-        old, data.decode(), "f.txt"
-    )
+    on_bytes = textfile.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
+    assert on_bytes == textfile.unified_diff(old, data.decode(), "f.txt")

@@ -28,8 +28,9 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops.literal import find_all, find_all_bytes, newlines
+from vfs_mcp.ops.literal import find_all
 from vfs_mcp.ops.regex import SPACE
+from vfs_mcp.ops.spliced import splice_exact
 from vfs_mcp.ops.textfile import (
     DEFAULT_MAX_EDIT_BYTES,
     Known,
@@ -321,12 +322,16 @@ def _replace_windows(
 
 
 def _diff(old: str, new: str, reports: list[MatchReport], shown: str) -> str:
-    """The diff of ``old`` edited into ``new`` by the edits ``reports`` tell of, in order. Each
-    changed its text only between its first and last match, and the first one counted the
-    lines above its match in ``old``: the diff starts from what they know."""
+    """The diff of ``old`` edited into ``new`` by the edits ``reports`` tell of, in order."""
+    return unified_diff(old, new, shown, known=_known(reports))
+
+
+def _known(reports: list[MatchReport]) -> Known:
+    """What the edits ``reports`` tell of, in order, know of the texts: each changed its text
+    only between its first and last match, and the first one counted the lines above its
+    match in the old text (in characters, or in bytes on the byte path)."""
     first = reports[0]
-    head, tail = min(r._start for r in reports), min(r._kept for r in reports)
-    return unified_diff(old, new, shown, known=Known(head, tail, first._start, first.line_start - 1))
+    return Known(min(r._start for r in reports), min(r._kept for r in reports), first._start, first.line_start - 1)
 
 
 def edit_file(
@@ -375,7 +380,7 @@ def _edit(
     spliced = _exact_bytes(doc.data, edits) if doc.plain else None
     if spliced is not None:
         data, reports = spliced
-        diff = _diff_bytes(doc.data, data, reports, target.display)
+        diff = unified_diff_bytes(doc.data, data, target.display, _known(reports))
         changed = data != doc.data
         ops = doc.saved_bytes(data) if not dry_run and changed else []
     else:
@@ -394,42 +399,22 @@ def _edit(
 
 
 def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchReport]] | None:
-    """The edits applied to a plain file's bytes (``TextFile.plain``) when each is found exactly,
-    once or (``replace_all``) anywhere, and their reports; None when one is not (the text path
-    then decides: another strategy, or the error). UTF-8 finds a character's bytes only where
-    the character is, so this is the text path's answer, without decoding or encoding the file:
-    ``memmem`` finds, one copy splices, newlines are counted in the bytes (offsets are bytes)."""
+    """The edits made on a plain file's bytes (``TextFile.plain``) when each is found exactly,
+    once or (``replace_all``) anywhere, and their reports (places in bytes); else None."""
+    done = splice_exact(data, ((edit.old_text, edit.new_text, edit.replace_all) for edit in edits))
+    if done is None:
+        return None
+    data, found = done
     reports = []
-    for number, edit in enumerate(edits):
-        try:
-            old, new = edit.old_text.encode(), edit.new_text.encode()
-        except UnicodeEncodeError:
-            return None  # a lone surrogate: the text path says what it makes of it
-        starts = find_all_bytes(data, old, None if edit.replace_all else 2) if old else []
-        if not starts or (len(starts) > 1 and not edit.replace_all):
-            return None
-        first = newlines(data, 0, starts[0]) + 1
-        last = starts[-1] + len(old)
+    for number, place in enumerate(found):
         report = MatchReport(
             edit=number,
             strategy="exact",
-            occurrences=len(starts),
-            line_start=first,
-            line_end=first + data.count(b"\n", starts[0], max(starts[0], starts[0] + len(old) - 1)),
+            occurrences=place.occurrences,
+            line_start=place.line_start,
+            line_end=place.line_end,
             confidence=1.0,
         )
-        report._start, report._kept = starts[0], len(data) - last
-        view = memoryview(data)  # slices of it are not copies: the join is the one copy
-        parts: list[bytes | memoryview] = [view[: starts[0]]]
-        for at, after in itertools.pairwise([*starts, len(data)]):
-            parts += [new, view[at + len(old) : after]]
-        data = b"".join(parts)
+        report._start, report._kept = place.start, place.kept
         reports.append(report)
     return data, reports
-
-
-def _diff_bytes(old: bytes, new: bytes, reports: list[MatchReport], shown: str) -> str:
-    """``_diff`` of a plain file's bytes, the reports' places counted in bytes."""
-    first = reports[0]
-    head, tail = min(r._start for r in reports), min(r._kept for r in reports)
-    return unified_diff_bytes(old, new, shown, Known(head, tail, first._start, first.line_start - 1))
