@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import AnyStr
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from vfs_mcp.ops import literal
 from vfs_mcp.ops.literal import MEMMEM_CHARS, find_all
 
 
-def stepped(text: str, old: str, limit: int | None) -> list[int]:
+def stepped(text: AnyStr, old: AnyStr, limit: int | None) -> list[int]:
     found, at = [], text.find(old)
     while at >= 0 and (limit is None or len(found) < limit):
         found.append(at)
@@ -48,3 +49,32 @@ def test_a_needle_longer_than_what_is_left_is_not_found_past_the_end() -> None:
     assert find_all(text, "abcd") == []
     assert find_all(text, "abc") == [MEMMEM_CHARS]
     assert find_all(text, "aa" * MEMMEM_CHARS) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    head=st.binary(max_size=40),
+    old=st.binary(min_size=1, max_size=4),
+    limit=st.sampled_from([None, 1, 2]),
+    big=st.booleans(),
+)
+def test_bytes_are_searched_in_place_with_the_answers_of_bytes_find(
+    head: bytes, old: bytes, limit: int | None, big: bool
+) -> None:
+    data = head + old + b"\x00" * (MEMMEM_CHARS if big else 3) + old + old + head + old
+    assert literal.find_all_bytes(data, old, limit) == stepped(data, old, limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    runs=st.lists(st.tuples(st.integers(1, 200), st.integers(0, 3 * literal.COUNT_BLOCK)), min_size=1, max_size=6),
+    start=st.integers(0, 10**7),
+    end=st.integers(0, 10**7),
+)
+def test_newlines_are_counted_as_bytes_count_counts_them_across_long_and_short_lines(
+    runs: list[tuple[int, int]], start: int, end: int
+) -> None:
+    # Runs of lines of one width each, so blocks change from long lines to short ones and back.
+    data = b"".join((b"x" * (width - 1) + b"\n") * (size // width) for width, size in runs)
+    start, end = sorted((start % (len(data) + 1), end % (len(data) + 1)))
+    assert literal.newlines(data, start, end) == data.count(b"\n", start, end)

@@ -57,10 +57,12 @@ class Coding:
 UTF8 = Coding("utf-8", "utf-8")
 
 
-def all_crlf(text: str) -> bool:
+def all_crlf(text: str | bytes) -> bool:
     """Whether every newline is CRLF: only then is a file edited as CRLF (mixed files stay as
     they are). A lone "\r" is looked for first: a memchr, where "\r\n" is a scan that stops at
-    every "\n"."""
+    every "\n". Text or its bytes (in an ASCII-compatible coding: the same answer)."""
+    if isinstance(text, bytes):
+        return b"\r" in text and b"\r\n" in text and text.count(b"\r\n") == text.count(b"\n")
     return "\r" in text and "\r\n" in text and text.count("\r\n") == text.count("\n")
 
 

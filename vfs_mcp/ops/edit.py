@@ -30,7 +30,15 @@ from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.literal import find_all
 from vfs_mcp.ops.regex import SPACE
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, Known, TextFile, hashed_into, unified_diff
+from vfs_mcp.ops.spliced import splice_exact
+from vfs_mcp.ops.textfile import (
+    DEFAULT_MAX_EDIT_BYTES,
+    Known,
+    TextFile,
+    hashed_into,
+    unified_diff,
+    unified_diff_bytes,
+)
 from vfs_mcp.ops.write import writable
 
 FUZZY_THRESHOLD = 0.8
@@ -314,12 +322,16 @@ def _replace_windows(
 
 
 def _diff(old: str, new: str, reports: list[MatchReport], shown: str) -> str:
-    """The diff of ``old`` edited into ``new`` by the edits ``reports`` tell of, in order. Each
-    changed its text only between its first and last match, and the first one counted the
-    lines above its match in ``old``: the diff starts from what they know."""
+    """The diff of ``old`` edited into ``new`` by the edits ``reports`` tell of, in order."""
+    return unified_diff(old, new, shown, known=_known(reports))
+
+
+def _known(reports: list[MatchReport]) -> Known:
+    """What the edits ``reports`` tell of, in order, know of the texts: each changed its text
+    only between its first and last match, and the first one counted the lines above its
+    match in the old text (in characters, or in bytes on the byte path)."""
     first = reports[0]
-    head, tail = min(r._start for r in reports), min(r._kept for r in reports)
-    return unified_diff(old, new, shown, known=Known(head, tail, first._start, first.line_start - 1))
+    return Known(min(r._start for r in reports), min(r._kept for r in reports), first._start, first.line_start - 1)
 
 
 def edit_file(
@@ -358,23 +370,51 @@ def _edit(
     max_bytes: int,
 ) -> Plan[EditResult]:
     doc = TextFile.load(vfs, target, encoding, max_bytes)
-    if len(edits) * len(doc.text) > EDIT_WORK_CHARS:
-        fits = max(1, EDIT_WORK_CHARS // max(1, len(doc.text)))
+    if len(edits) * doc.chars > EDIT_WORK_CHARS:
+        fits = max(1, EDIT_WORK_CHARS // max(1, doc.chars))
         raise InvalidArgument(
-            f"{len(edits)} edits on {len(doc.text):,} characters is more than one call may scan; "
+            f"{len(edits)} edits on {doc.chars:,} characters is more than one call may scan; "
             f"give at most {fits} edits per call, or rewrite the file with write_file"
         )
     doc.check_hash(expected_hash)
-    text, reports = doc.text, []
-    for number, edit in enumerate(edits):
-        normalised = edit.model_copy(
-            update={"old_text": doc.normalise(edit.old_text), "new_text": doc.normalise(edit.new_text)}
-        )
-        text, report = _apply_one(text, number, normalised, options)
-        reports.append(report)
-    diff = _diff(doc.text, text, reports, target.display)
-    ops = doc.saved(text) if not dry_run and text != doc.text else []
-    result = EditResult(
-        path=target.display, dry_run=dry_run, changed=text != doc.text, matches=reports, diff=diff, sha256=None
-    )
+    spliced = _exact_bytes(doc.data, edits) if doc.plain else None
+    if spliced is not None:
+        data, reports = spliced
+        diff = unified_diff_bytes(doc.data, data, target.display, _known(reports))
+        changed = data != doc.data
+        ops = doc.saved_bytes(data) if not dry_run and changed else []
+    else:
+        text, reports = doc.text, []
+        for number, edit in enumerate(edits):
+            normalised = edit.model_copy(
+                update={"old_text": doc.normalise(edit.old_text), "new_text": doc.normalise(edit.new_text)}
+            )
+            text, report = _apply_one(text, number, normalised, options)
+            reports.append(report)
+        diff = _diff(doc.text, text, reports, target.display)
+        changed = text != doc.text
+        ops = doc.saved(text) if not dry_run and changed else []
+    result = EditResult(path=target.display, dry_run=dry_run, changed=changed, matches=reports, diff=diff, sha256=None)
     return Plan(result, ops, after=hashed_into(result, ops))
+
+
+def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchReport]] | None:
+    """The edits made on a plain file's bytes (``TextFile.plain``) when each is found exactly,
+    once or (``replace_all``) anywhere, and their reports (places in bytes); else None."""
+    done = splice_exact(data, ((edit.old_text, edit.new_text, edit.replace_all) for edit in edits))
+    if done is None:
+        return None
+    data, found = done
+    reports = []
+    for number, place in enumerate(found):
+        report = MatchReport(
+            edit=number,
+            strategy="exact",
+            occurrences=place.occurrences,
+            line_start=place.line_start,
+            line_end=place.line_end,
+            confidence=1.0,
+        )
+        report._start, report._kept = place.start, place.kept
+        reports.append(report)
+    return data, reports

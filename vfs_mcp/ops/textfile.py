@@ -10,13 +10,14 @@ import difflib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, AnyStr
 
 from vfs_mcp.changes import Expect, Op, Put
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
 from vfs_mcp.jail.filesystem import JailedFS, sha256, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.codings import all_crlf
+from vfs_mcp.ops.literal import newlines
 from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
 
 DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
@@ -25,16 +26,17 @@ DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
 @dataclass
 class TextFile:
     target: Target
-    text: str
-    encoding: str
-    crlf: bool
     data: bytes
     """The bytes as read: a save checks the file still holds them."""
+    encoding: str
+    crlf: bool
     token: str | None
     """The version token read (an ETag), on stores that have one."""
     errors: str = "strict"
     """"surrogateescape" for a UTF-8 file holding invalid bytes: they survive an edit untouched."""
     mode: int | None = None
+    decoded: str | None = None
+    """The text, once decoded: an ASCII file read as UTF-8 is decoded only when ``text`` is asked for."""
 
     @functools.cached_property
     def sha256(self) -> str:
@@ -46,6 +48,10 @@ class TextFile:
         if entry.size > max_bytes:
             raise TooLarge(f"{target.display} is {entry.size} bytes, over the {max_bytes}-byte edit limit")
         data = vfs.cat(target)
+        if check_encoding(encoding) == "utf-8" and data.isascii() and not looks_binary(data):
+            # Valid UTF-8 already (``isascii`` is a word at a time, no copy): an exact edit works on
+            # the bytes and never needs the text (``plain``).
+            return cls(target, data, encoding, all_crlf(data), entry.token, mode=entry.mode)
         errors = "strict"
         try:
             raw = decode(data, encoding, target.display)
@@ -56,7 +62,26 @@ class TextFile:
             raw, errors = data.decode("utf-8", "surrogateescape"), "surrogateescape"
         crlf = all_crlf(raw)
         text = raw.replace("\r\n", "\n") if crlf else raw
-        return cls(target, text, encoding, crlf, data, entry.token, errors, entry.mode)
+        return cls(target, data, encoding, crlf, entry.token, errors, entry.mode, text)
+
+    @property
+    def text(self) -> str:
+        """The decoded text, with ``\\n`` line ends where the file's are all CRLF."""
+        if self.decoded is None:
+            raw = self.data.decode("ascii")  # only an ASCII file is left undecoded by ``load``
+            self.decoded = raw.replace("\r\n", "\n") if self.crlf else raw
+        return self.decoded
+
+    @property
+    def chars(self) -> int:
+        """``len(text)``, without decoding an ASCII file for it."""
+        return len(self.data) if self.decoded is None else len(self.decoded)
+
+    @property
+    def plain(self) -> bool:
+        """Whether the bytes are the text as it is edited: strict UTF-8 read as "utf-8", its line
+        ends left as they are. Then an edit may find and splice the bytes themselves."""
+        return self.errors == "strict" and not self.crlf and check_encoding(self.encoding) == "utf-8"
 
     @property
     def raw(self) -> str:
@@ -82,11 +107,14 @@ class TextFile:
             raise Conflict(f"{self.target.display} changed since it was read (sha256 differs); read it again")
 
     def saved(self, text: str) -> list[Op]:
-        """The step that writes ``text`` over the file, if it still holds the bytes read (a size
+        """The step that writes ``text`` over the file (``saved_bytes``)."""
+        return self.saved_bytes(self.encode(text))
+
+    def saved_bytes(self, data: bytes) -> list[Op]:
+        """The step that writes ``data`` over the file, if it still holds the bytes read (a size
         and a modification time can repeat within the clock's step, the content cannot lie; the
         ETag is compared too, by the store itself where it has conditional writes). Its bytes
         are hashed on another thread while they are written (``hashed_into``)."""
-        data = self.encode(text)
         expect = Expect("file", token=self.token, content=self.data)
         return [Put(self.target, data, expect=expect, digest=sha256_aside(data))]
 
@@ -138,7 +166,7 @@ class Known:
     """and the newlines before it."""
 
 
-def _same_head(a: str, b: str, known: int = 0) -> int:
+def _same_head(a: AnyStr, b: AnyStr, known: int = 0) -> int:
     """Length of the common prefix (at least ``known``): compared a chunk at a time, then
     halving the chunk that differs (every comparison a ``memcmp`` of a slice, none a
     character at a time)."""
@@ -146,7 +174,7 @@ def _same_head(a: str, b: str, known: int = 0) -> int:
     return _common(n, lambda i, k: a[i : i + k] == b[i : i + k], known)
 
 
-def _same_tail(a: str, b: str, head: int, known: int = 0) -> int:
+def _same_tail(a: AnyStr, b: AnyStr, head: int, known: int = 0) -> int:
     """Length of the common suffix (at least ``known``) that does not overlap the common prefix."""
     n, la, lb = min(len(a), len(b)) - head, len(a), len(b)
     return _common(n, lambda i, k: a[la - i - k : la - i] == b[lb - i - k : lb - i], known)
@@ -248,3 +276,31 @@ def unified_diff(
         for sign, line in hunk.lines:
             out.append(sign + line if line.endswith("\n") else f"{sign}{line}\n\\ No newline at end of file\n")
     return printable("".join(out))
+
+
+def unified_diff_bytes(old: bytes, new: bytes, name: str, known: Known, context: int = 3) -> str:
+    """``unified_diff`` of two UTF-8 texts given as their bytes, ``known`` counted in bytes:
+    only the lines the diff shows are decoded and compared (the same diff as of the texts)."""
+    head = _same_head(old, new, known.head)
+    tail = _same_tail(old, new, head, known.tail)
+    # The lines ``hunks`` would show of the texts: from `context` lines above the first
+    # difference to `context` lines below the last (it finds the same ones inside them).
+    start = old.rfind(b"\n", 0, head) + 1
+    for _ in range(context):
+        if start == 0:
+            break
+        start = old.rfind(b"\n", 0, start - 1) + 1
+    old_end, new_end = len(old) - tail, len(new) - tail
+    for _ in range(context + 1):
+        found = old.find(b"\n", old_end)
+        if found < 0:
+            old_end, new_end = len(old), len(new)
+            break
+        new_end += found + 1 - old_end
+        old_end = found + 1
+    if start <= known.at:
+        above = known.lines - newlines(old, start, known.at)
+    else:
+        above = known.lines + newlines(old, known.at, start)
+    shown = old[start:old_end].decode(), new[start:new_end].decode()
+    return unified_diff(*shown, name, context=context, known=Known(0, 0, 0, above))

@@ -1,0 +1,152 @@
+"""An exact edit of a plain UTF-8 file works on its bytes (``edit._exact_bytes``); every
+answer must be the one the text path gives: the bytes written, the reports, the diff, the error.
+
+The properties run ``edit_file`` twice on the same file, once as it is and once with the byte
+path turned off, over ASCII and non-ASCII text, a BOM, CRLF and lone CR line ends, big files
+(``memmem`` and the block count) and small, exact edits, ``replace_all``, several edits in a
+row, and edits the byte path hands back (no match, several, whitespace-normalised ones).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
+
+from vfs_mcp.errors import VfsError
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops import edit as edit_ops
+from vfs_mcp.ops import literal, textfile
+from vfs_mcp.ops.edit import TextEdit, edit_file
+
+LINES = ["a", "b", "ab", "a b", "  a", "", "é", "😀 b", "\ta", "a\r", "b\x0c"]
+NEW = st.text(alphabet="ab \n\té😀", max_size=8)
+
+
+@pytest.fixture(scope="module")
+def folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as name:
+        yield Path(name)
+
+
+def outcome(vfs: JailedFS, path: Path, data: bytes, edits: list[TextEdit], plain: bool) -> tuple[Any, bytes]:
+    """What ``edit_file`` answers (its result, or its error's code and message) and the file's bytes after."""
+    path.write_bytes(data)
+    kept = textfile.TextFile.plain
+    if not plain:
+        textfile.TextFile.plain = property(lambda self: False)  # type: ignore[method-assign,assignment]
+    try:
+        answer: Any = edit_file(vfs, path.name, edits).model_dump()
+    except VfsError as err:
+        answer = (err.code, str(err))
+    finally:
+        textfile.TextFile.plain = kept  # type: ignore[method-assign]
+    return answer, path.read_bytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(LINES), min_size=1, max_size=25),
+    picks=st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(1, 7), NEW, st.booleans(), st.booleans()), min_size=1, max_size=3
+    ),
+    bom=st.booleans(),
+    ending=st.sampled_from(["\n", "\r\n"]),
+    big=st.booleans(),
+    final=st.booleans(),
+)
+def test_an_edit_on_the_bytes_answers_as_the_edit_on_the_text(
+    folder: Path,
+    lines: list[str],
+    picks: list[tuple[int, int, str, bool, bool]],
+    bom: bool,
+    ending: str,
+    big: bool,
+    final: bool,
+) -> None:
+    pad = ending.join(["p"] * (literal.MEMMEM_CHARS // 2)) + ending if big else ""
+    text = ("\ufeff" if bom else "") + pad + ending.join(lines) + (ending if final else "") + pad
+    edits = []
+    for at, width, new, everything, copied in picks:
+        # Mostly a piece of the text (found once or several times), else text of its own (not
+        # found exactly: the text path's other strategies or its error; only in a small file,
+        # where fuzzy scoring takes no seconds).
+        start = len(pad) + at % max(1, len(text) - 2 * len(pad))
+        old = text[start : start + width] if copied or big else new[::-1] or "zz"
+        if big and old in pad:
+            continue  # a replace_all of most of a big file would make difflib the slow part
+        edits.append(TextEdit(oldText=old, newText=new, replace_all=everything))
+    assume(edits)
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+    data = text.encode("utf-8")
+    on_text = outcome(vfs, folder / "f.txt", data, edits, plain=False)
+    assert outcome(vfs, folder / "f.txt", data, edits, plain=True) == on_text
+
+
+def test_the_byte_path_is_taken_for_an_exact_edit_of_a_plain_file_and_only_then(folder: Path) -> None:
+    # Without this the property above could compare the text path with itself.
+    path = folder / "taken.txt"
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+    for data, plain in [
+        (b"x = 1\ny = 2\n", True),
+        ("\ufeffcaf\u00e9 = 1\ny = 2\n".encode(), True),
+        (b"x = 1\r\ny = 2\r\n", False),  # CRLF: the text is edited with \n line ends
+        (b"x = 1\ny = \xff2\n", False),  # foreign bytes kept by surrogateescape
+    ]:
+        path.write_bytes(data)
+        doc = textfile.TextFile.load(vfs, vfs.resolve(path.name), "utf-8")
+        assert doc.plain is plain, data
+        assert doc.text == data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+        spliced = edit_ops._exact_bytes(doc.data, [TextEdit(oldText="y = ", newText="z = ")])
+        if plain:
+            assert spliced is not None and spliced[0] == data.replace(b"y = ", b"z = ")
+    # Read as another coding, or not exactly found: the text path.
+    path.write_bytes(b"x = 1\ny = 2\n")
+    assert not textfile.TextFile.load(vfs, vfs.resolve(path.name), "latin-1").plain
+    assert edit_ops._exact_bytes(b"x = 1\ny  = 2\n", [TextEdit(oldText="y = 2", newText="z")]) is None
+    assert edit_ops._exact_bytes(b"y = 1\ny = 2\n", [TextEdit(oldText="y = ", newText="z")]) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "ab", "a b", "é", ""]), st.integers(1, 12)), min_size=1, max_size=8
+    ),
+    picks=st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(1, 6), st.text(alphabet="abcé \n", max_size=6), st.booleans()),
+        min_size=1,
+        max_size=3,
+    ),
+    big=st.booleans(),
+)
+@example(runs=[("b", 1), ("a", 12)], picks=[(0, 3, "b\na\na", False)], big=True)
+def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
+    runs: list[tuple[str, int]], picks: list[tuple[int, int, str, bool]], big: bool
+) -> None:
+    # Runs of equal lines make where a change starts ambiguous (a line added after the first
+    # of twelve equal ones is shown after the last): the diff must still be the one found by
+    # comparing the whole texts, though only the lines around the change are decoded.
+    pad = "p\n" * (literal.MEMMEM_CHARS // 2) if big else ""
+    old = pad + "\n".join(line for line, times in runs for _ in range(times)) + "\n" + pad
+    data, reports = old.encode(), []
+    for at, width, new, everything in picks:
+        text = data.decode()
+        start = len(pad) + at % max(1, len(text) - 2 * len(pad))
+        wanted = text[start : start + width]
+        if pad and wanted in pad:
+            continue  # a replace_all of most of a big file would make difflib the slow part
+        done = edit_ops._exact_bytes(data, [TextEdit(oldText=wanted, newText=new, replace_all=everything)])
+        if done is None:
+            continue
+        data, (report,) = done
+        reports.append(report)
+    assume(reports)
+    on_bytes = textfile.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
+    assert on_bytes == textfile.unified_diff(old, data.decode(), "f.txt")
