@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import filetype
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
@@ -54,7 +54,11 @@ class ReadResult(BaseModel):
     mime_type: str | None = Field(None, description="An image or audio file: the content is its base64")
 
 
-_MEDIA_MATCHERS = [matcher for matcher in filetype.types if matcher.mime in MEDIA_TYPES]
+@functools.cache
+def _media_matchers() -> list[Any]:
+    import filetype  # here: most servers never read an image, and its 79 matchers take a while to import
+
+    return [matcher for matcher in filetype.types if matcher.mime in MEDIA_TYPES]
 
 
 def media_type(data: bytes, name: str) -> str | None:
@@ -63,8 +67,10 @@ def media_type(data: bytes, name: str) -> str | None:
     head = data[:8192]
     # All of filetype's 79 matchers take some 40 µs, more than the rest of a small read; the
     # matchers of the types above take 3 µs, and all are asked only when one of those matches.
+    import filetype
+
     by_name = None
-    if filetype.match(head, _MEDIA_MATCHERS) is None:
+    if filetype.match(head, _media_matchers()) is None:
         by_name = MEDIA_TYPES.get(mimetypes.guess_type(name)[0] or "") if b"\x00" in head else None
         if by_name is None:
             return None
