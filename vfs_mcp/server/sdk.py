@@ -93,7 +93,7 @@ def add_planned_tool(
         title=title,
         description=description,
         parameters=parameters,
-        fn_metadata=ArgumentsOnFirstUse(fn, sign, skip, output_schema),
+        fn_metadata=ArgumentsOnFirstUse(fn, sign, skip, output_schema),  # type: ignore[arg-type]  # stands in for FuncMetadata
         is_async=True,
         context_kwarg=context_kwarg,
         resolved_params={},
