@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -78,6 +77,8 @@ _KEYS: dict[str, list[str]] = {"": list(ConfigFile.model_fields), "mount": list(
 
 def read_config(path: str | os.PathLike[str]) -> ConfigFile:
     """The file's content, checked; ValueError with one line naming what is wrong."""
+    import tomllib  # here: most servers start without a file
+
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
