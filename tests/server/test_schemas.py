@@ -5,6 +5,8 @@ as one whose argument models were all built at start."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -29,7 +31,7 @@ def test_the_table_is_what_the_sdk_generates_now() -> None:
 
 def test_every_tool_of_every_profile_is_in_the_table() -> None:
     table = schemas.known()
-    missing = [row.key for p in profiles.PROFILES for row in profiles.tools_of(p) if schemas.key(row.fn) not in table]
+    missing = [row.key for p in profiles.PROFILES for row in profiles.tools_of(p) if row.where not in table]
     assert missing == []
 
 
@@ -83,3 +85,22 @@ async def test_a_planned_tool_answers_every_call_as_one_built_at_start(monkeypat
 
     assert [r["is_error"] for r in planned] == [False, False, True, True, False, True]
     assert await called(monkeypatch) == planned
+
+
+def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_needs() -> None:
+    # A fresh interpreter: what a server started and asked for its tools has imported.
+    script = (
+        "import sys, anyio\n"
+        "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
+        "from vfs_mcp.server.build import build_server\n"
+        "server = build_server(open_mounts([MountSpec('memory://lazy')]))\n"
+        "assert len(anyio.run(server.list_tools)) > 20\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+
+    later = {"vfs_mcp.profiles.default.text", "vfs_mcp.profiles.default.files", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch"}
+    assert loaded & later == set()
+    assert "vfs_mcp.profiles.default" in loaded

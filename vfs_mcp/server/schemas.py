@@ -11,7 +11,6 @@ and a test fails when it differs from what the SDK generates now
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,11 @@ import orjson
 TABLE = Path(__file__).with_name("schemas.json")
 
 
-def key(fn: Callable[..., Any]) -> str:
-    """The table's key for an adapter: where it is defined."""
-    return f"{fn.__module__}:{fn.__qualname__}"
-
-
 @functools.cache
 def known() -> dict[str, dict[str, Any]]:
-    """The table: adapter key -> ``{"parameters": input schema, "output": output schema or None}``."""
+    """The table: where an adapter is (``Tool.where``) -> its tool's ``parameters`` (input
+    schema), ``output`` (output schema or None) and ``context`` (the argument that takes the
+    call's Context, or None)."""
     try:
         table: dict[str, dict[str, Any]] = orjson.loads(TABLE.read_bytes())
     except FileNotFoundError:

@@ -54,7 +54,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
             if tool.needs_writable and not writable:
                 continue
             name, fn = names[tool.key], bound(tool, vfs, settings)
-            planned = schemas.known().get(schemas.key(tool.fn))
+            planned = schemas.known().get(tool.where)
             if planned is None:
                 fn.sign()
                 server.add_tool(
@@ -71,7 +71,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
                     annotations=tool.annotations,
                     parameters=planned["parameters"],
                     output_schema=planned["output"],
-                    context_kwarg=PROGRESS_ARGUMENT if fn.takes_progress else None,
+                    context_kwarg=planned["context"],
                 )
             if profile in profiles.SEED_EXACT:
                 exact.add(name)
@@ -86,7 +86,11 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
             fn = bound(row, None, Settings())  # type: ignore[arg-type]  # never called: only its signature is read
             fn.sign()
             tool = SdkTool.from_function(fn, name=row.key)
-            table[schemas.key(row.fn)] = {"parameters": tool.parameters, "output": tool.output_schema}
+            table[row.where] = {
+                "parameters": tool.parameters,
+                "output": tool.output_schema,
+                "context": tool.context_kwarg,
+            }
     return table
 
 
@@ -103,9 +107,6 @@ def profile_tools(settings: Settings) -> dict[str, bool]:
 class Bound(Protocol):
     """A row's adapter as the SDK registers it (``bound``)."""
 
-    takes_progress: bool
-    """It has a ``progress`` argument: the SDK passes the call's Context there."""
-
     def sign(self) -> None:
         """Give it the signature the SDK builds its arguments from (idempotent)."""
 
@@ -116,20 +117,21 @@ def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Bound:
     """The function the SDK registers for ``tool``, calling its adapter with ``vfs`` and
     ``settings``. Its signature, the adapter's without those two (the SDK builds the tool's
     arguments from it), is made by ``sign()``, when the SDK first needs it: resolving the
-    adapter's annotations imports the types they name."""
-    fn = tool.fn
+    adapter's annotations imports the types they name. Neither imports the adapter's module:
+    its first call does."""
     aliases: dict[str, str] = {}
 
     def call(**arguments: Any) -> CallToolResult:
         arguments = {aliases.get(key, key): value for key, value in arguments.items()}
         if PROGRESS_ARGUMENT in arguments:
             arguments[PROGRESS_ARGUMENT] = reporter(arguments[PROGRESS_ARGUMENT])
-        result: CallToolResult = fn(vfs, settings, **arguments)
+        result: CallToolResult = tool.adapter(vfs, settings, **arguments)
         return result
 
     def sign() -> None:
         if hasattr(call, "__signature__"):
             return
+        fn = tool.adapter
         hints = typing.get_type_hints(fn, include_extras=True)
         parameters = [
             parameter.replace(annotation=Context if parameter.name == PROGRESS_ARGUMENT else hints[parameter.name])
@@ -140,11 +142,10 @@ def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Bound:
         call.__annotations__.update({p.name: p.annotation for p in parameters} | {"return": hints["return"]})
         call.__signature__ = inspect.Signature(parameters, return_annotation=hints["return"])  # type: ignore[attr-defined]
 
-    call.__name__ = call.__qualname__ = fn.__name__
-    call.__module__ = fn.__module__
+    call.__module__, _, call.__name__ = tool.where.partition(":")
+    call.__qualname__ = call.__name__
     wrapper: Any = catching(call)
     wrapper.sign = sign
-    wrapper.takes_progress = PROGRESS_ARGUMENT in inspect.signature(fn).parameters
     return typing.cast(Bound, wrapper)
 
 
