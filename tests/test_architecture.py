@@ -208,8 +208,9 @@ def test_one_real_path_asked_of_the_store() -> None:
     assert not found, f"host paths resolved outside the store: {found}"
 
 
-HOST_PATHS = {"backends/vfs_mcp_backends/hostpaths.py", "vfs_mcp/testing/harness.py"}
-"""The store's one resolver, and the harness making a temporary folder (not a path a tool was given)."""
+HOST_PATHS = {"backends/vfs_mcp_backends/hostpaths.py", "vfs_mcp/testing/harness.py", "vfs_mcp/changes/spool.py"}
+"""The store's one resolver, the harness making a temporary folder, and undo's spool checking its
+own temporary folder is outside the served ones (none of them a path a tool was given)."""
 
 
 MAX_MODULE_LINES = 420

@@ -123,7 +123,9 @@ def expected_after(tool: str, args: dict[str, Any], before: Tree, base: str) -> 
         return tree, set()
     if tool == "copy_file":
         source, dest = rel("source"), rel("destination")
-        entry = before[source]
+        entry = before[real(before, source)]  # a link is copied as what it points to
+        if entry[0] != "file" or before.get(dest, ("",))[0] == "link":
+            return None  # a link to a folder, or onto a link: not modelled
         kept = before[dest][2] if dest in before and before[dest][0] == "file" else entry[2]
         tree[dest] = ("file", entry[1], kept)
         return tree, {dest}

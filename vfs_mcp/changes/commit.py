@@ -28,6 +28,7 @@ from vfs_mcp.changes.ops import (
     Remove,
     Rename,
     Restore,
+    Spooled,
     image_size,
     trees,
     written,
@@ -332,7 +333,7 @@ def _restore(vfs: JailedFS, op: Restore, kept: _Kept | None) -> list[Op]:
     entry = store.probe(vfs, target)
     images.check(vfs, target, entry, op.expect)
     was = _capture(vfs, kept, target, entry) or Absent()
-    replace_file = isinstance(op.image, FileImage) and entry is not None and entry.type == "file"
+    replace_file = isinstance(op.image, (FileImage, Spooled)) and entry is not None and entry.type == "file"
     if entry is not None and not replace_file:
         store.remove(vfs, target, entry, recursive=True)
     if not isinstance(op.image, Absent):
@@ -346,6 +347,8 @@ def _after(vfs: JailedFS, target: Target, image: Image) -> Expect:
     """What ``target`` holds once ``image`` is restored there, to check before taking it back."""
     if isinstance(image, FileImage):
         return Expect("file", digest=sha256(image.data))
+    if isinstance(image, Spooled):
+        return Expect("file", digest=image.sha256)
     if isinstance(image, LinkImage):
         return Expect("symlink", points_to=image.points_to)
     if isinstance(image, DirImage):

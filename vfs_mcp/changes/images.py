@@ -9,8 +9,8 @@ import hashlib
 import posixpath
 from typing import Any
 
-from vfs_mcp.changes import store
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage
+from vfs_mcp.changes import spool, store
+from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Spooled
 from vfs_mcp.errors import Stale, TooLarge
 from vfs_mcp.jail.entries import KINDS, Entry, timestamp
 from vfs_mcp.jail.filesystem import JailedFS
@@ -153,13 +153,16 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
     """Make ``target`` (absent now, or a file for a file image) hold ``image``."""
     if isinstance(image, FileImage):
         store.put(vfs, target, image.data, mode=image.mode)
+    elif isinstance(image, Spooled):
+        store.put(vfs, target, spool.read(image, target.display), mode=image.mode)
     elif isinstance(image, LinkImage):
         store.symlink(vfs, target, image.points_to)
     elif isinstance(image, DirImage):
+        # Read back from disk before the first file is made: one that cannot be changes nothing.
+        inside = [_loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner) for rel, inner in image.inside]
         store.make_dir(vfs, target)
         folders = [(target, image.mode)]
-        for rel, inner in image.inside:
-            at = Target(target.mount, posixpath.join(target.rel, rel))
+        for at, inner in inside:
             if isinstance(inner, DirImage):
                 store.make_dir(vfs, at)
                 folders.append((at, inner.mode))
@@ -169,3 +172,8 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
             for folder, mode in reversed(folders):  # deepest first: a read-only folder is filled before
                 if mode is not None:
                     store.chmod(vfs, folder, mode)
+
+
+def _loaded(target: Target, image: Image) -> tuple[Target, Image]:
+    """``target`` and ``image``, its bytes in memory when they were spooled to disk."""
+    return target, FileImage(spool.read(image, target.display), image.mode) if isinstance(image, Spooled) else image

@@ -129,6 +129,18 @@ class FileImage:
 
 
 @dataclass(frozen=True)
+class Spooled:
+    """A file's bytes and mode, kept by the undo journal on disk (``spool``): ``size`` bytes at
+    ``offset`` of the file ``path``, whose sha256 is ``sha256``."""
+
+    path: str
+    offset: int
+    size: int
+    sha256: str
+    mode: int | None = None
+
+
+@dataclass(frozen=True)
 class LinkImage:
     """A symbolic link, as its text."""
 
@@ -147,7 +159,7 @@ class DirImage:
         return sum(image_size(image) for _, image in self.inside)
 
 
-Image = Absent | FileImage | LinkImage | DirImage
+Image = Absent | FileImage | Spooled | LinkImage | DirImage
 Op = Put | Append | Remove | Rename | MakeDir | CopyTree | Restore
 
 
@@ -155,7 +167,7 @@ def image_size(image: Image) -> int:
     """Bytes an image keeps."""
     if isinstance(image, FileImage):
         return len(image.data)
-    return image.size if isinstance(image, DirImage) else 0
+    return image.size if isinstance(image, (Spooled, DirImage)) else 0
 
 
 def written(op: Op) -> list[Target]:

@@ -12,6 +12,7 @@ from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.journal import Journal
+from vfs_mcp.changes.spool import Unreadable
 from vfs_mcp.errors import Conflict, NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.write import writable_target
@@ -60,6 +61,9 @@ def undo(vfs: JailedFS, journal: Journal, path: str | None = None, dry_run: bool
     try:
         # Once: a file changed since is the user's to look at, not a reason to try again.
         changes.run(vfs, lambda: Plan(None, list(change.undo)), replans=1)
+    except Unreadable:
+        journal.remove(change)  # it never can be: the next undo takes back the one before
+        raise
     except Changed as changed:
         raise Conflict(
             f"{changed.path} changed since {change.tool} wrote it ({changed.how}); nothing was undone "

@@ -106,7 +106,7 @@ def get_working_directory(vfs: JailedFS, settings: Settings) -> CallToolResult:
 
 
 def undo(vfs: JailedFS, settings: Settings, path: str | None = None, dry_run: bool = False) -> CallToolResult:
-    journal = session_journal(vfs.caches, settings.undo_limit, settings.undo_bytes)
+    journal = session_journal(vfs, settings.undo_limit, settings.undo_bytes)
     result = undo_ops.undo(vfs, journal, path, dry_run)
     lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
     head = f"{'would undo' if dry_run else 'undid'} {result.tool}"

@@ -22,7 +22,7 @@ def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResul
     vfs, settings = call.server.vfs, call.server.vfs_settings
     if vfs is None or settings is None or not record.changes:
         return result
-    journal = session_journal(vfs.caches, settings.undo_limit, settings.undo_bytes)
+    journal = session_journal(vfs, settings.undo_limit, settings.undo_bytes)
     why_not = record.why_not
     if why_not is None and not journal.add(Change(call.name, record.steps())):
         why_not = "it is larger than the undo journal holds (--undo-bytes)"
