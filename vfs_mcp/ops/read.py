@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from vfs_mcp.config import DEFAULT_MAX_READ_BYTES as DEFAULT_MAX_READ_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
 from vfs_mcp.jail.filesystem import Entry, JailedFS, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text import BASE64, check_encoding, decode, decode_range
 
-DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
 DEFAULT_RANGE_BYTES = 64 * 1024
 READ_CONCURRENCY = 8
 MAX_CHAR_BYTES = 4  # the longest UTF-8 sequence

@@ -13,7 +13,7 @@ import inspect
 import time
 import typing
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.from_thread
 import anyio.to_thread
@@ -26,13 +26,15 @@ from vfs_mcp import profiles
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS, commit_scope
 from vfs_mcp.jail.resolve import as_written
-from vfs_mcp.ops.grepquery import Progress
 from vfs_mcp.profiles.results import failed
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.server import schemas, sdk, toolset
 from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.replies import encodable
 from vfs_mcp.settings import Settings
+
+if TYPE_CHECKING:
+    from vfs_mcp.ops.grepquery import Progress
 
 PROGRESS_ARGUMENT = "progress"
 """An adapter's argument that receives the call's progress reporter (the SDK's Context on the way in)."""
