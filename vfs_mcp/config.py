@@ -24,11 +24,22 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
+"""Bytes a read returns (``max_read_bytes``)."""
+DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
+"""Bytes of a file an edit or a patch loads."""
+DEFAULT_UNDO_BYTES = 64 * 1024 * 1024
+"""Bytes of before-images one session's undo journal keeps."""
+DEFAULT_SERVER_UNDO_BYTES = 256 * 1024 * 1024
+"""Bytes of before-images every session's journal keeps together (``undo_bytes``)."""
+# The bounds' defaults live here, below every layer, for the operations and the journal that
+# apply them and for the settings and options that set them: a server starts without
+# importing the write path or the operations only to read a number.
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -78,6 +89,8 @@ _KEYS: dict[str, list[str]] = {"": list(ConfigFile.model_fields), "mount": list(
 
 def read_config(path: str | os.PathLike[str]) -> ConfigFile:
     """The file's content, checked; ValueError with one line naming what is wrong."""
+    import tomllib  # here: most servers start without a file
+
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

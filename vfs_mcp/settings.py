@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from vfs_mcp.changes.journal import DEFAULT_SERVER_UNDO_BYTES
-from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES
+from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES, DEFAULT_MAX_READ_BYTES, DEFAULT_SERVER_UNDO_BYTES
 
 ToolNames = Literal["safe", "seed"]
 ClientRootsMode = Literal["off", "narrow", "mount"]

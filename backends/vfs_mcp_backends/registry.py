@@ -11,7 +11,7 @@ import functools
 import importlib
 import re
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, distributions
 
 from vfs_mcp_backends.base import BackendMount, BackendUnavailable, Options
 
@@ -43,8 +43,17 @@ def scheme_of(url: str) -> str:
 
 @functools.cache
 def plugins() -> dict[str, EntryPoint]:
-    """The ``vfs_mcp.backends`` entry points by scheme, read once."""
-    return {ep.name.lower(): ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    """The ``vfs_mcp.backends`` entry points by scheme, read once; of two installed copies of a
+    plug-in, the first on the path (as ``entry_points`` does). Only the distributions whose
+    entry points name the group are parsed: ``entry_points(group=...)`` parses every one's,
+    which took more of a server's start than any of its own modules."""
+    header = f"[{ENTRY_POINT_GROUP}]"
+    found: dict[str, EntryPoint] = {}
+    for dist in distributions():
+        if header in (dist.read_text("entry_points.txt") or ""):
+            for ep in dist.entry_points.select(group=ENTRY_POINT_GROUP):
+                found.setdefault(ep.name.lower(), ep)
+    return found
 
 
 def known_schemes() -> list[str]:

@@ -3,6 +3,7 @@ replaced by a plug-in, entry points read once, an unknown option named with the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,19 +55,34 @@ def test_without_the_plugin_the_builtin_serves(install: Any) -> None:
 
 def test_entry_points_are_read_once(install: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     install("vfs-toy", {"toy": "toy_store:create"})
-    reads: list[str] = []
-    real = registry.entry_points
+    reads: list[int] = []
+    real = registry.distributions
 
-    def counted(**kwargs: Any) -> Any:
-        reads.append(kwargs["group"])
-        return real(**kwargs)
+    def counted() -> Any:
+        reads.append(1)
+        return real()
 
-    monkeypatch.setattr(registry, "entry_points", counted)
+    monkeypatch.setattr(registry, "distributions", counted)
     for _ in range(3):
         create_mount("toy://again")
         create_mount("memory://again")
         known_schemes()
-    assert reads == ["vfs_mcp.backends"]
+    assert reads == [1]
+
+
+def test_of_two_copies_of_a_plugin_the_first_on_the_path_serves(install: Any, tmp_path: Path) -> None:
+    install("vfs-toy", {"toy": "toy_store:create"})
+    later = tmp_path / "later"
+    (later / "vfs_toy-0.9.dist-info").mkdir(parents=True)
+    (later / "vfs_toy-0.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: vfs-toy\nVersion: 0.9\n")
+    (later / "vfs_toy-0.9.dist-info" / "entry_points.txt").write_text("[vfs_mcp.backends]\ntoy = elsewhere:create\n")
+    sys.path.append(str(later))
+    try:
+        registry.plugins.cache_clear()
+        assert registry.plugins()["toy"].value == "toy_store:create"
+    finally:
+        sys.path.remove(str(later))
+        registry.plugins.cache_clear()
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from vfs_mcp.changes import spool
 from vfs_mcp.changes.ops import Op, Remove, Rename, Restore, image_size, written
+from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES
+from vfs_mcp.config import DEFAULT_UNDO_BYTES as DEFAULT_UNDO_BYTES  # the journal's bound, kept in config
 
 if TYPE_CHECKING:
     from vfs_mcp.jail.filesystem import JailedFS
@@ -31,10 +33,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("vfs_mcp")
 
 DEFAULT_UNDO_CHANGES = 100
-DEFAULT_UNDO_BYTES = 64 * 1024 * 1024
-"""Bytes of before-images one session's journal keeps."""
-DEFAULT_SERVER_UNDO_BYTES = 256 * 1024 * 1024
-"""Bytes of before-images every session's journal keeps together."""
 
 
 @dataclass(eq=False)

@@ -12,10 +12,8 @@ from collections.abc import Sequence
 
 from mcp.server.mcpserver import MCPServer
 
-from vfs_mcp.changes.journal import DEFAULT_SERVER_UNDO_BYTES
-from vfs_mcp.config import size
+from vfs_mcp.config import DEFAULT_MAX_READ_BYTES, DEFAULT_SERVER_UNDO_BYTES, size
 from vfs_mcp.jail.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
-from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.server.build import build_server
 from vfs_mcp.server.client_logs import calls

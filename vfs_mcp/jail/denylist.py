@@ -5,11 +5,13 @@ every tool, checked when the server starts (each must be able to hide something;
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from vfs_mcp.jail.globs import gitignore, nfc
 from vfs_mcp.jail.mounts import Mount
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec  # made by jail.globs.gitignore, which imports it
 
 MAX_DENY_PATTERNS = 1000
 """Deny patterns a server takes; all are matched at once, by one RE2 set of bounded size."""

@@ -24,12 +24,14 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import re2
-from pathspec import GitIgnoreSpec
 
 from vfs_mcp.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 MAX_GLOB_CHARS = 1000
 MAX_GLOBS = 1000
@@ -68,6 +70,8 @@ def nfc(text: str) -> str:
 
 def gitignore(lines: Iterable[str]) -> GitIgnoreSpec:
     """Gitignore rules matched by RE2; ValueError for a line pathspec cannot parse."""
+    from pathspec import GitIgnoreSpec  # here, not at the top: a server with no rules to match never needs it
+
     try:
         with warnings.catch_warnings():
             # pathspec also compiles each pattern with Python's re, which warns about '[[' ("possible

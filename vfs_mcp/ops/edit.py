@@ -20,7 +20,6 @@ from typing import Literal
 
 import re2
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
-from rapidfuzz.distance import Indel
 
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
@@ -282,6 +281,8 @@ def _closest(squashed: list[str], wanted: list[str]) -> tuple[int, float, float,
     width = len(wanted)
     if width > len(squashed):
         return 0, 0.0, 0.0, True  # oldText has more lines than the file
+    from rapidfuzz.distance import Indel  # here: only a fuzzy search needs it, and it is slow to import
+
     target = "\n".join(wanted)
     deadline = time.monotonic() + FUZZY_BUDGET_SECONDS
     best, score, runner_up = 0, 0.0, 0.0

@@ -18,13 +18,15 @@ the search root are not read (as ripgrep's ``--no-ignore-parent``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import Entry, JailedFS
 from vfs_mcp.jail.globs import ignore_file, nfc
 from vfs_mcp.jail.resolve import Target
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec  # made by jail.globs.gitignore, which imports it
 
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 """In order of precedence."""

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import filetype
 from pydantic import BaseModel, Field
 
+from vfs_mcp.config import DEFAULT_MAX_READ_BYTES as DEFAULT_MAX_READ_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
 from vfs_mcp.jail.filesystem import Entry, JailedFS, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text import BASE64, check_encoding, decode, decode_range
 
-DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
 DEFAULT_RANGE_BYTES = 64 * 1024
 READ_CONCURRENCY = 8
 MAX_CHAR_BYTES = 4  # the longest UTF-8 sequence
@@ -54,7 +54,11 @@ class ReadResult(BaseModel):
     mime_type: str | None = Field(None, description="An image or audio file: the content is its base64")
 
 
-_MEDIA_MATCHERS = [matcher for matcher in filetype.types if matcher.mime in MEDIA_TYPES]
+@functools.cache
+def _media_matchers() -> list[Any]:
+    import filetype  # here: most servers never read an image, and its 79 matchers take a while to import
+
+    return [matcher for matcher in filetype.types if matcher.mime in MEDIA_TYPES]
 
 
 def media_type(data: bytes, name: str) -> str | None:
@@ -63,8 +67,10 @@ def media_type(data: bytes, name: str) -> str | None:
     head = data[:8192]
     # All of filetype's 79 matchers take some 40 µs, more than the rest of a small read; the
     # matchers of the types above take 3 µs, and all are asked only when one of those matches.
+    import filetype
+
     by_name = None
-    if filetype.match(head, _MEDIA_MATCHERS) is None:
+    if filetype.match(head, _media_matchers()) is None:
         by_name = MEDIA_TYPES.get(mimetypes.guess_type(name)[0] or "") if b"\x00" in head else None
         if by_name is None:
             return None

@@ -18,9 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
-from typing import IO, Any, cast
-
-from pathspec import GitIgnoreSpec
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from vfs_mcp.errors import Internal, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
@@ -31,6 +29,9 @@ from vfs_mcp.ops.searched import BOM, strip_marks
 from vfs_mcp.ops.text import SNIFF_BYTES, looks_binary
 from vfs_mcp.ops.walk import ALWAYS_SKIPPED
 from vfs_mcp_backends.tempfiles import TEMP_GLOB
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec  # made by jail.globs.gitignore, which imports it
 
 STDERR_KEEP = 64 * 1024
 _FILE_ERROR = re.compile(r"^rg: (\./.+?|[^/:]+): (.+)$")

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import Any, AnyStr
 
 from vfs_mcp.changes import Expect, Op, Put
+from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
 from vfs_mcp.jail.filesystem import JailedFS, sha256, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.codings import all_crlf
 from vfs_mcp.ops.literal import newlines
 from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
-
-DEFAULT_MAX_EDIT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass

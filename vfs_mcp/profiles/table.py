@@ -4,6 +4,8 @@ profile's dialect.
 
 An adapter is a plain function ``(vfs, settings, <arguments>) -> CallToolResult``: its
 arguments after the first two, with their types and defaults, are the tool's input schema.
+A row names it, or says where it is (``"package.module:function"``): then its module, and the
+operations it imports, load on the tool's first call, not when the table is read.
 An argument named ``progress`` is the call's progress reporter (``ops.grepquery.Progress``),
 not part of the schema. The server registers each row on the MCP SDK (``vfs_mcp.server.tools``); nothing
 here knows the SDK.
@@ -11,6 +13,8 @@ here knows the SDK.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +28,8 @@ from vfs_mcp.settings import Settings
 class Tool:
     """One row of a profile's table."""
 
-    fn: Callable[..., Any]
-    """The adapter: ``(vfs, settings, **arguments) -> CallToolResult``."""
+    fn: Callable[..., Any] | str
+    """The adapter, ``(vfs, settings, **arguments) -> CallToolResult``, or where it is: ``"module:function"``."""
     title: str
     description: str
     """Written for a model; ``{name}`` stands for another tool of the profile as it is named."""
@@ -40,8 +44,18 @@ class Tool:
     """Listed only when some mount is writable (default: when it is not read-only)."""
 
     @property
+    def where(self) -> str:
+        """Where the adapter is: ``"module:function"``."""
+        return self.fn if isinstance(self.fn, str) else f"{self.fn.__module__}:{self.fn.__qualname__}"
+
+    @property
+    def adapter(self) -> Callable[..., Any]:
+        """The adapter, its module imported if it was not."""
+        return self.fn if callable(self.fn) else _imported(self.fn)
+
+    @property
     def key(self) -> str:
-        return self.name or self.fn.__name__
+        return self.name or self.where.rpartition(":")[2]
 
     def named(self, settings: Settings) -> str:
         return settings.name(self.key, self.seed_name or self.key)
@@ -63,3 +77,10 @@ class Tool:
             idempotent_hint=True if self.read_only else self.idempotent,
             open_world_hint=False,
         )
+
+
+@functools.cache
+def _imported(where: str) -> Callable[..., Any]:
+    module, _, name = where.partition(":")
+    adapter: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return adapter

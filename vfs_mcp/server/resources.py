@@ -16,10 +16,10 @@ from collections.abc import Callable
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
+from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import looks_binary
 from vfs_mcp.server.metrics import Metrics
 

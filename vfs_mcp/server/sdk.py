@@ -7,6 +7,8 @@ or removes what it reaches for.
 - ``registered_tools``/``registered_tool``: the tool objects (function, argument model,
   output schema) behind ``tools/list``, read synchronously while profiles register (the
   public ``MCPServer.list_tools`` is async and returns wire types only).
+- ``add_planned_tool``: register a tool whose schemas are known (``vfs_mcp.server.schemas``),
+  its pydantic argument model built on its first call instead of at start.
 - ``lowlevel``: the low-level server, to run a session over streams the transport wraps.
 - ``withdraw_requests``: take out request handlers MCPServer always registers (prompts), so
   a server without prompts does not declare the capability (it is derived from the handlers).
@@ -21,7 +23,7 @@ or removes what it reaches for.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any, BinaryIO
 
@@ -29,7 +31,9 @@ from mcp.server import stdio
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import ToolAnnotations
 
 
 def registered_tools(server: MCPServer) -> list[Tool]:
@@ -40,6 +44,64 @@ def registered_tools(server: MCPServer) -> list[Tool]:
 def registered_tool(server: MCPServer, name: str) -> Tool | None:
     """The tool registered as ``name``, or None."""
     return server._tool_manager.get_tool(name)
+
+
+class ArgumentsOnFirstUse:
+    """A tool's ``FuncMetadata`` (its pydantic argument model) built when first asked for: on
+    the tool's first call, not at start; ``sign()`` first gives ``fn`` its signature.
+    ``output_schema`` is known without it."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        sign: Callable[[], None],
+        skip_names: Sequence[str],
+        output_schema: dict[str, Any] | None,
+    ) -> None:
+        self._fn, self._sign, self._skip_names = fn, sign, skip_names
+        self._built: FuncMetadata | None = None
+        self.output_schema = output_schema
+
+    def __getattr__(self, name: str) -> Any:  # only for what __init__ did not set: the built metadata's
+        if self._built is None:
+            self._sign()
+            self._built = func_metadata(self._fn, skip_names=self._skip_names)
+        return getattr(self._built, name)
+
+
+def add_planned_tool(
+    server: MCPServer,
+    fn: Callable[..., Any],
+    sign: Callable[[], None],
+    *,
+    name: str,
+    title: str | None,
+    description: str,
+    annotations: ToolAnnotations | None,
+    parameters: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+    context_kwarg: str | None,
+) -> None:
+    """Register the async ``fn`` as ``name`` with its input and output schemas given (as
+    ``Tool.from_function`` would make them from ``fn``'s signature): what ``from_function``
+    does with the signature (the argument model) is done on the tool's first call, after
+    ``sign()`` gave ``fn`` its signature."""
+    skip = [context_kwarg] if context_kwarg is not None else []
+    server._tool_manager._tools[name] = Tool.model_construct(
+        fn=fn,
+        name=name,
+        title=title,
+        description=description,
+        parameters=parameters,
+        fn_metadata=ArgumentsOnFirstUse(fn, sign, skip, output_schema),  # type: ignore[arg-type]  # stands in for FuncMetadata
+        is_async=True,
+        context_kwarg=context_kwarg,
+        resolved_params={},
+        resolver_plans={},
+        annotations=annotations,
+        icons=None,
+        meta=None,
+    )
 
 
 def lowlevel(server: MCPServer) -> Server[Any]:

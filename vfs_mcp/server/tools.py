@@ -13,11 +13,12 @@ import inspect
 import time
 import typing
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool as SdkTool
 from mcp_types import CallToolResult
 from pydantic.fields import FieldInfo
 
@@ -25,13 +26,15 @@ from vfs_mcp import profiles
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS, commit_scope
 from vfs_mcp.jail.resolve import as_written
-from vfs_mcp.ops.grepquery import Progress
 from vfs_mcp.profiles.results import failed
 from vfs_mcp.profiles.table import Tool
-from vfs_mcp.server import toolset
+from vfs_mcp.server import schemas, sdk, toolset
 from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.replies import encodable
 from vfs_mcp.settings import Settings
+
+if TYPE_CHECKING:
+    from vfs_mcp.ops.grepquery import Progress
 
 PROGRESS_ARGUMENT = "progress"
 """An adapter's argument that receives the call's progress reporter (the SDK's Context on the way in)."""
@@ -40,7 +43,9 @@ PROGRESS_INTERVAL = 0.1
 
 def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     """Register every chosen profile's tools, in the order given; then publish them compactly,
-    only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set)."""
+    only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set).
+    A tool whose schemas the table knows (``schemas.known``) gets its argument model on its
+    first call; any other the SDK's way, now."""
     profiles.check(settings.profiles)
     writable = any(not mount.read_only for mount in vfs.mounts)
     exact: set[str] = set()
@@ -50,17 +55,45 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
         for tool in table:
             if tool.needs_writable and not writable:
                 continue
-            name = names[tool.key]
-            server.add_tool(
-                bound(tool, vfs, settings),
-                name=name,
-                title=tool.title,
-                description=tool.described(names),
-                annotations=tool.annotations,
-            )
+            name, fn = names[tool.key], bound(tool, vfs, settings)
+            planned = schemas.known().get(tool.where)
+            if planned is None:
+                fn.sign()
+                server.add_tool(
+                    fn, name=name, title=tool.title, description=tool.described(names), annotations=tool.annotations
+                )
+            else:
+                sdk.add_planned_tool(
+                    server,
+                    fn,
+                    fn.sign,
+                    name=name,
+                    title=tool.title,
+                    description=tool.described(names),
+                    annotations=tool.annotations,
+                    parameters=planned["parameters"],
+                    output_schema=planned["output"],
+                    context_kwarg=planned["context"],
+                )
             if profile in profiles.SEED_EXACT:
                 exact.add(name)
     toolset.publish(server, settings.tools, exact)
+
+
+def generated_schemas() -> dict[str, dict[str, Any]]:
+    """What ``schemas.known`` should hold: every profile's tools' schemas as the SDK makes them now."""
+    table: dict[str, dict[str, Any]] = {}
+    for profile in profiles.PROFILES:
+        for row in profiles.tools_of(profile):
+            fn = bound(row, None, Settings())  # type: ignore[arg-type]  # never called: only its signature is read
+            fn.sign()
+            tool = SdkTool.from_function(fn, name=row.key)
+            table[row.where] = {
+                "parameters": tool.parameters,
+                "output": tool.output_schema,
+                "context": tool.context_kwarg,
+            }
+    return table
 
 
 @functools.lru_cache(maxsize=8)
@@ -73,29 +106,49 @@ def profile_tools(settings: Settings) -> dict[str, bool]:
     }
 
 
-def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Callable[..., Awaitable[CallToolResult]]:
-    """The function the SDK registers for ``tool``: its adapter's signature without ``vfs`` and
-    ``settings`` (the SDK builds the tool's arguments from it), calling the adapter with them."""
-    fn = tool.fn
-    hints = typing.get_type_hints(fn, include_extras=True)
-    parameters = [
-        parameter.replace(annotation=Context if parameter.name == PROGRESS_ARGUMENT else hints[parameter.name])
-        for parameter in list(inspect.signature(fn).parameters.values())[2:]
-    ]
-    aliases = {alias: p.name for p in parameters if (alias := _alias(p.annotation)) and alias != p.name}
+class Bound(Protocol):
+    """A row's adapter as the SDK registers it (``bound``)."""
+
+    def sign(self) -> None:
+        """Give it the signature the SDK builds its arguments from (idempotent)."""
+
+    async def __call__(self, **arguments: Any) -> CallToolResult: ...
+
+
+def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Bound:
+    """The function the SDK registers for ``tool``, calling its adapter with ``vfs`` and
+    ``settings``. Its signature, the adapter's without those two (the SDK builds the tool's
+    arguments from it), is made by ``sign()``, when the SDK first needs it: resolving the
+    adapter's annotations imports the types they name. Neither imports the adapter's module:
+    its first call does."""
+    aliases: dict[str, str] = {}
 
     def call(**arguments: Any) -> CallToolResult:
         arguments = {aliases.get(key, key): value for key, value in arguments.items()}
         if PROGRESS_ARGUMENT in arguments:
             arguments[PROGRESS_ARGUMENT] = reporter(arguments[PROGRESS_ARGUMENT])
-        result: CallToolResult = fn(vfs, settings, **arguments)
+        result: CallToolResult = tool.adapter(vfs, settings, **arguments)
         return result
 
-    call.__name__ = call.__qualname__ = fn.__name__
-    call.__module__ = fn.__module__
-    call.__signature__ = inspect.Signature(parameters, return_annotation=hints["return"])  # type: ignore[attr-defined]
-    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": hints["return"]}
-    return catching(call)
+    def sign() -> None:
+        if hasattr(call, "__signature__"):
+            return
+        fn = tool.adapter
+        hints = typing.get_type_hints(fn, include_extras=True)
+        parameters = [
+            parameter.replace(annotation=Context if parameter.name == PROGRESS_ARGUMENT else hints[parameter.name])
+            for parameter in list(inspect.signature(fn).parameters.values())[2:]
+        ]
+        aliases.update({alias: p.name for p in parameters if (alias := _alias(p.annotation)) and alias != p.name})
+        call.__annotations__.clear()  # in place: the wrapper shares this dict (functools.wraps)
+        call.__annotations__.update({p.name: p.annotation for p in parameters} | {"return": hints["return"]})
+        call.__signature__ = inspect.Signature(parameters, return_annotation=hints["return"])  # type: ignore[attr-defined]
+
+    call.__module__, _, call.__name__ = tool.where.partition(":")
+    call.__qualname__ = call.__name__
+    wrapper: Any = catching(call)
+    wrapper.sign = sign
+    return typing.cast(Bound, wrapper)
 
 
 def _alias(annotation: Any) -> str | None:

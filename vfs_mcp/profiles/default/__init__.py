@@ -1,11 +1,165 @@
 """The default profile (SPEC §4): seed 000's tool set, widened by the other seeds.
 
 Its table, in the order ``tools/list`` shows it: the tools that read, then those that write
-(listed only when some mount is writable, SPEC §6).
+(listed only when some mount is writable, SPEC §6). Each row names its adapter in this
+package's modules, which are imported on a tool's first call: listing the tools loads none of
+their operations.
 """
 
 from __future__ import annotations
 
-from vfs_mcp.profiles.default import analytics, files, search, text
+from vfs_mcp.profiles.table import Tool
 
-TOOLS = (*files.READS, *text.READS, *search.TOOLS, *analytics.TOOLS, *files.WRITES, *text.WRITES)
+FILES, TEXT, SEARCH, ANALYTICS = (f"{__name__}.{module}:" for module in ("files", "text", "search", "analytics"))
+
+TOOLS = (
+    # reading files and folders
+    Tool(
+        FILES + "read_file",
+        "Read file",
+        "Read a file, whole or a byte range (offset_bytes, max_bytes); images and audio come back viewable. "
+        "encoding: a codec or 'base64'. By line: read_file_lines.",
+    ),
+    Tool(
+        FILES + "read_multiple_files",
+        "Read several files",
+        "Read several text files at once; each is headed by its path or gives its own error.",
+    ),
+    Tool(
+        FILES + "list_directory",
+        "List directory",
+        "List a directory: type, name, size. pattern: glob on names; page with offset/limit. Deeper: directory_tree.",
+    ),
+    Tool(
+        FILES + "get_file_info",
+        "File info",
+        "Metadata: type, size, times, permissions, symlink, MIME type; etag on S3.",
+    ),
+    Tool(
+        FILES + "list_allowed_directories",
+        "List allowed directories",
+        "Mounts this server can reach (backend, read-only). Paths: absolute inside a mount, a mount URL "
+        "(s3://bucket/key) or relative to the working directory.",
+    ),
+    Tool(FILES + "change_directory", "Change directory", "Set the working directory (relative paths start there)."),
+    Tool(FILES + "get_working_directory", "Working directory", "The working directory."),
+    # reading text
+    Tool(
+        TEXT + "read_file_lines",
+        "Read lines",
+        "Lines of a text file from a 0-based offset; limit: how many (default all). Fast deep in huge files.",
+    ),
+    Tool(TEXT + "head_file", "Head of file", "First lines of a text file."),
+    Tool(TEXT + "tail_file", "Tail of file", "Last lines of a text file, read from the end (fast on huge logs)."),
+    Tool(TEXT + "compare_files", "Compare files", "Unified diff of two text files."),
+    # searching
+    Tool(
+        SEARCH + "grep_files",
+        "Search file contents",
+        "Search file contents under a directory or in a file (ripgrep): literal, or regex with is_regex. Gives "
+        "path:line:col: text; page with results_offset/results_limit; count_only: counts per file. By name: "
+        "search_files.",
+    ),
+    Tool(
+        SEARCH + "search_files",
+        "Find files by name",
+        "Find files and directories by name: a glob, or a word as substring (case-insensitive). content_match: "
+        "only files containing it.",
+    ),
+    Tool(
+        SEARCH + "directory_tree",
+        "Directory tree",
+        "A directory's tree to max_depth, capped at max_entries. pattern: glob on file names.",
+    ),
+    # analytics
+    Tool(
+        ANALYTICS + "calculate_directory_size",
+        "Directory size",
+        "Total size of a directory, with file and directory counts.",
+    ),
+    Tool(ANALYTICS + "find_large_files", "Find large files", "Files of at least min_size_mb MiB, largest first."),
+    Tool(
+        ANALYTICS + "find_empty_directories",
+        "Find empty directories",
+        "Directories with nothing in them (object stores: empty markers).",
+    ),
+    Tool(
+        ANALYTICS + "find_duplicate_files",
+        "Find duplicate files",
+        "Groups of files with the same content (unique sizes are never read).",
+    ),
+    # writing files and folders (and undo)
+    Tool(
+        FILES + "undo",
+        "Undo",
+        "Take back this session's newest change (to path, if given): a write, edit, patch (whole), move, copy "
+        "or delete; only if its files are still as it left them, else CONFLICT. dry_run shows what it would do.",
+        read_only=False,
+        destructive=True,
+    ),
+    Tool(
+        FILES + "write_file",
+        "Write file",
+        "Create or replace a file (atomically on local disks), or append to it. expected_hash: sha256 from "
+        "read_file; refuses if it changed. Partial changes: edit_file.",
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+    Tool(
+        FILES + "create_directory",
+        "Create directory",
+        "Create a directory (parents too, by default).",
+        read_only=False,
+        idempotent=True,
+    ),
+    Tool(
+        FILES + "move_file",
+        "Move file",
+        "Move or rename a file or directory, across mounts too.",
+        read_only=False,
+        destructive=True,
+    ),
+    Tool(
+        FILES + "copy_file",
+        "Copy file",
+        "Copy a file, or a directory with recursive=true, across mounts too.",
+        read_only=False,
+        destructive=True,
+    ),
+    Tool(
+        FILES + "delete_path",
+        "Delete path",
+        "Delete a file, a symlink (not its target) or, with recursive=true, a directory. force: missing is OK.",
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+    # editing text
+    Tool(
+        TEXT + "edit_file",
+        "Edit file",
+        "Replace text: each oldText must match one place (exactly, else whitespace-normalised, else fuzzily), "
+        "or all with replace_all; else CONFLICT. All edits or none; keeps line endings. Returns a diff; dry_run "
+        "previews.",
+        read_only=False,
+        destructive=True,
+    ),
+    Tool(
+        TEXT + "apply_patch",
+        "Apply patch",
+        "Apply a multi-file patch, all files or none: a unified diff (git diff) or *** Begin Patch format "
+        "(Update/Add/Delete File, Move to). Hunks are found by their lines, not line numbers. path: base "
+        "for relative names. Returns per-file counts and the diff.",
+        read_only=False,
+        destructive=True,
+    ),
+    Tool(
+        TEXT + "edit_file_at_line",
+        "Edit lines",
+        "Edit by 1-based line number (as numbered before the call). expected_content verifies a line first: a "
+        "mismatch skips that edit, or every edit with abort_on_verification_failure.",
+        read_only=False,
+        destructive=True,
+    ),
+)

@@ -14,7 +14,6 @@ from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.ops.walk import skipped_note
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Recursive
 from vfs_mcp.profiles.results import human_size, report
-from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
 
 
@@ -94,19 +93,3 @@ def find_duplicate_files(
     if escaped(*(p for g in result.groups for p in g.paths)):
         lines.append(NAMES_NOTE)
     return report(result, "\n".join(lines), format)
-
-
-TOOLS = (
-    Tool(calculate_directory_size, "Directory size", "Total size of a directory, with file and directory counts."),
-    Tool(find_large_files, "Find large files", "Files of at least min_size_mb MiB, largest first."),
-    Tool(
-        find_empty_directories,
-        "Find empty directories",
-        "Directories with nothing in them (object stores: empty markers).",
-    ),
-    Tool(
-        find_duplicate_files,
-        "Find duplicate files",
-        "Groups of files with the same content (unique sizes are never read).",
-    ),
-)

@@ -17,7 +17,6 @@ from vfs_mcp.ops import undo as undo_ops
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
 from vfs_mcp.profiles.results import answer, human_size, media, report
-from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
 
 
@@ -106,35 +105,6 @@ def get_working_directory(vfs: JailedFS, settings: Settings) -> CallToolResult:
     return answer(f"current_dir: {result.current_dir}\nscript_dir: {result.script_dir}", data=result)
 
 
-READS = (
-    Tool(
-        read_file,
-        "Read file",
-        "Read a file, whole or a byte range (offset_bytes, max_bytes); images and audio come back viewable. "
-        "encoding: a codec or 'base64'. By line: read_file_lines.",
-    ),
-    Tool(
-        read_multiple_files,
-        "Read several files",
-        "Read several text files at once; each is headed by its path or gives its own error.",
-    ),
-    Tool(
-        list_directory,
-        "List directory",
-        "List a directory: type, name, size. pattern: glob on names; page with offset/limit. Deeper: directory_tree.",
-    ),
-    Tool(get_file_info, "File info", "Metadata: type, size, times, permissions, symlink, MIME type; etag on S3."),
-    Tool(
-        list_allowed_directories,
-        "List allowed directories",
-        "Mounts this server can reach (backend, read-only). Paths: absolute inside a mount, a mount URL "
-        "(s3://bucket/key) or relative to the working directory.",
-    ),
-    Tool(change_directory, "Change directory", "Set the working directory (relative paths start there)."),
-    Tool(get_working_directory, "Working directory", "The working directory."),
-)
-
-
 def undo(vfs: JailedFS, settings: Settings, path: str | None = None, dry_run: bool = False) -> CallToolResult:
     journal = session_journal(vfs, settings.undo_limit, settings.undo_bytes)
     result = undo_ops.undo(vfs, journal, path, dry_run)
@@ -195,53 +165,3 @@ def delete_path(
 ) -> CallToolResult:
     result = write.delete_path(vfs, path, recursive, force)
     return answer(f"Deleted {result.path}" if result.removed else f"Nothing to delete at {result.path}", data=result)
-
-
-WRITES = (
-    Tool(
-        undo,
-        "Undo",
-        "Take back this session's newest change (to path, if given): a write, edit, patch (whole), move, copy "
-        "or delete; only if its files are still as it left them, else CONFLICT. dry_run shows what it would do.",
-        read_only=False,
-        destructive=True,
-    ),
-    Tool(
-        write_file,
-        "Write file",
-        "Create or replace a file (atomically on local disks), or append to it. expected_hash: sha256 from "
-        "read_file; refuses if it changed. Partial changes: edit_file.",
-        read_only=False,
-        destructive=True,
-        idempotent=True,
-    ),
-    Tool(
-        create_directory,
-        "Create directory",
-        "Create a directory (parents too, by default).",
-        read_only=False,
-        idempotent=True,
-    ),
-    Tool(
-        move_file,
-        "Move file",
-        "Move or rename a file or directory, across mounts too.",
-        read_only=False,
-        destructive=True,
-    ),
-    Tool(
-        copy_file,
-        "Copy file",
-        "Copy a file, or a directory with recursive=true, across mounts too.",
-        read_only=False,
-        destructive=True,
-    ),
-    Tool(
-        delete_path,
-        "Delete path",
-        "Delete a file, a symlink (not its target) or, with recursive=true, a directory. force: missing is OK.",
-        read_only=False,
-        destructive=True,
-        idempotent=True,
-    ),
-)

@@ -14,7 +14,6 @@ from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.ops.walk import IGNORED_HINT
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.profiles.results import report
-from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
 
 MAX_CONTEXT_LINES = 100
@@ -112,28 +111,6 @@ def directory_tree(
         vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries, progress, respect_gitignore
     )
     return report(tree.tree_fields(result), render_tree(result), format)
-
-
-TOOLS = (
-    Tool(
-        grep_files,
-        "Search file contents",
-        "Search file contents under a directory or in a file (ripgrep): literal, or regex with is_regex. Gives "
-        "path:line:col: text; page with results_offset/results_limit; count_only: counts per file. By name: "
-        "search_files.",
-    ),
-    Tool(
-        search_files,
-        "Find files by name",
-        "Find files and directories by name: a glob, or a word as substring (case-insensitive). content_match: "
-        "only files containing it.",
-    ),
-    Tool(
-        directory_tree,
-        "Directory tree",
-        "A directory's tree to max_depth, capped at max_entries. pattern: glob on file names.",
-    ),
-)
 
 
 def render_grep(result: GrepResult, respect_gitignore: bool = False) -> str:

@@ -15,7 +15,6 @@ from vfs_mcp.ops import patch as patching
 from vfs_mcp.ops.names import plural
 from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg
 from vfs_mcp.profiles.results import answer, report
-from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
 
 
@@ -76,18 +75,6 @@ def compare_files(
 ) -> CallToolResult:
     result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes)
     return report(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
-
-
-READS = (
-    Tool(
-        read_file_lines,
-        "Read lines",
-        "Lines of a text file from a 0-based offset; limit: how many (default all). Fast deep in huge files.",
-    ),
-    Tool(head_file, "Head of file", "First lines of a text file."),
-    Tool(tail_file, "Tail of file", "Last lines of a text file, read from the end (fast on huge logs)."),
-    Tool(compare_files, "Compare files", "Unified diff of two text files."),
-)
 
 
 def patch_text(result: patching.PatchResult) -> str:
@@ -195,33 +182,3 @@ def edit_file_at_line(
     )
     status, text = line_edit_text(result)
     return answer(text, data={**result.model_dump(mode="json"), "status": status})
-
-
-WRITES = (
-    Tool(
-        edit_file,
-        "Edit file",
-        "Replace text: each oldText must match one place (exactly, else whitespace-normalised, else fuzzily), "
-        "or all with replace_all; else CONFLICT. All edits or none; keeps line endings. Returns a diff; dry_run "
-        "previews.",
-        read_only=False,
-        destructive=True,
-    ),
-    Tool(
-        apply_patch,
-        "Apply patch",
-        "Apply a multi-file patch, all files or none: a unified diff (git diff) or *** Begin Patch format "
-        "(Update/Add/Delete File, Move to). Hunks are found by their lines, not line numbers. path: base "
-        "for relative names. Returns per-file counts and the diff.",
-        read_only=False,
-        destructive=True,
-    ),
-    Tool(
-        edit_file_at_line,
-        "Edit lines",
-        "Edit by 1-based line number (as numbered before the call). expected_content verifies a line first: a "
-        "mismatch skips that edit, or every edit with abort_on_verification_failure.",
-        read_only=False,
-        destructive=True,
-    ),
-)

@@ -3,13 +3,21 @@ it back); the reply says when it cannot be undone, and when older changes were l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcp_types import CallToolResult, TextContent
 
-from vfs_mcp.changes.journal import DEFAULT_UNDO_BYTES, Change, Recording, recording, session_journal
+from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.server.calls.call import Call, Next, Result
+
+if TYPE_CHECKING:
+    from vfs_mcp.changes.journal import Recording
 
 
 async def step(call: Call, next_step: Next) -> Result:
+    # The write path is imported by the first call, not at start (as the operations are, by the adapters).
+    from vfs_mcp.changes.journal import recording
+
     with recording(DEFAULT_UNDO_BYTES) as record:
         result = await next_step(call)
     if isinstance(result, CallToolResult) and not result.is_error and call.name != "undo":
@@ -19,6 +27,8 @@ async def step(call: Call, next_step: Next) -> Result:
 
 def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResult:
     """``result``, with a note when its change could not be kept or pushed older ones out."""
+    from vfs_mcp.changes.journal import Change, session_journal
+
     vfs, settings = call.server.vfs, call.server.vfs_settings
     if vfs is None or settings is None or not record.changes:
         return result

@@ -1,0 +1,106 @@
+"""The schema table a server starts with (``vfs_mcp.server.schemas``) is what the MCP SDK
+generates from the adapters now, and a server built from it lists and calls its tools exactly
+as one whose argument models were all built at start."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from vfs_mcp import profiles
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.server import schemas, sdk, tools
+from vfs_mcp.server.build import build_server
+from vfs_mcp.settings import Settings
+
+pytestmark = pytest.mark.anyio
+
+PROFILE_SETS = [("default",), ("official",), ("default", "fs", "ide")]
+
+
+def test_the_table_is_what_the_sdk_generates_now() -> None:
+    assert schemas.TABLE.read_bytes() == schemas.written(tools.generated_schemas()), (
+        "run: python scripts/gen_tool_reference.py"
+    )
+
+
+def test_every_tool_of_every_profile_is_in_the_table() -> None:
+    table = schemas.known()
+    missing = [row.key for p in profiles.PROFILES for row in profiles.tools_of(p) if row.where not in table]
+    assert missing == []
+
+
+async def listed(chosen: tuple[str, ...]) -> str:
+    """``tools/list`` as the client receives it, in its order (properties included)."""
+    server = build_server(open_mounts([MountSpec("memory://schemas")]), Settings(profiles=chosen))
+    async with Client(server) as client:
+        tools = (await client.list_tools()).tools
+    return json.dumps([tool.model_dump(by_alias=True, exclude_none=True) for tool in tools])
+
+
+@pytest.mark.parametrize("chosen", PROFILE_SETS, ids="+".join)
+async def test_tools_list_is_the_same_with_and_without_the_table(
+    chosen: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from_table = await listed(chosen)
+    monkeypatch.setattr(schemas, "known", dict)  # every tool registered the SDK's way
+
+    assert await listed(chosen) == from_table
+
+
+def test_a_planned_tool_builds_its_argument_model_only_when_first_asked() -> None:
+    server = build_server(open_mounts([MountSpec("memory://schemas")]), Settings())
+    tool = sdk.registered_tool(server, "grep_files")
+    assert tool is not None and isinstance(tool.fn_metadata, sdk.ArgumentsOnFirstUse)
+    assert tool.fn_metadata._built is None
+
+    fields = tool.fn_metadata.arg_model.model_fields
+
+    assert "pattern" in fields and "progress" not in fields and tool.context_kwarg == "progress"
+
+
+async def called(monkeypatch: pytest.MonkeyPatch | None) -> list[Any]:
+    if monkeypatch is not None:
+        monkeypatch.setattr(schemas, "known", dict)
+    server = build_server(open_mounts([MountSpec("memory://schemas")]), Settings())
+    async with Client(server) as client:
+        calls = [
+            ("write_file", {"path": "/a.txt", "content": "one\ntwo\n"}),
+            ("read_file_lines", {"path": "/a.txt", "offset": 1, "limit": 1}),
+            ("read_file_lines", {"path": "/a.txt", "offset": -1}),
+            ("read_file_lines", {"path": "/a.txt", "offset": "two"}),
+            ("edit_file", {"path": "/a.txt", "edits": [{"oldText": "one", "newText": "1"}]}),
+            ("edit_file", {"path": "/a.txt", "edits": [{"old": "one"}]}),
+        ]
+        return [(await client.call_tool(name, arguments)).model_dump() for name, arguments in calls]
+
+
+async def test_a_planned_tool_answers_every_call_as_one_built_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    planned = await called(None)
+
+    assert [r["is_error"] for r in planned] == [False, False, True, True, False, True]
+    assert await called(monkeypatch) == planned
+
+
+def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_needs() -> None:
+    # A fresh interpreter: what a server started and asked for its tools has imported.
+    script = (
+        "import sys, anyio\n"
+        "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
+        "from vfs_mcp.server.build import build_server\n"
+        "server = build_server(open_mounts([MountSpec('memory://lazy')]))\n"
+        "assert len(anyio.run(server.list_tools)) > 20\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+
+    later = {"vfs_mcp.profiles.default.text", "vfs_mcp.profiles.default.files", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch"}
+    assert loaded & later == set()
+    assert "vfs_mcp.profiles.default" in loaded
