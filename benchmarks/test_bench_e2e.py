@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -335,6 +336,12 @@ def test_read_multiple_files_open_baseline(benchmark: Any, work: Path) -> None:
     assert len(benchmark(read_all)) == SMALL_FILES
 
 
+CLIENT_TURN = 0.5
+"""Seconds between a client's ``tools/list`` and its first call (a model's turn takes longer):
+the server imports what calls need meanwhile (``tools.warm``), so the row measures the first
+read of the log (its line index), as a user's first call meets it."""
+
+
 # -- 9. lines deep in a big log -------------------------------------------------------------------------
 
 
@@ -346,6 +353,7 @@ def test_lines_first_call(benchmark: Any, work: Path, numbered_log: LogFile, sca
 
     def fresh() -> tuple[tuple[StdioServer], dict[str, Any]]:
         servers.append(StdioServer(folder))
+        time.sleep(CLIENT_TURN)  # a client's turn between listing the tools and its first call
         return (servers[-1],), {}
 
     def read(running: StdioServer) -> str:

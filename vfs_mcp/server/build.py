@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -31,6 +32,7 @@ from mcp_types import (
     NotificationParams,
     SetLevelRequestParams,
 )
+from mcp_types import Tool as MCPTool
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl
 
@@ -107,6 +109,14 @@ class VfsServer(MCPServer):
     watches: watch.Watches | None = None
     many_clients: bool = False
     """Served over HTTP: clients without a session must not share state (``_session_of``)."""
+    warming: threading.Thread | None = None
+    """The import of what calls need, started by the first ``tools/list`` (``tools.warm``)."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        listed = await super().list_tools()
+        if self.warming is None and self.vfs_settings is not None:
+            self.warming = tools.warm(self.vfs_settings)
+        return listed
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import time
 import typing
 from collections.abc import Awaitable, Callable
@@ -94,6 +95,30 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
                 "context": tool.context_kwarg,
             }
     return table
+
+
+WARM_AFTER = 0.05
+"""Seconds after ``tools/list`` is answered that ``warm`` starts importing."""
+
+
+def warm(settings: Settings) -> threading.Thread:
+    """Import, on a thread of its own, what the chosen profiles' tools will need: their
+    adapters and operations, and the write path. Started once ``tools/list`` is answered, it
+    runs while the client reads the list and its model takes its turn, so a start stays quick
+    and a first call does not pay for the imports. A call that needs a module being imported
+    waits for it (the import lock), as it would have imported it itself."""
+
+    def load() -> None:
+        import vfs_mcp.changes  # noqa: F401  # imported for the first write
+
+        for profile in dict.fromkeys(settings.profiles):
+            for tool in profiles.tools_of(profile):
+                _ = tool.adapter
+
+    thread = threading.Timer(WARM_AFTER, load)  # after the list has gone out: not competing with its reply
+    thread.name, thread.daemon = "vfs-mcp-warm", True
+    thread.start()
+    return thread
 
 
 @functools.lru_cache(maxsize=8)
