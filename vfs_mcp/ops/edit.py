@@ -1,5 +1,4 @@
-"""Text edits: find-and-replace with three matching strategies (line-numbered edits are
-``line_edits.py``).
+"""Text edits: find-and-replace with three matching strategies (line edits: ``line_edits.py``).
 
 ``edit_file`` tries each oldText exactly, then with whitespace normalised (keeping the
 file's indentation), then fuzzily with a confidence score. A text found in more than one
