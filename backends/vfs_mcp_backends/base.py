@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import errno
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from fsspec import AbstractFileSystem
 
+from vfs_mcp_backends.fetches import LoopFetches
 from vfs_mcp_backends.locks import held_here
 
 Names = tuple[list[tuple[str, str, int]], list[str]]
@@ -186,14 +185,10 @@ class BackendMount:
             out.append((sorted(entries), None))
         return out
 
-    def cat_soon(self, path: str) -> Future[bytes] | None:
-        """The bytes of ``path``, fetched by the store's own event loop where it has one (s3fs,
-        gcsfs, adlfs): a caller fetching many files at once needs no thread a file waiting on
-        it. None elsewhere (the caller uses threads)."""
-        fs: Any = self.fs
-        if not getattr(fs, "async_impl", False):
-            return None
-        return asyncio.run_coroutine_threadsafe(fs._cat_file(path), fs.loop)
+    def fetches(self) -> LoopFetches | None:
+        """A batch of whole-file fetches by the store's own event loop where it has one (s3fs,
+        gcsfs, adlfs), stopped as one (``LoopFetches``). None elsewhere (the caller uses threads)."""
+        return LoopFetches(self.fs) if getattr(self.fs, "async_impl", False) else None
 
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
         """A regular file's ``info`` (links followed) and its bytes when it holds at most

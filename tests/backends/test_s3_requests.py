@@ -8,6 +8,7 @@ up, to tell a file, a missing path and an empty folder apart.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +174,19 @@ def test_list_directory_of_a_prefix_is_one_delimiter_listing(big: tuple[JailedFS
     sent = requests.during(lambda: result.append(list_directory(vfs, "big/d07")))
     assert len(sent) == 1 and "delimiter=%2F" in sent[0][1], sent
     assert result[0].total == PER_FOLDER
+
+
+def test_fetches_stopped_at_once_send_no_request_after_the_stop(big: tuple[JailedFS, Requests]) -> None:
+    """A search that stops early (its page full, its call cancelled) has sent its last request
+    when it returns: the fetches it asked for and did not take never go out later."""
+    vfs, requests = big
+    target = vfs.resolve("big/d01/f001.txt")
+    batch = target.mount.backend.fetches()
+    assert batch is not None
+    requests.sent.clear()
+    futures = [batch.submit(target.fs_path) for _ in range(REMOTE_FETCH_CONCURRENCY)]
+    batch.stop()
+    sent_by_the_stop = len(requests.sent)
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0.5), target.mount.fs.loop).result()
+    assert len(requests.sent) == sent_by_the_stop
+    assert all(future.done() for future in futures)

@@ -124,3 +124,27 @@ def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_it
     )
 
     assert {"vfs_mcp.profiles.default.text", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.changes"} <= loaded
+
+
+def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:
+    # A thread still importing while the interpreter finalizes crashes in native modules
+    # (pydantic-core panicked under `vfs-mcp call`). Here the warm-up has 10 s of work left
+    # when the script ends; a hook registered first runs last, after ours, and looks.
+    script = (
+        "import atexit, threading, time\n"
+        "atexit.register(lambda: print('alive' if any(t.name == 'vfs-mcp-warm' and t.is_alive()"
+        " for t in threading.enumerate()) else 'stopped'))\n"
+        "from vfs_mcp.server import tools\n"
+        "from vfs_mcp.settings import Settings\n"
+        "class Slow:\n"
+        "    @property\n"
+        "    def adapter(self):\n"
+        "        time.sleep(0.02)\n"
+        "tools.profiles.tools_of = lambda profile: [Slow() for _ in range(500)]\n"
+        "tools.WARM_AFTER = 0\n"
+        "tools.warm(Settings())\n"
+        "time.sleep(0.2)\n"
+    )
+    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+
+    assert printed.split() == ["stopped"]

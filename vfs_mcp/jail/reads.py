@@ -29,6 +29,7 @@ from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
+from vfs_mcp_backends.fetches import LoopFetches
 
 T = TypeVar("T")
 
@@ -195,13 +196,22 @@ class JailedReads:
         """Each file's bytes (or the error reading it raised) in the order given, with its size
         as listed. Where each fetch waits on a network, fetched ahead: at most ``width`` files
         and ``in_flight`` bytes at once (one file at least), by the store's own event loop where
-        it has one, else by threads; those not yet taken are cancelled when the caller stops.
-        On stores served by this machine (``local_io``), one after another."""
+        it has one, else by threads. When the caller stops, no fetch begins, and those on a
+        store's loop are cancelled before it returns: no request of its goes out afterwards. On stores served by this machine (``local_io``), one after another."""
         local = all(mount.capabilities.local_io for mount in self.mounts)
         todo = iter(files)
         ahead = None if local else next(todo, None)
         pending: deque[tuple[Target, int, Future[bytes], bool]] = deque()
         pool = ThreadPoolExecutor(max_workers=width)
+        loops: dict[int, LoopFetches | None] = {}  # a batch a store (by its backend), where it has a loop
+
+        def fetch(target: Target) -> tuple[Future[bytes], bool]:
+            backend = target.mount.backend
+            if id(backend) not in loops:
+                loops[id(backend)] = backend.fetches()
+            batch = loops[id(backend)]
+            return (batch.submit(target.fs_path), True) if batch else (pool.submit(self.cat, target), False)
+
         try:
             for target, _ in todo if local else ():
                 try:
@@ -212,13 +222,12 @@ class JailedReads:
                 while ahead is not None and len(pending) < width:
                     if pending and sum(p[1] for p in pending) + ahead[1] > in_flight:
                         break
-                    soon = ahead[0].mount.backend.cat_soon(ahead[0].fs_path)
-                    pending.append((*ahead, soon or pool.submit(self.cat, ahead[0]), soon is not None))
+                    pending.append((*ahead, *fetch(ahead[0])))
                     ahead = next(todo, None)
-                target, _, fetch, counted_here = pending.popleft()
+                target, _, future, counted_here = pending.popleft()
                 try:
                     with self.guard(target):
-                        data: bytes = fetch.result()
+                        data: bytes = future.result()
                 except VfsError as err:
                     yield target, err
                     continue
@@ -226,8 +235,9 @@ class JailedReads:
                     self._read(len(data))
                 yield target, data
         finally:
-            for *_, fetch, _ in pending:
-                fetch.cancel()
+            for batch in loops.values():
+                if batch is not None:
+                    batch.stop()  # no request of this call is sent after it returns
             pool.shutdown(wait=False, cancel_futures=True)
 
     def read_whole(self, target: Target, limit: int) -> tuple[Entry, bytes | None]:

@@ -8,6 +8,7 @@ only those ``--tools`` names.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import threading
@@ -106,19 +107,43 @@ def warm(settings: Settings) -> threading.Thread:
     adapters and operations, and the write path. Started once ``tools/list`` is answered, it
     runs while the client reads the list and its model takes its turn, so a start stays quick
     and a first call does not pay for the imports. A call that needs a module being imported
-    waits for it (the import lock), as it would have imported it itself."""
+    waits for it (the import lock), as it would have imported it itself.
+
+    A process that ends first stops it at exit, between two tools, and waits for it: a thread
+    still importing while the interpreter finalizes crashes in native modules (pydantic-core
+    panics), which a short-lived client (``vfs-mcp call``) would print."""
+    stop = threading.Event()
 
     def load() -> None:
-        import vfs_mcp.changes  # noqa: F401  # imported for the first write
+        try:
+            import vfs_mcp.changes  # noqa: F401  # imported for the first write
 
-        for profile in dict.fromkeys(settings.profiles):
-            for tool in profiles.tools_of(profile):
-                _ = tool.adapter
+            for profile in dict.fromkeys(settings.profiles):
+                for tool in profiles.tools_of(profile):
+                    if stop.is_set():
+                        return
+                    _ = tool.adapter
+        finally:
+            _WARMING.discard(warming)
 
     thread = threading.Timer(WARM_AFTER, load)  # after the list has gone out: not competing with its reply
     thread.name, thread.daemon = "vfs-mcp-warm", True
+    warming = (stop, thread)
+    _WARMING.add(warming)
     thread.start()
     return thread
+
+
+_WARMING: set[tuple[threading.Event, threading.Timer]] = set()
+"""The warm-ups not yet over (``warm``)."""
+
+
+@atexit.register
+def _stop_warming() -> None:
+    for stop, thread in list(_WARMING):
+        stop.set()
+        thread.cancel()
+        thread.join()
 
 
 @functools.lru_cache(maxsize=8)

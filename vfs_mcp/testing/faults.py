@@ -315,7 +315,7 @@ class FaultyMount(BackendMount):
     def version_token(self, info: Any) -> str | None:
         return self.inner.version_token(info)
 
-    def cat_soon(self, path: str) -> None:
+    def fetches(self) -> None:
         return None  # a fetch on the store's event loop would pass the faults by: reads go through cat_file
 
     def put_if(self, path: str, data: bytes, *, if_match: str | None = None, create_only: bool = False) -> str | None:
