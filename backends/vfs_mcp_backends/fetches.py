@@ -21,9 +21,11 @@ class LoopFetches:
         self._fs = fs
         self._running: set[asyncio.Task[Any]] = set()
         self._stopped = False
+        self._submitted = False
 
     def submit(self, path: str) -> Future[bytes]:
         """The bytes of ``path``, fetched by the loop."""
+        self._submitted = True
         return asyncio.run_coroutine_threadsafe(self._fetch(path), self._fs.loop)
 
     async def _fetch(self, path: str) -> bytes:
@@ -40,7 +42,8 @@ class LoopFetches:
     def stop(self) -> None:
         """Begin no more fetches, cancel those under way, and return once none runs."""
         self._stopped = True  # seen by every fetch whose first step comes after this line
-        asyncio.run_coroutine_threadsafe(self._cancel_running(), self._fs.loop).result()
+        if self._submitted:
+            asyncio.run_coroutine_threadsafe(self._cancel_running(), self._fs.loop).result()
 
     async def _cancel_running(self) -> None:
         running = list(self._running)

@@ -29,7 +29,6 @@ from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Counted, count_read, count_written
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
-from vfs_mcp_backends.fetches import LoopFetches
 
 T = TypeVar("T")
 
@@ -185,8 +184,7 @@ class JailedReads:
     def cat(self, target: Target, start: int | None = None, end: int | None = None) -> bytes:
         """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
         with self.guard(target):
-            # s3fs: the 2nd positional argument is version_id, so always by keyword.
-            data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
+            data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)  # (s3fs: 2nd is version_id)
             self._read(len(data))
             return data
 
@@ -196,22 +194,14 @@ class JailedReads:
         """Each file's bytes (or the error reading it raised) in the order given, with its size
         as listed. Where each fetch waits on a network, fetched ahead: at most ``width`` files
         and ``in_flight`` bytes at once (one file at least), by the store's own event loop where
-        it has one, else by threads. When the caller stops, no fetch begins, and those on a
-        store's loop are cancelled before it returns: no request of its goes out afterwards. On stores served by this machine (``local_io``), one after another."""
+        it has one, else by threads; once the caller stops, none begins and no request of its
+        goes out. On stores served by this machine (``local_io``), one after another."""
         local = all(mount.capabilities.local_io for mount in self.mounts)
         todo = iter(files)
         ahead = None if local else next(todo, None)
         pending: deque[tuple[Target, int, Future[bytes], bool]] = deque()
         pool = ThreadPoolExecutor(max_workers=width)
-        loops: dict[int, LoopFetches | None] = {}  # a batch a store (by its backend), where it has a loop
-
-        def fetch(target: Target) -> tuple[Future[bytes], bool]:
-            backend = target.mount.backend
-            if id(backend) not in loops:
-                loops[id(backend)] = backend.fetches()
-            batch = loops[id(backend)]
-            return (batch.submit(target.fs_path), True) if batch else (pool.submit(self.cat, target), False)
-
+        loops = {} if local else {id(mount.backend): mount.backend.fetches() for mount in self.mounts}
         try:
             for target, _ in todo if local else ():
                 try:
@@ -222,7 +212,9 @@ class JailedReads:
                 while ahead is not None and len(pending) < width:
                     if pending and sum(p[1] for p in pending) + ahead[1] > in_flight:
                         break
-                    pending.append((*ahead, *fetch(ahead[0])))
+                    batch = loops.get(id(ahead[0].mount.backend))  # None: by a thread
+                    future = batch.submit(ahead[0].fs_path) if batch else pool.submit(self.cat, ahead[0])
+                    pending.append((*ahead, future, batch is not None))
                     ahead = next(todo, None)
                 target, _, future, counted_here = pending.popleft()
                 try:
@@ -235,9 +227,8 @@ class JailedReads:
                     self._read(len(data))
                 yield target, data
         finally:
-            for batch in loops.values():
-                if batch is not None:
-                    batch.stop()  # no request of this call is sent after it returns
+            for batch in filter(None, loops.values()):
+                batch.stop()  # no request of this call is sent after it returns
             pool.shutdown(wait=False, cancel_futures=True)
 
     def read_whole(self, target: Target, limit: int) -> tuple[Entry, bytes | None]:
