@@ -9,7 +9,6 @@ arguments are accepted by name (its ``__init__``'s parameters and fsspec's own) 
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from typing import Any, ClassVar, Self
 
@@ -46,6 +45,8 @@ class StoreOptions(BaseModel):
         known = cls.known(passes_to)
         for name in options:
             if name not in known:
+                import difflib  # here: only a name that is not known needs it
+
                 close = difflib.get_close_matches(str(name).replace("-", "_").lower(), known, n=1, cutoff=0.6)
                 hint = f"did you mean {close[0]!r}?" if close else f"known options: {', '.join(known)}"
                 raise ValueError(f"unknown option {name!r} for {cls.store} mounts ({hint})")

@@ -26,8 +26,6 @@ import anyio
 from vfs_mcp.cli.options import parser, server_from, uses_client_roots
 from vfs_mcp.server.build import VfsServer
 from vfs_mcp.transports import stdio
-from vfs_mcp.transports.http import load_token
-from vfs_mcp.transports.http_sessions import SessionLimits
 
 
 def serve(argv: Sequence[str]) -> int:
@@ -35,8 +33,9 @@ def serve(argv: Sequence[str]) -> int:
     try:
         server = server_from(args, args.roots, uses_client_roots(args))
         if args.transport == "http":
-            from vfs_mcp.transports.http import http_app
+            from vfs_mcp.transports.http import http_app, load_token
             from vfs_mcp.transports.http import serve as serve_http
+            from vfs_mcp.transports.http_sessions import SessionLimits
 
             token = load_token(args.auth_token_file)
             sessions = SessionLimits(sessions=args.max_sessions, per_peer=args.max_sessions_per_peer)

@@ -12,14 +12,13 @@ from collections.abc import Sequence
 
 from mcp.server.mcpserver import MCPServer
 
-from vfs_mcp.config import DEFAULT_MAX_READ_BYTES, DEFAULT_SERVER_UNDO_BYTES, size
+from vfs_mcp.config import DEFAULT_MAX_READ_BYTES, DEFAULT_SERVER_UNDO_BYTES, MAX_SESSIONS, MAX_SESSIONS_PER_PEER, size
 from vfs_mcp.jail.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.server.build import build_server
 from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.settings import Settings
-from vfs_mcp.transports.http_sessions import MAX_SESSIONS, MAX_SESSIONS_PER_PEER
 from vfs_mcp_backends import scheme_of
 
 EPILOG = """subcommands (as the first argument):

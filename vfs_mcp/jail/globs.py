@@ -26,11 +26,10 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import re2
-
 from vfs_mcp.errors import InvalidArgument
 
 if TYPE_CHECKING:
+    import re2
     from pathspec import GitIgnoreSpec
 
 MAX_GLOB_CHARS = 1000
@@ -41,6 +40,8 @@ RE2_MAX_MEM = 32 << 20
 
 
 def re2_options(*, case_sensitive: bool = True, dot_nl: bool = False) -> re2.Options:
+    import re2  # here, not at the top: a start compiles no pattern
+
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern on stderr
     options.max_mem = RE2_MAX_MEM
@@ -51,6 +52,8 @@ def re2_options(*, case_sensitive: bool = True, dot_nl: bool = False) -> re2.Opt
 
 def re2_compile(pattern: str, options: re2.Options, what: str) -> re2._Regexp:
     """An RE2 program, or INVALID_ARGUMENT naming ``what`` and RE2's reason."""
+    import re2
+
     try:
         return re2.compile(pattern, options)
     except re2.error as exc:
@@ -70,6 +73,7 @@ def nfc(text: str) -> str:
 
 def gitignore(lines: Iterable[str]) -> GitIgnoreSpec:
     """Gitignore rules matched by RE2; ValueError for a line pathspec cannot parse."""
+    import re2
     from pathspec import GitIgnoreSpec  # here, not at the top: a server with no rules to match never needs it
 
     try:

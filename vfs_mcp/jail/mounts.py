@@ -9,7 +9,6 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-from vfs_mcp.config import read_config
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
 from vfs_mcp_backends.local import host_path
 from vfs_mcp_backends.store_errors import storage_problem
@@ -114,6 +113,8 @@ class Config:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Config:
         """Read a config file, checked against its schema; raises ValueError naming what is wrong."""
+        from vfs_mcp.jail.config_file import read_config  # here: most servers start without a file
+
         checked = read_config(path)
         first: dict[str, int] = {}
         for number, entry in enumerate(checked.mount, 1):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -148,6 +147,8 @@ class VfsServer(MCPServer):
                 return f"{name} is not served: every mount is read-only, so no tool that writes is listed"
             if settings.tools:
                 return f"{name} is not served: --tools {','.join(settings.tools)} leaves it out"
+        import difflib  # here: only a name that is not known needs it
+
         known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
         hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
         return f"there is no tool named {name!r}{hint}"

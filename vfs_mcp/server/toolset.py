@@ -8,7 +8,6 @@ are published without it; arguments are still validated by the full pydantic mod
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -106,6 +105,8 @@ def selected(wanted: Iterable[str], tools: dict[str, bool]) -> set[str]:
             chosen.add(by_key[_key(item)])
         else:
             known = [*SETS, *tools]
+            import difflib  # here: only a name that is not known needs it
+
             close = difflib.get_close_matches(item, known, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ValueError(
@@ -168,5 +169,7 @@ def closest_argument(key: str, accepted: set[str]) -> str | None:
     for meant in SYNONYMS.get(snake, ()):
         if meant in accepted:
             return meant
+    import difflib  # here: only a name that is not known needs it
+
     close = difflib.get_close_matches(snake, sorted(accepted), n=1)
     return close[0] if close else None

@@ -33,13 +33,12 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from vfs_mcp.config import MAX_SESSIONS, MAX_SESSIONS_PER_PEER
 from vfs_mcp.server import sdk
 
 Refuse = Callable[[Send, str], Awaitable[None]]
 """Answers a request with an HTTP 503 and a message."""
 
-MAX_SESSIONS = 1000
-MAX_SESSIONS_PER_PEER = 100
 UNUSED_SECONDS = 60.0
 HANDSHAKE_REQUESTS = 2
 """A session's first requests: ``initialize``, then ``notifications/initialized``."""
