@@ -6,7 +6,6 @@ stays CRLF and nothing else about the bytes changes.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # t
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
 from vfs_mcp.jail.filesystem import JailedFS, sha256, sha256_aside
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops import linediff
 from vfs_mcp.ops.codings import all_crlf
 from vfs_mcp.ops.literal import newlines
 from vfs_mcp.ops.text import check_encoding, decode, encode, looks_binary, split_lines
@@ -226,8 +226,7 @@ def hunks(old: str, new: str, context: int = 3, known: Known | None = None) -> l
     else:
         lo = known.lines + old.count("\n", known.at, start)
     out = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(context):
+    for group in linediff.matcher(a, b).get_grouped_opcodes(context):
         body: list[tuple[str, str]] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
