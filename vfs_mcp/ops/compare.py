@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hunks, printable, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hunks, printable, rendered
 
 
 class Hunk(BaseModel):
@@ -31,6 +31,7 @@ def compare_files(
 ) -> CompareResult:
     first = TextFile.load(vfs, vfs.resolve(file1), encoding, max_bytes)
     second = TextFile.load(vfs, vfs.resolve(file2), encoding, max_bytes)
+    changed = hunks(first.raw, second.raw)
     found = [
         Hunk(
             old_start=h.old_start,
@@ -39,11 +40,11 @@ def compare_files(
             new_lines=h.new_lines,
             lines=[sign + printable(line.rstrip("\r\n")) for sign, line in h.lines],
         )
-        for h in hunks(first.raw, second.raw)
+        for h in changed
     ]
     added = sum(1 for h in found for line in h.lines if line.startswith("+"))
     removed = sum(1 for h in found for line in h.lines if line.startswith("-"))
-    diff = unified_diff(first.raw, second.raw, first.target.display, second.target.display)
+    diff = rendered(changed, first.target.display, second.target.display)
     return CompareResult(
         file1=first.target.display,
         file2=second.target.display,

@@ -263,7 +263,11 @@ def unified_diff(
     known: Known | None = None,
 ) -> str:
     """A unified diff of two texts, git style (empty when they are equal); ``known`` as for ``hunks``."""
-    found = hunks(old, new, context, known)
+    return rendered(hunks(old, new, context, known), name, new_name)
+
+
+def rendered(found: list[Hunk], name: str, new_name: str | None = None) -> str:
+    """``found`` hunks as a unified diff, git style (empty when there are none)."""
     if not found:
         return ""
     out = [f"--- {name}\n", f"+++ {new_name or name}\n"]
