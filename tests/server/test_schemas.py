@@ -87,21 +87,26 @@ async def test_a_planned_tool_answers_every_call_as_one_built_at_start(monkeypat
     assert await called(monkeypatch) == planned
 
 
+def modules_loaded_by(script: str) -> set[str]:
+    """The modules a fresh interpreter has imported once ``script`` has run."""
+    script += "import sys\nprint(' '.join(sorted(sys.modules)))\n"
+    return set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+
+
 def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_needs() -> None:
     # A fresh interpreter: what a server started and asked for its tools has imported (the
     # SDK's listing, without the warm-up our listing starts after it).
     script = (
-        "import sys, anyio\n"
+        "import anyio\n"
         "from mcp.server.mcpserver import MCPServer\n"
         "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
         "from vfs_mcp.server.build import build_server\n"
         "server = build_server(open_mounts([MountSpec('memory://lazy')]))\n"
         "assert len(anyio.run(MCPServer.list_tools, server)) > 20\n"
-        "print(' '.join(sorted(sys.modules)))\n"
     )
-    loaded = set(
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    )
+    loaded = modules_loaded_by(script)
 
     later = {"vfs_mcp.profiles.default.text", "vfs_mcp.profiles.default.files", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch"}
     assert loaded & later == set()
@@ -110,18 +115,15 @@ def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_ne
 
 def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_its_own() -> None:
     script = (
-        "import sys, anyio\n"
+        "import anyio\n"
         "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
         "from vfs_mcp.server.build import build_server\n"
         "server = build_server(open_mounts([MountSpec('memory://warm')]))\n"
         "assert server.warming is None\n"
         "anyio.run(server.list_tools)\n"
         "server.warming.join()\n"
-        "print(' '.join(sorted(sys.modules)))\n"
     )
-    loaded = set(
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    )
+    loaded = modules_loaded_by(script)
 
     assert {"vfs_mcp.profiles.default.text", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.changes"} <= loaded
 
