@@ -12,10 +12,13 @@ real server started once per session (tests/emulators.py). Their parameters carr
 
 from __future__ import annotations
 
+import atexit
 import gc
 import itertools
 import os
+import shutil
 import struct
+import tempfile
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -35,6 +38,12 @@ from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing import HarnessFS
 from vfs_mcp.transports.http import http_app, serving_in_thread
+
+# Every server these tests start, in process or not, records its changes under a folder of the
+# run's own (the default state store is under $XDG_STATE_HOME), never in the user's home.
+_STATE_HOME = tempfile.mkdtemp(prefix="vfs-mcp-test-state-")
+os.environ["XDG_STATE_HOME"] = _STATE_HOME
+atexit.register(shutil.rmtree, _STATE_HOME, True)
 
 BACKENDS = ["memory", "local", "s3"]
 EMULATED = ["s3rver", "gcs", "azure"]

@@ -136,7 +136,7 @@ class VfsServer(MCPServer):
         connection = watch.connection_state(request)[1] if request is not None else None
         if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return serving(session_state(connection))
-        return serving(SessionState()) if self.many_clients else serving(None)
+        return serving(SessionState(sessionless=True)) if self.many_clients else serving(None)
 
     def why_not_served(self, name: str) -> str:
         """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
@@ -243,6 +243,24 @@ def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
     watch.serve(lowlevel, bus, server._settle_for)
 
 
+def _record_changes(vfs: JailedFS, settings: Settings) -> None:
+    """Where ``vfs``'s changes are recorded (``--state``), opened now — finishing what dead
+    servers left under way there — when it is named or holds such work; else at the first
+    change (a server that only reads never imports the write path)."""
+    from vfs_mcp.changes.state import pending_in
+
+    def opened() -> Any:
+        from vfs_mcp.changes.log import default_log
+
+        return default_log(vfs.mounts, settings.state, settings.undo_bytes)
+
+    vfs.caches["changes.open"] = opened
+    if settings.state is not None or pending_in(vfs.mounts):
+        from vfs_mcp import changes
+
+        changes.log_of(vfs)
+
+
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
     """A new server with its own jail and working directory over ``mounts``.
 
@@ -253,6 +271,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     settings = settings or Settings()
     profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
+    _record_changes(vfs, settings)
     bus = InMemorySubscriptionBus()
     server = VfsServer(
         "vfs-mcp", version=_version(), instructions=instructions(mounts), lifespan=_run, subscriptions=bus

@@ -92,8 +92,9 @@ TOOLS = (
     Tool(
         FILES + "undo",
         "Undo",
-        "Take back this session's newest change (to path, if given): a write, edit, patch (whole), move, copy "
-        "or delete; only if its files are still as it left them, else CONFLICT. dry_run shows what it would do.",
+        "Take back a change: the one change_id names (every change's reply gives its id), else this session's "
+        "newest (to path, if given); a whole patch, move, copy or delete at once; only if its files are still as "
+        "it left them, else CONFLICT. dry_run shows what it would do.",
         read_only=False,
         destructive=True,
     ),
