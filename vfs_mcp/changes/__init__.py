@@ -28,14 +28,14 @@ plan again on the new state (a bounded number of times); a plan whose caller pin
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from vfs_mcp.changes import log
 from vfs_mcp.changes.commit import commit
+from vfs_mcp.changes.locks import covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import (
     ABSENT,
@@ -55,16 +55,13 @@ from vfs_mcp.changes.ops import (
     Rename,
     Restore,
     Stored,
-    trees,
     written,
 )
 from vfs_mcp.changes.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
-from vfs_mcp.errors import Conflict, Internal, Stale
+from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp_backends import LockBusy
 
 __all__ = [
     "ABSENT",
@@ -127,16 +124,16 @@ def run(
         return plan().result
     changelog = log_of(vfs)
     recording = log.current()
-    folders = _folders(touches)
+    folders = folders_of(touches)
     attempt = 0
     while True:
-        with _held(vfs, folders):
+        with held(vfs, folders):
             planned = plan()
             if not planned.ops:
                 return planned.result
-            needed = _needed(planned.ops)
-            if not _covers(folders, needed):
-                _widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
+            needed = needed_by(planned.ops)
+            if not covers(folders, needed):
+                widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
             pending = _Pending(changelog, recording.tool if recording else "a change")
             try:
@@ -218,63 +215,3 @@ def attach(vfs: JailedFS, changelog: ChangeLog) -> ChangeLog:
 
 
 _making = threading.Lock()
-
-
-Folders = dict[str, tuple[Mount, dict[str, bool]]]
-"""Folders (store paths) to lock, exclusively or shared, by mount URL."""
-
-
-def _folders(paths: Iterable[Target], whole: Iterable[Target] = ()) -> Folders:
-    """The folders to lock for writing ``paths`` (and ``whole`` trees): exclusively the folder
-    each path is in (and each tree itself), shared every folder above, so a change to a tree
-    waits for the writers inside it and they for it."""
-    found: Folders = {}
-
-    def add(at: Target, exclusive: bool) -> None:
-        held = found.setdefault(at.mount.url, (at.mount, {}))[1]
-        held[at.fs_path] = held.get(at.fs_path, False) or exclusive
-        while not at.is_root:
-            at = at.parent()
-            held.setdefault(at.fs_path, False)
-
-    for target in paths:
-        add(target.parent(), True)
-    for tree in whole:
-        add(tree, True)
-    return found
-
-
-def _needed(ops: list[Op]) -> Folders:
-    return _folders((t for op in ops for t in written(op)), (t for op in ops for t in trees(op)))
-
-
-def _covers(held: Folders, needed: Folders) -> bool:
-    return all(
-        url in held and all(held[url][1].get(folder, False) >= exclusive for folder, exclusive in folders.items())
-        for url, (_, folders) in needed.items()
-    )
-
-
-def _widen(held: Folders, needed: Folders) -> None:
-    for url, (mount, folders) in needed.items():
-        mine = held.setdefault(url, (mount, {}))[1]
-        for folder, exclusive in folders.items():
-            mine[folder] = mine.get(folder, False) or exclusive
-
-
-@contextlib.contextmanager
-def _held(vfs: JailedFS, folders: Folders) -> Iterator[None]:
-    """Hold every folder's lock, mount by mount in URL order; CONFLICT when one stays busy."""
-    with contextlib.ExitStack() as stack:
-        for url in sorted(folders):
-            mount, paths = folders[url]
-            with vfs.guard(mount.url):  # a folder that cannot be opened is an error of ours too
-                try:
-                    stack.enter_context(mount.backend.hold(paths))
-                except LockBusy as busy:
-                    shown = mount.display(busy.folder[len(mount.backend.root) :].strip("/"))
-                    raise Conflict(
-                        f"another program holds the write lock of {shown} (waited {busy.wait:g} s); "
-                        "nothing was changed, try again"
-                    ) from None
-        yield

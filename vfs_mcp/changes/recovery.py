@@ -22,6 +22,7 @@ from vfs_mcp.changes import images, store
 from vfs_mcp.changes.commit import _Plan, prepare
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
+from vfs_mcp.changes.locks import folders_of, held
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import (
     Absent,
@@ -162,8 +163,6 @@ def _finish_half(vfs: JailedFS, op: Op) -> None:
 def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     """Finish what dead instances left under way in ``changelog``'s store, on the mounts
     ``vfs`` serves, then count their records as this instance's; what was done, as lines."""
-    from vfs_mcp.changes import _folders, _held
-
     done: list[str] = []
     by_owner: dict[str, list[tuple[str, str]]] = {}
     for kind, change_id, owner in changelog.unfinished():
@@ -181,7 +180,7 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
                     continue
                 steps = [*record.steps, *record.finish]
                 paths = [t for op in steps for t in written(op)]
-                with _held(vfs, _folders(paths, [t for op in steps for t in trees(op)])):
+                with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
                     _sweep(paths)
                     try:
                         if kind == "change" and record.finish and all_due(vfs, record.steps):
