@@ -252,15 +252,30 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
             else:
                 transfers.copy_file(self.vfs, source.display, dest.display, overwrite=True)
 
-    def mv(self, path1: Any, path2: str, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
-        """One path: renamed onto ``path2`` in one step where the store can (as the tools
-        move); a list or a glob: fsspec's copy and delete."""
-        if not isinstance(path1, str) or any(c in path1 for c in "*?["):
-            super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
-            return
-        with _as_os_errors(path1):
-            source, dest = self._resolve(path1, follow=False, write=True), self._resolve(path2, write=True)
-            transfers.move_file(self.vfs, source.display, dest.display, overwrite=True)
+    def mv(self, path1: Any, path2: Any, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
+        """Each path moved as the ``move_file`` tool moves it, with its checks (one rename
+        onto the destination where the store can; a folder whole, what the deny list hides in
+        it included, or not at all). One path goes onto ``path2``; a list or a glob's matches
+        go into the folder ``path2`` (made if missing), or one for one onto a list ``path2``.
+        ``recursive`` and ``maxdepth`` change nothing: a folder always moves whole."""
+        for source, dest, parents in self._moves(path1, path2):
+            with _as_os_errors(source):
+                src, dst = self._resolve(source, follow=False, write=True), self._resolve(dest, write=True)
+                transfers.move_file(self.vfs, src.display, dst.display, overwrite=True, create_dirs=parents)
+
+    def _moves(self, path1: Any, path2: Any) -> list[tuple[str, str, bool]]:
+        """(source, destination, make its folders) of each move ``mv(path1, path2)`` makes."""
+        if isinstance(path1, str) and not any(c in path1 for c in "*?["):
+            return [(path1, path2, False)]
+        sources = self.glob(path1) if isinstance(path1, str) else [stringify_path(one) for one in path1]
+        if isinstance(path1, str) and not sources:
+            raise FileNotFoundError(errno.ENOENT, "no path matches", path1)
+        if isinstance(path2, list):
+            if len(path2) != len(sources):
+                raise ValueError(f"mv: {len(sources)} sources but {len(path2)} destinations")
+            return [(source, dest, True) for source, dest in zip(sources, path2, strict=True)]
+        folder = self._strip_protocol(path2).rstrip("/")
+        return [(source, f"{folder}/{self._strip_protocol(source).rpartition('/')[2]}", True) for source in sources]
 
 
 def _info(entry: Entry) -> dict[str, Any]:
