@@ -344,9 +344,7 @@ class JailWriter(StagedIO):
         self._position += size
         return size
 
-    def close(self) -> None:
-        if self._done:
-            return
+    def _finish(self) -> None:
         self._mark_closed()
         if self.autocommit:
             self.commit()
