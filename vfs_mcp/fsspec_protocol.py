@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -82,7 +83,27 @@ def _as_os_errors(path: str) -> Iterator[None]:
         raise os_error(exc, path) from exc
 
 
-class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
+class _KeyedByConfig(type(AbstractFileSystem)):  # type: ignore[misc]  # fsspec's instance cache, untyped
+    """fsspec's instance cache, keyed also by what the ``config`` file holds: an instance is
+    reused while the file is unchanged, and a file that gains ``deny`` or ``read_only`` (or
+    loses them) gives a new instance with the new policy, not the one cached before."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        config = kwargs.get("config", args[3] if len(args) > 3 else None)
+        kwargs["config_sha256"] = _sha256_of(config) if config else None
+        return super().__call__(*args, **kwargs)
+
+
+def _sha256_of(path: str) -> str | None:
+    """The sha256 of a file's bytes; None when it cannot be read (opening the mounts says why)."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+class JailFileSystem(AbstractFileSystem, metaclass=_KeyedByConfig):  # type: ignore[misc]  # fsspec is untyped
     """The jail's mounts and policy as one fsspec filesystem (see the module docstring)."""
 
     protocol = ("vfs",)
@@ -96,10 +117,12 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
         config: str | None = None,
         deny_hardlinked: bool = False,
         jailed: JailedFS | None = None,
+        config_sha256: str | None = None,
         **kwargs: Any,
     ) -> None:
         """ValueError when there is no root or a root cannot be mounted (naming it).
-        ``jailed``: serve an existing jailed filesystem (a server's own) instead of new mounts."""
+        ``jailed``: serve an existing jailed filesystem (a server's own) instead of new mounts.
+        ``config_sha256``: the config file's hash, set by the instance cache (``_KeyedByConfig``)."""
         super().__init__(**kwargs)
         if jailed is not None:
             self.vfs = jailed

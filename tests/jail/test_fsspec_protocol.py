@@ -238,3 +238,27 @@ def test_a_file_opened_while_another_failure_is_handled_still_commits(place: tup
     except Failed:
         open_and_write(url, storage, False, "w")  # a log written in an except block lands
     assert read_back(url, storage) == b"partial\n" * 3750
+
+
+# -- a config file that changes while a program runs ----------------------------------------------
+
+
+def test_a_config_file_that_gains_deny_or_read_only_is_obeyed_by_the_next_call(data: Path, tmp_path: Path) -> None:
+    config = tmp_path / "vfs.toml"
+    config.write_text(f'[[mount]]\nroot = "{data}"\n')
+    storage = {"config": str(config)}  # fsspec's instance cache in use, as a program's calls use it
+    assert pandas.read_csv(f"vfs://{data}/x.csv", storage_options=storage)["b"].tolist() == [2, 4]
+    assert fsspec.filesystem("vfs", **storage) is fsspec.filesystem("vfs", **storage)  # cached while unchanged
+
+    config.write_text(f'deny = ["*.csv"]\n\n[[mount]]\nroot = "{data}"\n')
+    with pytest.raises(FileNotFoundError):
+        pandas.read_csv(f"vfs://{data}/x.csv", storage_options=storage)
+    with pytest.raises(FileNotFoundError):
+        fsspec.filesystem("vfs", **storage).cat_file(f"{data}/x.csv")
+
+    config.write_text(f'read_only = true\n\n[[mount]]\nroot = "{data}"\n')
+    with pytest.raises(PermissionError, match="read-only"):
+        fsspec.filesystem("vfs", **storage).pipe_file(f"{data}/new.txt", b"x")
+    with pytest.raises(PermissionError, match="read-only"):
+        pandas.DataFrame({"a": [1]}).to_csv(f"vfs://{data}/new.csv", storage_options=storage)
+    assert not (data / "new.txt").exists() and not (data / "new.csv").exists()
