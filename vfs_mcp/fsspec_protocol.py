@@ -90,7 +90,8 @@ class _KeyedByConfig(type(AbstractFileSystem)):  # type: ignore[misc]  # fsspec'
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         config = kwargs.get("config", args[3] if len(args) > 3 else None)
-        kwargs["config_sha256"] = _sha256_of(config) if config else None
+        if config:
+            kwargs["config_sha256"] = _sha256_of(config)
         return super().__call__(*args, **kwargs)
 
 

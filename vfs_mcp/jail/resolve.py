@@ -306,7 +306,7 @@ class Jail:
         self._check_holds_no_mount(target)
         if target.mount.capabilities.symlinks:
             landing = self._check_real(target, False, target.display)
-            if landing != target:
+            if landing.mount is not target.mount or landing.rel != target.rel:
                 self._check_holds_no_mount(landing, shown=target.display)
 
     def _check_holds_no_mount(self, target: Target, shown: str | None = None) -> None:
