@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -82,7 +83,28 @@ def _as_os_errors(path: str) -> Iterator[None]:
         raise os_error(exc, path) from exc
 
 
-class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
+class _KeyedByConfig(type(AbstractFileSystem)):  # type: ignore[misc]  # fsspec's instance cache, untyped
+    """fsspec's instance cache, keyed also by what the ``config`` file holds: an instance is
+    reused while the file is unchanged, and a file that gains ``deny`` or ``read_only`` (or
+    loses them) gives a new instance with the new policy, not the one cached before."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        config = kwargs.get("config", args[3] if len(args) > 3 else None)
+        if config:
+            kwargs["config_sha256"] = _sha256_of(config)
+        return super().__call__(*args, **kwargs)
+
+
+def _sha256_of(path: str) -> str | None:
+    """The sha256 of a file's bytes; None when it cannot be read (opening the mounts says why)."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+class JailFileSystem(AbstractFileSystem, metaclass=_KeyedByConfig):  # type: ignore[misc]  # fsspec is untyped
     """The jail's mounts and policy as one fsspec filesystem (see the module docstring)."""
 
     protocol = ("vfs",)
@@ -96,10 +118,12 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
         config: str | None = None,
         deny_hardlinked: bool = False,
         jailed: JailedFS | None = None,
+        config_sha256: str | None = None,
         **kwargs: Any,
     ) -> None:
         """ValueError when there is no root or a root cannot be mounted (naming it).
-        ``jailed``: serve an existing jailed filesystem (a server's own) instead of new mounts."""
+        ``jailed``: serve an existing jailed filesystem (a server's own) instead of new mounts.
+        ``config_sha256``: the config file's hash, set by the instance cache (``_KeyedByConfig``)."""
         super().__init__(**kwargs)
         if jailed is not None:
             self.vfs = jailed
@@ -252,15 +276,30 @@ class JailFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is unt
             else:
                 transfers.copy_file(self.vfs, source.display, dest.display, overwrite=True)
 
-    def mv(self, path1: Any, path2: str, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
-        """One path: renamed onto ``path2`` in one step where the store can (as the tools
-        move); a list or a glob: fsspec's copy and delete."""
-        if not isinstance(path1, str) or any(c in path1 for c in "*?["):
-            super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
-            return
-        with _as_os_errors(path1):
-            source, dest = self._resolve(path1, follow=False, write=True), self._resolve(path2, write=True)
-            transfers.move_file(self.vfs, source.display, dest.display, overwrite=True)
+    def mv(self, path1: Any, path2: Any, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
+        """Each path moved as the ``move_file`` tool moves it, with its checks (one rename
+        onto the destination where the store can; a folder whole, what the deny list hides in
+        it included, or not at all). One path goes onto ``path2``; a list or a glob's matches
+        go into the folder ``path2`` (made if missing), or one for one onto a list ``path2``.
+        ``recursive`` and ``maxdepth`` change nothing: a folder always moves whole."""
+        for source, dest, parents in self._moves(path1, path2):
+            with _as_os_errors(source):
+                src, dst = self._resolve(source, follow=False, write=True), self._resolve(dest, write=True)
+                transfers.move_file(self.vfs, src.display, dst.display, overwrite=True, create_dirs=parents)
+
+    def _moves(self, path1: Any, path2: Any) -> list[tuple[str, str, bool]]:
+        """(source, destination, make its folders) of each move ``mv(path1, path2)`` makes."""
+        if isinstance(path1, str) and not any(c in path1 for c in "*?["):
+            return [(path1, path2, False)]
+        sources = self.glob(path1) if isinstance(path1, str) else [stringify_path(one) for one in path1]
+        if isinstance(path1, str) and not sources:
+            raise FileNotFoundError(errno.ENOENT, "no path matches", path1)
+        if isinstance(path2, list):
+            if len(path2) != len(sources):
+                raise ValueError(f"mv: {len(sources)} sources but {len(path2)} destinations")
+            return [(source, dest, True) for source, dest in zip(sources, path2, strict=True)]
+        folder = self._strip_protocol(path2).rstrip("/")
+        return [(source, f"{folder}/{self._strip_protocol(source).rpartition('/')[2]}", True) for source in sources]
 
 
 def _info(entry: Entry) -> dict[str, Any]:
@@ -329,9 +368,7 @@ class JailWriter(StagedIO):
         self._position += size
         return size
 
-    def close(self) -> None:
-        if self._done:
-            return
+    def _finish(self) -> None:
         self._mark_closed()
         if self.autocommit:
             self.commit()

@@ -42,6 +42,13 @@ class Settings:
     """Seconds a 2026-07-28 client's roots are trusted before asking again (that era has no list_changed)."""
     poll_interval: float = 5.0
     """Seconds between checks of a subscribed file on a backend without change events (S3, memory)."""
+    warm_up: bool = False
+    """Once ``tools/list`` is answered, import what calls need on a thread of its own
+    (``server.tools.warm``), so the first call after a start does not pay for it. On for the
+    server processes (``vfs-mcp`` over stdio or HTTP) and only there: inside someone else's
+    process (an embedded server, the test harness, an in-process ``Client``) a thread importing
+    while the process parses on another (pytest's assertion rewriting) breaks CPython before
+    3.11.8 ("AST constructor recursion depth mismatch")."""
 
     def name(self, safe: str, seed: str) -> str:
         """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""

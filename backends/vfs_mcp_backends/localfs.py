@@ -19,8 +19,9 @@ passes with ``auto_mkdir=True``, as it does on ``LocalFileSystem(auto_mkdir=True
 these deliberate differences (docs/architecture.md):
 
 - a path outside the root, or a link leading out of it, is ``PermissionError``;
-- a binary write left on an exception inside its ``with`` block keeps the old content (fsspec's
-  files commit what they hold); a text-mode wrapper closes its file, which commits;
+- a write left on an exception keeps the old content (fsspec's files commit what they hold),
+  whoever closes it on the way out: its own ``with`` block, a text or compression wrapper,
+  ``fsspec.open``'s ``OpenFile``;
 - ``r+b`` and other read-write modes are refused (``ValueError``): a staged write replaces
   the whole file;
 - ``mv`` renames onto the destination in one step (``os.replace``): a file onto an existing

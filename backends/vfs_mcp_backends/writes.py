@@ -2,7 +2,7 @@
 ``commit`` (the new content becomes visible in one step) or ``discard`` (it never does).
 
 With ``autocommit`` (plain ``fs.open(path, "wb")``, ``pipe_file``) closing commits, and so does
-dropping the file unclosed (``StagedIO``); leaving a ``with`` block on an exception discards.
+dropping the file unclosed (``StagedIO``); closing it on the way out of a failure discards.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import errno
 import io
 import os
 import stat
+import sys
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -48,15 +49,43 @@ class StagedIO(io.RawIOBase):
     ``discard``) and what ``io.TextIOWrapper``, ``zipfile``, pyarrow and fsspec's compression
     wrappers ask of a binary file (``writable``, ``tell``, ``flush``, ``closed``).
 
-    Leaving a ``with`` block on an exception discards. A file dropped unclosed commits when it
-    is collected if it commits on close (as fsspec's own files do): fsspec's compression
-    wrappers never close the file they wrap; one that waits for an explicit ``commit``
-    (``autocommit=False``) is discarded instead.
+    A file closed on the way out of a failure discards, whoever closes it: its own ``with``
+    block, a text or compression wrapper's, fsspec's ``OpenFile`` (``fsspec.open``, whose
+    ``__exit__`` closes whatever happened), pandas' handles. It knows by the exception
+    propagating while it closes (one raised since it was opened). A file dropped unclosed
+    commits when it is collected if it commits on close (as fsspec's own files do): fsspec's
+    compression wrappers never close the file they wrap; one that waits for an explicit
+    ``commit`` (``autocommit=False``) is discarded instead.
     """
 
     autocommit: bool
     _done = False
     _position = 0
+    _handled_at_open: BaseException | None = None
+
+    def __new__(cls, *args: object, **kwargs: object) -> StagedIO:
+        self = super().__new__(cls)
+        self._handled_at_open = sys.exc_info()[1]  # opened inside an except block: not a failure of ours
+        return self
+
+    def close(self) -> None:
+        """Finish the content and, with ``autocommit``, commit it; discard it instead when
+        the file is closed on the way out of a failure (``_failing``)."""
+        if self._done:
+            return
+        if self.autocommit and self._failing():
+            self.discard()
+        else:
+            self._finish()
+
+    def _failing(self) -> bool:
+        """Whether an exception raised since the file was opened is propagating now."""
+        now = sys.exc_info()[1]
+        return now is not None and now is not self._handled_at_open
+
+    def _finish(self) -> None:
+        """``close`` when nothing failed."""
+        raise NotImplementedError
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if kind is None:
@@ -141,10 +170,8 @@ class StagedFile(StagedIO):
         self._position += size
         return size
 
-    def close(self) -> None:
+    def _finish(self) -> None:
         """Finish the content (mode, fsync); with ``autocommit`` also commit it."""
-        if self._done:
-            return
         if not self.closed:
             try:
                 assert self._fd is not None
@@ -211,10 +238,10 @@ class AppendFile(StagedIO):
         self._position += len(chunk)
         return len(chunk)
 
-    def close(self) -> None:
+    def _finish(self) -> None:
         if self.autocommit:
             self.commit()
-        elif not self._done:
+        else:
             self._mark_closed()
 
     def commit(self) -> None:

@@ -174,9 +174,19 @@ def test_errors_name_the_whole_path_asked_for(fs: DescriptorFileSystem, d: str, 
 # -- the deliberate differences ---------------------------------------------------------------
 
 
-def test_a_write_failing_inside_with_keeps_the_old_content(fs: DescriptorFileSystem, d: str) -> None:
-    with pytest.raises(RuntimeError), fs.open(d + "/a.txt", "wb") as handle:
-        handle.write(b"half")
+@pytest.mark.parametrize(
+    ("mode", "how"), [("wb", {}), ("w", {}), ("wb", {"compression": "gzip"}), ("a", {})], ids=["wb", "w", "gzip", "a"]
+)
+@pytest.mark.parametrize("opener", ["fs.open", "fsspec.open"])
+def test_a_write_failing_inside_with_keeps_the_old_content(
+    fs: DescriptorFileSystem, d: str, opener: str, mode: str, how: dict[str, str]
+) -> None:
+    # fsspec.open's OpenFile closes its files whatever happened in the block: they learn of the failure themselves.
+    opened = (
+        fs.open(d + "/a.txt", mode, **how) if opener == "fs.open" else fsspec.open(f"vfslocal://{d}/a.txt", mode, **how)
+    )
+    with pytest.raises(RuntimeError), opened as handle:
+        handle.write(b"half" if "b" in mode else "half")
         raise RuntimeError("the writer failed")
     assert fs.cat_file(d + "/a.txt") == b"alpha"
 

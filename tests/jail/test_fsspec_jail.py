@@ -206,3 +206,49 @@ def test_every_write_to_a_read_only_mount_is_a_permission_error_and_reads_still_
     assert not failures, "\n".join(failures)
     assert arena.state(full=True) == before
     assert fs.cat_file(inside) == b"inside\n" and fs.find(arena.sb.path("sub")) == [arena.sb.path("sub/file.txt")]
+
+
+# -- list forms ------------------------------------------------------------------------------
+
+HIDDEN_KEY = "vault/secret.key"
+"""A file the deny list hides in ``vault`` only (the pattern holds a slash: it is anchored)."""
+
+SINGLE_AND_LIST = {
+    "mv": (lambda fs, p: fs.mv(p("vault"), p("open")), lambda fs, p: fs.mv([p("vault")], p("open"))),
+    "mv recursive": (
+        lambda fs, p: fs.mv(p("vault"), p("open"), recursive=True),
+        lambda fs, p: fs.mv([p("vault")], p("open"), recursive=True),
+    ),
+    "mv a glob": (lambda fs, p: fs.mv(p("vault"), p("open")), lambda fs, p: fs.mv(p("vau*"), p("open"))),
+    "rm": (lambda fs, p: fs.rm(p(HIDDEN_KEY)), lambda fs, p: fs.rm([p(HIDDEN_KEY)])),
+    "copy": (
+        lambda fs, p: fs.copy(p(HIDDEN_KEY), p("open.key")),
+        lambda fs, p: fs.copy([p(HIDDEN_KEY)], [p("open.key")]),
+    ),
+    "put": (lambda fs, p: fs.put(p("local"), p(HIDDEN_KEY)), lambda fs, p: fs.put([p("local")], [p(HIDDEN_KEY)])),
+    "get": (lambda fs, p: fs.get(p(HIDDEN_KEY), p("got")), lambda fs, p: fs.get([p(HIDDEN_KEY)], [p("got")])),
+}
+
+
+@pytest.mark.parametrize("verb", SINGLE_AND_LIST)
+def test_every_list_form_is_refused_where_its_single_form_is_and_changes_nothing(
+    arena: Arena, verb: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    arena.sb.put(HIDDEN_KEY, b"hidden bytes")
+    arena.sb.put("vault/notes.txt", b"notes")
+    here = tmp_path_factory.mktemp("here")
+    (here / "local").write_bytes(b"uploaded")
+    fs = jail_of(arena, deny=[HIDDEN_KEY])
+
+    def path(rel: str) -> str:
+        return str(here / rel) if rel in ("local", "got") else arena.sb.path(rel)
+
+    before = arena.state(full=True)
+    refusals = []
+    for label, form in zip(("single", "list"), SINGLE_AND_LIST[verb], strict=True):
+        with pytest.raises(OSError) as refused:
+            form(fs, path)
+        refusals.append(type(refused.value))
+        assert arena.state(full=True) == before, f"the {label} form changed the store"
+    assert refusals[0] is refusals[1], refusals
+    assert not (here / "got").exists() and "hidden bytes" not in str(refused.value)

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -124,7 +125,8 @@ def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_it
         "import anyio\n"
         "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
         "from vfs_mcp.server.build import build_server\n"
-        "server = build_server(open_mounts([MountSpec('memory://warm')]))\n"
+        "from vfs_mcp.settings import Settings\n"
+        "server = build_server(open_mounts([MountSpec('memory://warm')]), Settings(warm_up=True))\n"
         "assert server.warming is None\n"
         "anyio.run(server.list_tools)\n"
         "server.warming.join()\n"
@@ -132,6 +134,38 @@ def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_it
     loaded = modules_loaded_by(script)
 
     assert {"vfs_mcp.profiles.default.text", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.changes"} <= loaded
+
+
+def test_the_server_processes_warm_up_and_a_server_built_inside_another_program_never_does(tmp_path: Path) -> None:
+    # An embedded or in-process server runs inside someone else's process: a thread of its own
+    # importing there breaks CPython before 3.11.8 when that process parses meanwhile (pytest).
+    script = (
+        "import anyio, threading\n"
+        "from vfs_mcp.cli import main\n"
+        "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
+        "from vfs_mcp.server.build import build_server\n"
+        "from vfs_mcp.testing.harness import memory_fs, connect\n"
+        "served = []\n"
+        "made = main.server_from\n"
+        "main.server_from = lambda *a, **k: served.append(made(*a, **k)) or served[-1]\n"
+        "main.run_until_stopped = lambda run, banner=None: 0\n"
+        "main.settle_memory = lambda: None\n"
+        f"main.serve([{str(tmp_path)!r}])\n"
+        f"main.serve([{str(tmp_path)!r}, '--transport', 'http', '--port', '0'])\n"
+        "embedded = build_server(open_mounts([MountSpec('memory://embedded')]))\n"
+        "async def harness():\n"
+        "    async with connect(memory_fs({'a.txt': 'a'})) as client:\n"
+        "        await client.list_tools()\n"
+        "        await client.call_tool('read_file', {'path': 'a.txt'})\n"
+        "        return any(t.name == 'vfs-mcp-warm' for t in threading.enumerate())\n"
+        "print(anyio.run(harness))\n"
+        "for server in [embedded, *served]:\n"
+        "    anyio.run(server.list_tools)\n"
+        "    print(server.warming is not None)\n"
+    )
+    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+
+    assert printed.split() == ["False", "False", "True", "True"]  # the harness, build_server; stdio, HTTP
 
 
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:

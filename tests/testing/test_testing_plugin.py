@@ -247,6 +247,76 @@ def test_a_users_test_output_holds_their_logs_not_the_harness_s_expected_errors_
     assert "read_file failed" not in shown and "werkzeug" not in shown and "HTTP/1.1" not in shown
 
 
+PARSING_BESIDE_THE_SERVER = """
+import ast
+import pathlib
+import time
+
+import pytest
+from mcp import Client
+
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.server.build import build_server
+from vfs_mcp.testing import memory_server
+
+pytestmark = pytest.mark.anyio
+
+
+class Pause:
+    # Cyclic garbage whose finalizer lets other threads run: the collector frees it in the middle
+    # of whatever allocates, here the parser (asyncio's and anyio's objects do the same).
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        time.sleep(0.0001)
+
+
+def parse_a_while():
+    # What pytest's assertion rewriting (and hypothesis's plugin, importing at teardown) do on this thread.
+    source = pathlib.Path(ast.__file__).read_text()
+    for _ in range(40):
+        for _ in range(200):
+            Pause()
+        ast.parse(source)
+
+
+@pytest.mark.vfs({"a.txt": "hi"})
+async def test_the_fixture(vfs_client):
+    assert (await vfs_client.call_tool("read_file", {"path": "a.txt"})).content[0].text == "hi"
+    parse_a_while()
+
+
+async def test_memory_server():
+    async with memory_server({"a.txt": "hi"}) as client:
+        assert not (await client.call_tool("read_file", {"path": "a.txt"})).is_error
+    parse_a_while()
+
+
+async def test_an_in_process_client():
+    async with Client(build_server([open_mount(MountSpec("memory://in-process"))])) as client:
+        assert (await client.list_tools()).tools
+    parse_a_while()
+"""
+
+
+@pytest.mark.slow  # pytest in a process of its own, every module compiled from source
+def test_tests_using_an_in_process_server_pass_while_their_thread_parses_python(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CPython before 3.11.8 / 3.12.2 counts AST recursion per interpreter: a server thread importing
+    # (parsing, under pytest's assertion rewriting) while the test's thread parses made pytest exit 1
+    # with "SystemError: AST constructor recursion depth mismatch". No compiled module cached: each
+    # import parses, as in a fresh checkout.
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(pytester.path / "pycache"))
+    pytester.makeini(INI)  # warnings are errors: an exception in a thread fails the run
+    pytester.makepyfile(test_user=PARSING_BESIDE_THE_SERVER)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+
+    assert "SystemError" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=3)
+
+
 def test_without_moto_moto_s3_names_the_extra_that_brings_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from vfs_mcp.testing import moto_s3
 

@@ -31,7 +31,7 @@ from vfs_mcp.transports import stdio
 def serve(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     try:
-        server = server_from(args, args.roots, uses_client_roots(args))
+        server = server_from(args, args.roots, uses_client_roots(args), warm_up=True)
         if args.transport == "http":
             from vfs_mcp.transports.http import http_app, load_token
             from vfs_mcp.transports.http import serve as serve_http

@@ -184,12 +184,15 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
     )
 
 
-def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bool = False) -> MCPServer:
+def server_from(
+    args: argparse.Namespace, roots: Sequence[str], client_roots: bool = False, *, warm_up: bool = False
+) -> MCPServer:
     """The server the options describe; ValueError naming what is wrong.
 
     client_roots: the one client's roots count (stdio): with ROOTs (or config mounts) they can
         only narrow them; without, they become the mounts, the current folder being the
         fallback for a client that offers none.
+    warm_up: a server process of its own (``Settings.warm_up``).
     """
     # stdout is the protocol channel in stdio mode (and the results channel for xml): logs go to stderr only.
     # The level sits on the handler too: a client asking for MCP log messages lowers the vfs_mcp
@@ -214,7 +217,7 @@ def server_from(args: argparse.Namespace, roots: Sequence[str], client_roots: bo
     for mount in mounts:
         mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
     sweep_in_background(mounts)
-    settings = settings_from(args, config)
+    settings = dataclasses.replace(settings_from(args, config), warm_up=warm_up)
     if client_roots:
         settings = dataclasses.replace(settings, client_roots="narrow" if operator else "mount")
     return build_server(mounts, settings)

@@ -171,10 +171,9 @@ class Jail:
         if written is not None and path != target.display:
             written.setdefault(target.display, path)
         self._check_visible(target.rel, path)
-        if target.mount.capabilities.symlinks:
-            self._check_real(target, follow, path)
-        if write and target.mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+        landing = self._check_real(target, follow, path) if target.mount.capabilities.symlinks else target
+        if write:
+            self._check_writable(target, landing)
         return target
 
     def _locate(self, raw: str) -> Target:
@@ -279,20 +278,38 @@ class Jail:
     def check_write(self, target: Target) -> None:
         """The policy of a path a change is about to write, asked again when it commits (the
         mounts, the deny list or a link may have changed since it was resolved): its mount is
-        still served and writable (and so is the most specific mount holding it), the deny list
-        does not hide it, and no link leads its folders out of the mount or somewhere hidden."""
-        mount = target.mount
-        if mount not in self.mounts:
+        still served and writable (and so is the most specific mount holding it, and the mount
+        its folders' links lead into), the deny list does not hide it, and no link leads its
+        folders out of the mount or somewhere hidden."""
+        if target.mount not in self.mounts:
             raise NotFound(f"{target.display} is on a mount that is no longer served")
-        if mount.read_only or self.most_specific(target).mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
         self._check_visible(target.rel, target.display)
-        if mount.capabilities.symlinks:
-            self._check_real(target, False, target.display)
+        landing = self._check_real(target, False, target.display) if target.mount.capabilities.symlinks else target
+        self._check_writable(target, landing)
+
+    def _check_writable(self, target: Target, landing: Target) -> None:
+        """READ_ONLY unless the mount ``target`` is spelt in, the most specific mount holding
+        it and the mount it lands in through links (``landing``) are all writable: the policy
+        of the mount a path resolves into decides, however it is spelt."""
+        if target.mount.read_only or self.most_specific(target).mount.read_only:
+            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+        if landing.mount.read_only:
+            raise ReadOnly(
+                f"{target.display} leads through a symbolic link into the read-only mount {landing.mount.url}; "
+                "writes are refused"
+            )
 
     def check_tree(self, target: Target) -> None:
         """The policy of a folder a change takes whole (deletes, moves, fills, puts back): it
-        holds no other mount's root, which no change through this mount may reach into."""
+        holds no other mount's root, which no change through this mount may reach into, as it
+        is spelt nor where its links lead."""
+        self._check_holds_no_mount(target)
+        if target.mount.capabilities.symlinks:
+            landing = self._check_real(target, False, target.display)
+            if landing.mount is not target.mount or landing.rel != target.rel:
+                self._check_holds_no_mount(landing, shown=target.display)
+
+    def _check_holds_no_mount(self, target: Target, shown: str | None = None) -> None:
         mount = target.mount
         parts = [*mount.root_parts(), *(target.rel.split("/") if target.rel else [])]
         for other in self.mounts:
@@ -301,23 +318,31 @@ class Jail:
             root = other.root_parts()
             if len(root) > len(parts) and root[: len(parts)] == parts:
                 error = ReadOnly if other.read_only else AccessDenied
-                raise error(f"{target.display} holds the mount {other.url}; a change to all of it is refused")
+                raise error(f"{shown or target.display} holds the mount {other.url}; a change to all of it is refused")
 
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):
             raise NotFound(f"{shown} does not exist")
 
-    def _check_real(self, target: Target, follow: bool, shown: str) -> None:
+    def _check_real(self, target: Target, follow: bool, shown: str) -> Target:
+        """Where ``target`` lands once links are followed (all of them, or all but a final one
+        when not ``follow``): inside its mount's real root, not hidden, in the deepest mount
+        whose real root holds it. ACCESS_DENIED for a link that leads out, NOT_FOUND for one
+        that leads somewhere the deny list hides."""
         # Defense in depth: the lexical check above cannot see symlinks; the real path can.
         mount = target.mount
         path = target.fs_path
         real = real_path(path) if follow else os.path.join(real_path(os.path.dirname(path)), os.path.basename(path))
-        root = mount.real_root
-        if real != root and not real.startswith(root.rstrip("/") + "/"):
+        if not _holds(mount.real_root, real):
             raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused")
-        inside = real[len(root) :].strip("/")
-        if inside and self.is_hidden(inside):
+        landing = mount
+        for other in self.mounts:
+            if other.is_local and len(other.real_root) > len(landing.real_root) and _holds(other.real_root, real):
+                landing = other
+        inside = Target(landing, real[len(landing.real_root) :].strip("/"))
+        if inside.rel and self.is_hidden(inside.rel):
             raise NotFound(f"{shown} does not exist")
+        return inside
 
     # -- working directory ------------------------------------------------------------
 
@@ -341,6 +366,11 @@ class Jail:
             state.cwd = target
         else:
             self.default_cwd = target
+
+
+def _holds(root: str, real: str) -> bool:
+    """Whether the host path ``real`` is ``root`` or lies below it."""
+    return real == root or real.startswith(root.rstrip("/") + "/")
 
 
 _written: ContextVar[dict[str, str] | None] = ContextVar("vfs_mcp_written", default=None)

@@ -109,11 +109,12 @@ class VfsServer(MCPServer):
     many_clients: bool = False
     """Served over HTTP: clients without a session must not share state (``_session_of``)."""
     warming: threading.Thread | None = None
-    """The import of what calls need, started by the first ``tools/list`` (``tools.warm``)."""
+    """The import of what calls need, started by the first ``tools/list`` (``tools.warm``) in a
+    server process (``Settings.warm_up``)."""
 
     async def list_tools(self) -> list[MCPTool]:
         listed = await super().list_tools()
-        if self.warming is None and self.vfs_settings is not None:
+        if self.warming is None and self.vfs_settings is not None and self.vfs_settings.warm_up:
             self.warming = tools.warm(self.vfs_settings)
         return listed
 

@@ -197,7 +197,8 @@ class VfsClient(Client):
         save_calls(path, self.calls, self.fs.root)
 
 
-_SERVER_OPTIONS = frozenset(f.name for f in dataclasses.fields(Settings)) - {"profiles"}
+_SERVER_OPTIONS = frozenset(f.name for f in dataclasses.fields(Settings)) - {"profiles", "warm_up"}
+"""A server of the harness runs in the tests' process: never a warm-up thread there (``Settings.warm_up``)."""
 
 
 def _settings(profile: str | Sequence[str], options: Mapping[str, Any]) -> Settings:
