@@ -19,7 +19,6 @@ import posixpath
 from typing import Literal
 
 from vfs_mcp.changes import images, store
-from vfs_mcp.changes.commit import _Plan, prepare
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
@@ -40,6 +39,7 @@ from vfs_mcp.changes.ops import (
     written,
 )
 from vfs_mcp.changes.records import Corrupt
+from vfs_mcp.changes.steps import Preparation, prepare
 from vfs_mcp.errors import Conflict, NotFound, VfsError
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
@@ -59,7 +59,7 @@ def complete(vfs: JailedFS, steps: list[Op]) -> None:
         if state == "done":
             continue
         if state == "due":
-            prepare(vfs, op, _Plan(None), last=False, sequential=True).perform()
+            prepare(vfs, op, Preparation(None), last=False, sequential=True).perform()
         elif state == "half":
             _finish_half(vfs, op)
         else:

@@ -108,6 +108,8 @@ class VfsServer(MCPServer):
     watches: watch.Watches | None = None
     many_clients: bool = False
     """Served over HTTP: clients without a session must not share state (``_session_of``)."""
+    stateless: bool = False
+    """Served over HTTP without sessions (``--stateless``): no request has one."""
     warming: threading.Thread | None = None
     """The import of what calls need, started by the first ``tools/list`` (``tools.warm``) in a
     server process (``Settings.warm_up``)."""
@@ -135,7 +137,11 @@ class VfsServer(MCPServer):
         fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
         request = request_of(context)
         connection = watch.connection_state(request)[1] if request is not None else None
-        if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        if (
+            not self.stateless
+            and connection is not None
+            and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
             return serving(session_state(connection))
         return serving(SessionState(sessionless=True)) if self.many_clients else serving(None)
 
