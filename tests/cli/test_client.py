@@ -64,7 +64,10 @@ def test_call_reads_a_file_from_a_stdio_server(tmp_path: Path) -> None:
 def test_call_reports_a_tool_error_with_exit_code_1(tmp_path: Path) -> None:
     done = vfs_mcp("call", "read_file", "path=missing.txt", "--", str(tmp_path), "--read-only", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stdout == f"error: NOT_FOUND (404): missing.txt ({tmp_path / 'missing.txt'}) does not exist\n"
+    assert (
+        done.stdout
+        == f"error: NOT_FOUND (404): missing.txt ({tmp_path / 'missing.txt'}) does not exist; list its folder to check the name\n"
+    )
 
 
 def test_call_usage_errors_exit_2_before_any_server_starts(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ class Jail:
         if target.mount.capabilities.symlinks:
             self._check_real(target, follow, path)
         if write and target.mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+            raise ReadOnly(f"{target.display} is on a read-only mount; list_allowed_directories shows the writable ones")
         return target
 
     def _locate(self, raw: str) -> Target:
@@ -285,7 +285,7 @@ class Jail:
         if mount not in self.mounts:
             raise NotFound(f"{target.display} is on a mount that is no longer served")
         if mount.read_only or self.most_specific(target).mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+            raise ReadOnly(f"{target.display} is on a read-only mount; list_allowed_directories shows the writable ones")
         self._check_visible(target.rel, target.display)
         if mount.capabilities.symlinks:
             self._check_real(target, False, target.display)
@@ -305,7 +305,7 @@ class Jail:
 
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):
-            raise NotFound(f"{shown} does not exist")
+            raise NotFound(f"{shown} does not exist; list its folder to check the name")
 
     def _check_real(self, target: Target, follow: bool, shown: str) -> None:
         # Defense in depth: the lexical check above cannot see symlinks; the real path can.
@@ -317,7 +317,7 @@ class Jail:
             raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused")
         inside = real[len(root) :].strip("/")
         if inside and self.is_hidden(inside):
-            raise NotFound(f"{shown} does not exist")
+            raise NotFound(f"{shown} does not exist; list its folder to check the name")
 
     # -- working directory ------------------------------------------------------------
 
