@@ -174,7 +174,7 @@ class Jail:
         if target.mount.capabilities.symlinks:
             self._check_real(target, follow, path)
         if write and target.mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; list_allowed_directories shows the writable ones")
+            raise ReadOnly(f"{target.display} is on a read-only mount; see list_allowed_directories")
         return target
 
     def _locate(self, raw: str) -> Target:
@@ -285,7 +285,7 @@ class Jail:
         if mount not in self.mounts:
             raise NotFound(f"{target.display} is on a mount that is no longer served")
         if mount.read_only or self.most_specific(target).mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; list_allowed_directories shows the writable ones")
+            raise ReadOnly(f"{target.display} is on a read-only mount; see list_allowed_directories")
         self._check_visible(target.rel, target.display)
         if mount.capabilities.symlinks:
             self._check_real(target, False, target.display)
