@@ -165,7 +165,7 @@ def test_tools_lists_each_tool_with_one_line(capsys: pytest.CaptureFixture[str])
     lines = capsys.readouterr().out.splitlines()
     by_name = {line.split()[0]: line for line in lines}
     assert {"read_file", "write_file", "grep_files", "change_directory"} <= set(by_name)
-    assert by_name["read_file"].endswith("images and audio come back viewable.")
+    assert by_name["read_file"].endswith("images and audio viewable.")
     assert main(["tools", "--profile", "nope"]) == 2
     assert "unknown profile" in capsys.readouterr().err
 
