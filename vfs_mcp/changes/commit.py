@@ -151,7 +151,7 @@ def apply(vfs: JailedFS, op: Op, kept: _Kept | None) -> list[Op]:
 def _present(vfs: JailedFS, target: Target) -> Entry:
     entry = store.probe(vfs, target)
     if entry is None:
-        raise NotFound(f"{target.display} does not exist")
+        raise NotFound(f"{target.display} does not exist; list its folder to check the name")
     return entry
 
 

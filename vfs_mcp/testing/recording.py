@@ -24,6 +24,8 @@ from typing import Any
 
 from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel
 
 from vfs_mcp.profiles.results import META_ERROR, META_RESULT, error_of
@@ -158,10 +160,14 @@ async def replay(
     """
     calls = load_calls(recording) if isinstance(recording, (str, os.PathLike)) else list(recording)
     for index, recorded in enumerate(calls):
-        result = await client.call_tool(recorded.tool, _rooted(recorded.arguments, ROOT, root))
-        error = error_of(result) or {}
-        text = "\n".join(getattr(block, "text", "") for block in result.content)
-        outcome = str(error.get("code") or "error") if result.is_error else "ok"
+        try:
+            result = await client.call_tool(recorded.tool, _rooted(recorded.arguments, ROOT, root))
+        except MCPError as exc:  # a tool the server does not serve
+            outcome, text = _refusal(exc) or "error", exc.message
+        else:
+            error = error_of(result) or {}
+            text = "\n".join(getattr(block, "text", "") for block in result.content)
+            outcome = str(error.get("code") or "error") if result.is_error else "ok"
         now = RecordedCall(recorded.tool, recorded.arguments, outcome, _digest(text, root))
         if now.outcome != recorded.outcome or (strict and now.digest != recorded.digest):
             return Replay(len(calls), Difference(index, recorded, now, text))
@@ -207,10 +213,16 @@ class Recorder:
         try:
             result = await call_next(ctx)
         except Exception as exc:
-            self.calls.append(ToolCall(tool, arguments, is_error=True, code=None, text=str(exc)))
+            self.calls.append(ToolCall(tool, arguments, is_error=True, code=_refusal(exc), text=str(exc)))
             raise
         self.calls.append(_tool_call(tool, arguments, result))
         return result
+
+
+def _refusal(exc: Exception) -> str | None:
+    """The code of a call refused with a protocol error: -32602 (a tool the server does not
+    serve) is INVALID_ARGUMENT, whose JSON-RPC code it is (``vfs_mcp.errors``)."""
+    return "INVALID_ARGUMENT" if isinstance(exc, MCPError) and exc.code == INVALID_PARAMS else None
 
 
 def _tool_call(tool: str, arguments: dict[str, Any], result: HandlerResult) -> ToolCall:
