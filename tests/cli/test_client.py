@@ -64,7 +64,10 @@ def test_call_reads_a_file_from_a_stdio_server(tmp_path: Path) -> None:
 def test_call_reports_a_tool_error_with_exit_code_1(tmp_path: Path) -> None:
     done = vfs_mcp("call", "read_file", "path=missing.txt", "--", str(tmp_path), "--read-only", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stdout == f"error: NOT_FOUND (404): missing.txt ({tmp_path / 'missing.txt'}) does not exist\n"
+    assert (
+        done.stdout
+        == f"error: NOT_FOUND (404): missing.txt ({tmp_path / 'missing.txt'}) does not exist; list its folder to check the name\n"
+    )
 
 
 def test_call_usage_errors_exit_2_before_any_server_starts(tmp_path: Path) -> None:
@@ -162,7 +165,7 @@ def test_tools_lists_each_tool_with_one_line(capsys: pytest.CaptureFixture[str])
     lines = capsys.readouterr().out.splitlines()
     by_name = {line.split()[0]: line for line in lines}
     assert {"read_file", "write_file", "grep_files", "change_directory"} <= set(by_name)
-    assert by_name["read_file"].endswith("images and audio come back viewable.")
+    assert by_name["read_file"].endswith("images and audio viewable.")
     assert main(["tools", "--profile", "nope"]) == 2
     assert "unknown profile" in capsys.readouterr().err
 

@@ -66,11 +66,17 @@ async def test_steps_run_outermost_first_and_the_last_one_answers(tmp_path: Path
         await calls.run(call, (outer,))
 
 
-async def test_arguments_the_schema_rejects_are_invalid_argument_naming_each_and_why(tmp_path: Path) -> None:
+async def test_arguments_the_schema_rejects_are_invalid_argument_naming_each_and_what_it_must_be(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     async with Client(build_server(open_mounts([MountSpec(str(tmp_path))]))) as client:
         result = await client.call_tool("head_file", {"path": "a.txt", "lines": 0})
+        mistyped = await client.call_tool("edit_file", {"path": {"a": 1}, "edits": [], "options": 3, "dry_run": "x"})
     error = error_of(result)
     assert error is not None and error["code"] == "INVALID_ARGUMENT"
-    assert error["message"].startswith("invalid arguments for head_file: lines: ")
-    assert "greater than or equal to 1" in error["message"]
+    assert error["message"] == "head_file: lines must be greater than or equal to 1"
+    assert error_of(mistyped)["message"] == (  # type: ignore[index]
+        "edit_file: path must be a string; edits must have at least 1 item(s); dry_run must be a boolean; "
+        "options must be an object"
+    )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import METHOD_NOT_FOUND
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from vfs_mcp import build_server
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -71,12 +71,36 @@ async def test_a_read_only_server_says_so_first(tmp_path: Path) -> None:
         (True, (), "write_file is not served: every mount is read-only, so no tool that writes is listed"),
         (False, ("read-only",), "write_file is not served: --tools read-only leaves it out"),
         (False, (), "there is no tool named 'write_fil'; did you mean 'write_file'?"),
+        (False, (), "there is no tool named 'zzz'; tools/list shows the tools this server offers"),
     ],
-    ids=["read-only", "tools", "misspelt"],
+    ids=["read-only", "tools", "misspelt", "unknown"],
 )
-async def test_a_tool_not_served_says_why(tmp_path: Path, read_only: bool, tools: tuple[str, ...], says: str) -> None:
+async def test_a_tool_not_served_is_invalid_params_saying_why(
+    tmp_path: Path, read_only: bool, tools: tuple[str, ...], says: str
+) -> None:
     server = build_server(open_mounts([MountSpec(str(tmp_path))], read_only=read_only), Settings(tools=tools))
-    async with Client(server) as client:
-        result = await client.call_tool("write_fil" if says.startswith("there") else "write_file", {"path": "x"})
-    assert result.is_error and result.content[0].text == f"INVALID_ARGUMENT: {says}"  # type: ignore[union-attr]
+    for mode in ("auto", "legacy"):
+        async with Client(server, mode=mode) as client:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(says.split("'")[1] if says.startswith("there") else "write_file", {"path": "x"})
+        assert (refused.value.code, refused.value.message) == (INVALID_PARAMS, says)  # -32602, in both eras
     assert not (tmp_path / "x").exists()
+
+
+async def test_lists_are_cacheable_for_an_hour_by_any_client_and_a_file_read_never(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    server = build_server(open_mounts([MountSpec(str(tmp_path))]), Settings(client_roots="narrow"))
+    seen = []
+    for _ in range(2):  # two connections: the same lists (the client's roots narrow the jail, not the lists)
+        async with Client(server) as client:
+            tools, templates, listed = (
+                await client.list_tools(),
+                await client.list_resource_templates(),
+                await client.list_resources(),
+            )
+            read = await client.read_resource((tmp_path / "a.txt").as_uri())
+        seen.append((tools.tools, templates.resource_templates, listed.resources))
+        for result in (tools, templates, listed):
+            assert (result.ttl_ms, result.cache_scope) == (3_600_000, "public")
+        assert (read.ttl_ms, read.cache_scope) == (0, "private")
+    assert seen[0] == seen[1]

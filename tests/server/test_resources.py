@@ -111,7 +111,8 @@ async def test_made_up_tool_names_count_as_one_entry_and_never_reach_the_audit_l
     log = tmp_path / "audit.jsonl"
     async with memory.client(audit_log=str(log)) as client:
         for n in range(200):
-            await client.call_tool(f"made_up_{n}_" + "x" * 5000, {"path": "p" * 5000})
+            with pytest.raises(MCPError):
+                await client.call_tool(f"made_up_{n}_" + "x" * 5000, {"path": "p" * 5000})
         metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
     assert list(metrics["tools"]) == ["(unknown tool)"]
     assert metrics["tools"]["(unknown tool)"]["calls"] == 200

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 import vfs_mcp.testing
 from vfs_mcp.profiles.results import data_of
@@ -63,7 +64,8 @@ async def test_every_call_is_recorded_with_its_arguments_outcome_and_error_code(
         arguments["path"] = "changed after the call"
         await client.call_tool("read_file", {"path": "missing.txt"})
         await client.call_tool("read_file", {"path": 42})
-        await client.call_tool("no_such_tool", {})
+        with pytest.raises(MCPError, match="no tool named 'no_such_tool'"):  # -32602: a protocol error
+            await client.call_tool("no_such_tool", {})
         await client.session.call_tool("get_file_info", {"path": "a.txt"})  # around Client.call_tool
 
         calls = client.calls

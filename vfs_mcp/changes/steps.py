@@ -153,7 +153,7 @@ def _keep(vfs: JailedFS, state: Preparation, target: Target, entry: Entry | None
 def _present(vfs: JailedFS, target: Target) -> Entry:
     entry = store.probe(vfs, target)
     if entry is None:
-        raise NotFound(f"{target.display} does not exist")
+        raise NotFound(f"{target.display} does not exist; list its folder to check the name")
     return entry
 
 
@@ -296,7 +296,7 @@ def _append(vfs: JailedFS, op: Append, state: Preparation) -> Step:
     target = op.target
     entry, data = _as_read(vfs, target, op.expect, state)
     if entry is None:
-        raise NotFound(f"{target.display} does not exist")
+        raise NotFound(f"{target.display} does not exist; list its folder to check the name")
     images.check(vfs, target, entry, op.expect)
     _refuse_hard_links(entry)
     image: Image | None = None

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, Tool
+from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, Tool
 
 from vfs_mcp.cli.printing import Style, render, to_json, use_color
 from vfs_mcp.profiles.results import error_of
@@ -291,7 +291,10 @@ async def _why_not_listed(client: Client, name: str) -> str | None:
     """What a vfs-mcp server says of a tool it does not list (a read-only server's write
     tools, tools ``--tools`` leaves out); None from another server. The call is refused
     before anything runs."""
-    error = error_of(await client.call_tool(name, {}))
+    try:
+        error = error_of(await client.call_tool(name, {}))
+    except MCPError as exc:  # -32602: a tool the server does not serve, and why
+        return exc.message if exc.code == INVALID_PARAMS else None
     return str(error["message"]) if error else None
 
 

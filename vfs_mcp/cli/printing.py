@@ -105,7 +105,13 @@ def render_tool(tool: Tool, style: Style) -> str:
     lines = [style.bold(tool.name), "  " + " ".join((tool.description or "").split())]
     for name, spec in (schema.get("properties") or {}).items():
         kind = _type_of(spec)
-        default = "required" if name in required else f"default {json.dumps(spec.get('default'))}"
+        default = (
+            "required"
+            if name in required
+            else f"default {json.dumps(spec['default'])}"
+            if "default" in spec
+            else "optional"  # left out: off, zero, none, UTF-8 or the working directory
+        )
         about = " ".join(str(spec.get("description", "")).split())
         lines.append(f"  {style.bold(name)} ({kind}, {default})" + (f": {about}" if about else ""))
     return "\n".join(lines) + "\n"

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from mcp.server.mcpserver.tools import Tool
+from pydantic import TypeAdapter
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -21,7 +23,8 @@ Generated from the tool schemas by `python scripts/gen_tool_reference.py`; a tes
 this file and the code disagree. "Model-visible" is what a model is sent on every turn for a
 profile's tools (name, description and input schema as compact JSON). What each tool answers,
 and how each client shows it, is in [clients.md](clients.md); errors are `isError` results
-whose text starts with a code (see the README).
+whose text starts with a code (see the README). `include_patterns` and `exclude_patterns` are
+gitignore globs.
 """
 
 
@@ -76,6 +79,12 @@ def _type(schema: dict[str, Any]) -> str:
     return str(schema.get("type", "object"))
 
 
+def _accepted(field: FieldInfo) -> str:
+    """An argument that is accepted but not listed: its type and default."""
+    kind = _type(TypeAdapter(field.annotation).json_schema()) if field.annotation is not None else "any"
+    return f"({kind}, default {json.dumps(field.default, default=str)})"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -122,7 +131,8 @@ def _tool(tool: Tool) -> str:
         lines += _objects(name, schema)
     hidden = sorted(set(fields) - set(properties) - {tool.context_kwarg})
     if hidden:
-        lines += [f"Also accepted (seed spellings, not listed): {', '.join(f'`{h}`' for h in hidden)}", ""]
+        accepted = ", ".join(f"`{h}` {_accepted(fields[h])}" for h in hidden)
+        lines += [f"Also accepted, not listed (seed spellings, options a model rarely needs): {accepted}", ""]
     if tool.output_schema:
         outputs = ", ".join(f"`{name}`" for name in tool.output_schema.get("properties", {}))
         lines += [f"Structured result: {outputs}", ""]

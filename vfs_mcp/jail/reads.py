@@ -176,7 +176,7 @@ class JailedReads:
     def require_dir(self, target: Target) -> Entry:
         entry = self.info(target)
         if entry.type != "directory":
-            raise NotADirectory(f"{target.display} is not a directory")
+            raise NotADirectory(f"{target.display} is not a directory; name a directory")
         return entry
 
     # -- reading ----------------------------------------------------------------------

@@ -292,11 +292,11 @@ class Jail:
         it and the mount it lands in through links (``landing``) are all writable: the policy
         of the mount a path resolves into decides, however it is spelt."""
         if target.mount.read_only or self.most_specific(target).mount.read_only:
-            raise ReadOnly(f"{target.display} is on a read-only mount; writes are refused")
+            raise ReadOnly(f"{target.display} is on a read-only mount; see list_allowed_directories")
         if landing.mount.read_only:
             raise ReadOnly(
                 f"{target.display} leads through a symbolic link into the read-only mount {landing.mount.url}; "
-                "writes are refused"
+                "see list_allowed_directories"
             )
 
     def check_tree(self, target: Target) -> None:
@@ -322,7 +322,7 @@ class Jail:
 
     def _check_visible(self, rel: str, shown: str) -> None:
         if rel and self.is_hidden(rel):
-            raise NotFound(f"{shown} does not exist")
+            raise NotFound(f"{shown} does not exist; list its folder to check the name")
 
     def _check_real(self, target: Target, follow: bool, shown: str) -> Target:
         """Where ``target`` lands once links are followed (all of them, or all but a final one
@@ -341,7 +341,7 @@ class Jail:
                 landing = other
         inside = Target(landing, real[len(landing.real_root) :].strip("/"))
         if inside.rel and self.is_hidden(inside.rel):
-            raise NotFound(f"{shown} does not exist")
+            raise NotFound(f"{shown} does not exist; list its folder to check the name")
         return inside
 
     # -- working directory ------------------------------------------------------------

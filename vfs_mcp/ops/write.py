@@ -99,11 +99,11 @@ def write_bytes(
         if existing is not None and existing.type == "directory":
             raise IsADirectory(f"{shown} is a directory; choose a file path")
         if existing is not None and existing.type != "file":
-            raise InvalidArgument(f"{shown} is not a regular file")
+            raise InvalidArgument(f"{shown} is not a regular file; choose a file path")
         if existing is not None and create_only:
-            raise AlreadyExists(f"{shown} already exists")
+            raise AlreadyExists(f"{shown} already exists; choose another name")
         if existing is None and must_exist:
-            raise NotFound(f"{shown} does not exist")
+            raise NotFound(f"{shown} does not exist; list its folder to check the name")
         expect = ABSENT if existing is None else Expect("file", token=existing.token)
         if expected_hash is not None:
             current = vfs.digest(target) if existing is not None else ""
@@ -140,9 +140,9 @@ def create_directory(vfs: JailedFS, path: str, parents: bool = True, exist_ok: b
         entry = vfs.lookup(target, follow=True)
         if entry is not None:
             if entry.type != "directory":
-                raise AlreadyExists(f"{shown} exists and is not a directory")
+                raise AlreadyExists(f"{shown} exists and is not a directory; choose another name")
             if not exist_ok:
-                raise AlreadyExists(f"{shown} already exists")
+                raise AlreadyExists(f"{shown} already exists; exist_ok=true accepts that")
             return Plan(DirectoryResult(path=shown, created=False))
         if not parents:
             vfs.require_dir(target.parent())
@@ -168,7 +168,7 @@ def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool =
         entry = vfs.lookup(target)
         if entry is None:
             if not force:
-                raise NotFound(f"{target.display} does not exist")
+                raise NotFound(f"{target.display} does not exist; force=true accepts that")
             return Plan(DeleteResult(path=target.display, existed=False, type=None, removed=False))
         result = DeleteResult(path=target.display, existed=True, type=entry.type, removed=True)
         return Plan(result, [Remove(target, Expect(entry.type, token=entry.token), recursive=recursive)])

@@ -2,14 +2,14 @@
 
 An argument whose name says what it is has no description (the server's instructions and
 ``list_allowed_directories`` say how paths are written once). ``Hidden`` keeps an argument
-accepted but out of the published schema: a seed's spelling merged into another argument.
+accepted but out of the published schema: a seed's spelling merged into another argument, or
+an option a model rarely needs (an error that needs it names it).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from vfs_mcp.profiles.results import Format
@@ -20,6 +20,11 @@ Hidden = SkipJsonSchema()  # type: ignore[type-arg]
 PathArg = str
 DirArg = str
 EncodingArg = str
-Globs = Annotated[list[str] | None, Field(description="gitignore globs")]
-FormatArg = Format
+TextCoding = Annotated[str, Hidden]
+"""The encoding of a tool that reads or edits lines: accepted, not listed (a file that is not
+UTF-8 is refused with an error that names the argument)."""
+Globs = list[str] | None
+"""gitignore globs (docs/tools.md says so once)."""
+FormatArg = Annotated[Format, Hidden]
+"""``format='json'``: the result's fields as JSON text; accepted, not listed (programs have them in ``_meta``)."""
 Recursive = Annotated[bool, Hidden]

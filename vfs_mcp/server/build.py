@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 import anyio
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -50,6 +51,20 @@ from vfs_mcp.settings import Settings
 
 STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}
 """How the instructions name the mounts of a scheme (others: ``az:// containers`` and the like)."""
+
+
+LIST_TTL_MS = 3_600_000
+"""How long a client may keep this server's lists of tools and resource templates (an hour):
+they are fixed when the server starts (profiles, ``--tools``, read-only mounts, one template
+per mount; the client's roots change the jail, not the lists) and the same for every client."""
+
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+    "resources/templates/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+    "resources/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),  # the metrics resource, fixed too
+    "resources/read": CacheHint(ttl_ms=0, scope="private"),  # a file may change under the client at any time
+}
+"""The freshness hints of the 2026-07-28 era's cacheable results (SEP-2549)."""
 
 
 def instructions(mounts: Sequence[Mount]) -> str:
@@ -157,7 +172,7 @@ class VfsServer(MCPServer):
         import difflib  # here: only a name that is not known needs it
 
         known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
-        hint = f"; did you mean {known[0]!r}?" if known else "; list the tools to see what this server offers"
+        hint = f"; did you mean {known[0]!r}?" if known else "; tools/list shows the tools this server offers"
         return f"there is no tool named {name!r}{hint}"
 
     async def read_resource(
@@ -281,7 +296,12 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     _record_changes(vfs, settings)
     bus = InMemorySubscriptionBus()
     server = VfsServer(
-        "vfs-mcp", version=_version(), instructions=instructions(mounts), lifespan=_run, subscriptions=bus
+        "vfs-mcp",
+        version=_version(),
+        instructions=instructions(mounts),
+        lifespan=_run,
+        subscriptions=bus,
+        cache_hints=CACHE_HINTS,
     )
     server.vfs = vfs
     server.metrics = Metrics(vfs, settings.audit_log)

@@ -40,11 +40,15 @@ SETS = ("all", "read-only", "write", *FAMILIES)
 TOOLS_HELP = f"list only these tools: names and sets ({', '.join(SETS)}), comma-separated (default: all)"
 
 
+IMPLIED = (False, 0, "utf-8", ".")
+"""Defaults a model assumes of an argument it leaves out: off, zero, text in UTF-8, the working directory."""
+
+
 def compact_schema(schema: dict[str, Any], *, implied_defaults: bool = True) -> dict[str, Any]:
     """``schema`` without titles, ``$defs`` (inlined), null unions, maximums and null defaults:
     the same arguments in fewer bytes. With ``implied_defaults`` (what a model assumes anyway)
-    ``false`` and ``0`` defaults and ``additionalProperties: false`` go too; without, they
-    stay as a seed states them."""
+    the ``IMPLIED`` defaults and ``additionalProperties: false`` go too; without, they stay as a
+    seed states them."""
     defs: dict[str, Any] = schema.get("$defs", {})
 
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
@@ -68,8 +72,8 @@ def compact_schema(schema: dict[str, Any], *, implied_defaults: bool = True) -> 
                 continue  # a value over a maximum is still refused, with the bound in the message
             if key == "additionalProperties" and value is False and implied_defaults:
                 continue
-            if key == "default" and (value is None or (implied_defaults and value in (False, 0) and value is not True)):
-                continue  # an argument left out is absent, off or zero: no need to say so
+            if key == "default" and (value is None or (implied_defaults and value in IMPLIED and value is not True)):
+                continue  # an argument left out is absent, off, zero, UTF-8 or here: no need to say so
             if key == "properties":
                 out[key] = {prop: walk(spec, seen) for prop, spec in value.items()}
             else:

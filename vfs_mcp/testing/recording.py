@@ -26,6 +26,8 @@ from typing import Any
 
 from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel
 
 from vfs_mcp.profiles.results import META_ERROR, META_RESULT, error_of
@@ -175,11 +177,16 @@ async def replay(
     """A recorded change id -> the id its change got in this replay."""
     for index, recorded in enumerate(calls):
         arguments = _renamed(_rooted(recorded.arguments, ROOT, root), renamed)
-        result = await client.call_tool(recorded.tool, arguments)
-        error = error_of(result) or {}
-        text = "\n".join(getattr(block, "text", "") for block in result.content)
-        outcome = str(error.get("code") or "error") if result.is_error else "ok"
-        ids = tuple(CHANGE.findall(text)) if not result.is_error else ()
+        ids: tuple[str, ...] = ()
+        try:
+            result = await client.call_tool(recorded.tool, arguments)
+        except MCPError as exc:  # a tool the server does not serve
+            outcome, text = _refusal(exc) or "error", exc.message
+        else:
+            error = error_of(result) or {}
+            text = "\n".join(getattr(block, "text", "") for block in result.content)
+            outcome = str(error.get("code") or "error") if result.is_error else "ok"
+            ids = tuple(CHANGE.findall(text)) if not result.is_error else ()
         renamed.update(zip(recorded.changes, ids, strict=False))
         now = RecordedCall(recorded.tool, recorded.arguments, outcome, _digest(text, root), ids)
         if now.outcome != recorded.outcome or (strict and now.digest != recorded.digest):
@@ -238,10 +245,16 @@ class Recorder:
         try:
             result = await call_next(ctx)
         except Exception as exc:
-            self.calls.append(ToolCall(tool, arguments, is_error=True, code=None, text=str(exc)))
+            self.calls.append(ToolCall(tool, arguments, is_error=True, code=_refusal(exc), text=str(exc)))
             raise
         self.calls.append(_tool_call(tool, arguments, result))
         return result
+
+
+def _refusal(exc: Exception) -> str | None:
+    """The code of a call refused with a protocol error: -32602 (a tool the server does not
+    serve) is INVALID_ARGUMENT, whose JSON-RPC code it is (``vfs_mcp.errors``)."""
+    return "INVALID_ARGUMENT" if isinstance(exc, MCPError) and exc.code == INVALID_PARAMS else None
 
 
 def _tool_call(tool: str, arguments: dict[str, Any], result: HandlerResult) -> ToolCall:

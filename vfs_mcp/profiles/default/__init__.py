@@ -17,29 +17,28 @@ TOOLS = (
     Tool(
         FILES + "read_file",
         "Read file",
-        "Read a file, whole or a byte range (offset_bytes, max_bytes); images and audio come back viewable. "
-        "encoding: a codec or 'base64'. By line: read_file_lines.",
+        "A file, whole or a byte range; images and audio viewable. encoding: a codec or 'base64'. By line: "
+        "read_file_lines.",
     ),
     Tool(
         FILES + "read_multiple_files",
         "Read several files",
-        "Read several text files at once; each is headed by its path or gives its own error.",
+        "Read several text files; each headed by its path, or its own error.",
     ),
     Tool(
         FILES + "list_directory",
         "List directory",
-        "List a directory: type, name, size. pattern: glob on names; page with offset/limit. Deeper: directory_tree.",
+        "List a directory: type, name, size. pattern: glob on names. Deeper: directory_tree.",
     ),
     Tool(
         FILES + "get_file_info",
         "File info",
-        "Metadata: type, size, times, permissions, symlink, MIME type; etag on S3.",
+        "Metadata: type, size, times, permissions, symlink, MIME type.",
     ),
     Tool(
         FILES + "list_allowed_directories",
         "List allowed directories",
-        "Mounts this server can reach (backend, read-only). Paths: absolute inside a mount, a mount URL "
-        "(s3://bucket/key) or relative to the working directory.",
+        "The mounts (backend, read-only); paths are absolute inside one, its URL, or relative.",
     ),
     Tool(FILES + "change_directory", "Change directory", "Set the working directory (relative paths start there)."),
     Tool(FILES + "get_working_directory", "Working directory", "The working directory."),
@@ -47,46 +46,44 @@ TOOLS = (
     Tool(
         TEXT + "read_file_lines",
         "Read lines",
-        "Lines of a text file from a 0-based offset; limit: how many (default all). Fast deep in huge files.",
+        "Lines of a text file from a 0-based offset; limit: how many (default all). Fast on huge files.",
     ),
     Tool(TEXT + "head_file", "Head of file", "First lines of a text file."),
-    Tool(TEXT + "tail_file", "Tail of file", "Last lines of a text file, read from the end (fast on huge logs)."),
+    Tool(TEXT + "tail_file", "Tail of file", "Last lines of a text file; fast on huge logs."),
     Tool(TEXT + "compare_files", "Compare files", "Unified diff of two text files."),
     # searching
     Tool(
         SEARCH + "grep_files",
         "Search file contents",
-        "Search file contents under a directory or in a file (ripgrep): literal, or regex with is_regex. Gives "
-        "path:line:col: text; page with results_offset/results_limit; count_only: counts per file. By name: "
-        "search_files.",
+        "Search contents under a folder or in a file: literal, or regex with is_regex. Gives path:line:col: "
+        "text; count_only: counts per file. By name: search_files.",
     ),
     Tool(
         SEARCH + "search_files",
         "Find files by name",
-        "Find files and directories by name: a glob, or a word as substring (case-insensitive). content_match: "
-        "only files containing it.",
+        "Find files and folders by name: a glob, or a substring (any case). content_match: only files containing it.",
     ),
     Tool(
         SEARCH + "directory_tree",
         "Directory tree",
-        "A directory's tree to max_depth, capped at max_entries. pattern: glob on file names.",
+        "A folder's tree. pattern: glob on file names.",
     ),
     # analytics
     Tool(
         ANALYTICS + "calculate_directory_size",
         "Directory size",
-        "Total size of a directory, with file and directory counts.",
+        "Total size of a folder, with file and folder counts.",
     ),
     Tool(ANALYTICS + "find_large_files", "Find large files", "Files of at least min_size_mb MiB, largest first."),
     Tool(
         ANALYTICS + "find_empty_directories",
         "Find empty directories",
-        "Directories with nothing in them (object stores: empty markers).",
+        "Empty folders (on object stores: empty markers).",
     ),
     Tool(
         ANALYTICS + "find_duplicate_files",
         "Find duplicate files",
-        "Groups of files with the same content (unique sizes are never read).",
+        "Groups of files with the same content.",
     ),
     # writing files and folders (and undo)
     Tool(
@@ -101,8 +98,8 @@ TOOLS = (
     Tool(
         FILES + "write_file",
         "Write file",
-        "Create or replace a file (atomically on local disks), or append to it. expected_hash: sha256 from "
-        "read_file; refuses if it changed. Partial changes: edit_file.",
+        "Create or replace a file, or append. expected_hash: sha256 from read_file; refuses if it changed. "
+        "Partial changes: edit_file.",
         read_only=False,
         destructive=True,
         idempotent=True,
@@ -131,7 +128,7 @@ TOOLS = (
     Tool(
         FILES + "delete_path",
         "Delete path",
-        "Delete a file, a symlink (not its target) or, with recursive=true, a directory. force: missing is OK.",
+        "Delete a file, a link (not its target) or, with recursive=true, a folder. force: missing is OK.",
         read_only=False,
         destructive=True,
         idempotent=True,
@@ -140,26 +137,24 @@ TOOLS = (
     Tool(
         TEXT + "edit_file",
         "Edit file",
-        "Replace text: each oldText must match one place (exactly, else whitespace-normalised, else fuzzily), "
-        "or all with replace_all; else CONFLICT. All edits or none; keeps line endings. Returns a diff; dry_run "
-        "previews.",
+        "Replace text: each oldText must match one place (exactly, else whitespace-normalised, else fuzzily) "
+        "or, with replace_all, all. All edits or none; line endings kept. Returns a diff.",
         read_only=False,
         destructive=True,
     ),
     Tool(
         TEXT + "apply_patch",
         "Apply patch",
-        "Apply a multi-file patch, all files or none: a unified diff (git diff) or *** Begin Patch format "
-        "(Update/Add/Delete File, Move to). Hunks are found by their lines, not line numbers. path: base "
-        "for relative names. Returns per-file counts and the diff.",
+        "Apply a multi-file patch, all or nothing: a unified diff (git diff) or *** Begin Patch (Update/Add/"
+        "Delete File, Move to). Hunks are placed by their lines, not numbers. path: base for relative names.",
         read_only=False,
         destructive=True,
     ),
     Tool(
         TEXT + "edit_file_at_line",
         "Edit lines",
-        "Edit by 1-based line number (as numbered before the call). expected_content verifies a line first: a "
-        "mismatch skips that edit, or every edit with abort_on_verification_failure.",
+        "Edit by 1-based line number (as before the call). expected_content checks a line first: a mismatch "
+        "skips that edit (all, with abort_on_verification_failure).",
         read_only=False,
         destructive=True,
     ),

@@ -12,7 +12,7 @@ from vfs_mcp.ops import analytics
 from vfs_mcp.ops.grepquery import Progress
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.ops.walk import skipped_note
-from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Recursive
+from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.profiles.results import human_size, report
 from vfs_mcp.settings import Settings
 
@@ -22,7 +22,7 @@ def calculate_directory_size(
     settings: Settings,
     progress: Progress,
     path: DirArg = ".",
-    format: Literal["human", "bytes", "json"] = "human",
+    format: Annotated[Literal["human", "bytes", "json"], Hidden] = "human",
 ) -> CallToolResult:
     result = analytics.calculate_directory_size(vfs, path, progress)
     size = human_size(result.total_bytes) if format == "human" else f"{result.total_bytes} bytes"

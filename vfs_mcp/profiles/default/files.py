@@ -16,7 +16,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import listing, read, transfers, write
 from vfs_mcp.ops import undo as undo_ops
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
-from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg
+from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg, TextCoding
 from vfs_mcp.profiles.results import answer, human_size, media, report
 from vfs_mcp.settings import Settings
 
@@ -49,7 +49,7 @@ def read_multiple_files(
     vfs: JailedFS,
     settings: Settings,
     paths: Annotated[list[str], Field(min_length=1)],
-    encoding: EncodingArg = "utf-8",
+    encoding: TextCoding = "utf-8",
 ) -> CallToolResult:
     texts, meta = read.read_multiple_files(vfs, paths, encoding, max_read_bytes=settings.max_read_bytes)
     blocks = [

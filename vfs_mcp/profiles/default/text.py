@@ -13,7 +13,7 @@ from vfs_mcp.ops import line_edits as numbered
 from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import patch as patching
 from vfs_mcp.ops.names import plural
-from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg
+from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg, TextCoding
 from vfs_mcp.profiles.results import answer, report
 from vfs_mcp.settings import Settings
 
@@ -37,7 +37,7 @@ def read_file_lines(
     path: PathArg,
     offset: Annotated[int, Field(ge=0)] = 0,
     limit: Annotated[int | None, Field(ge=1)] = None,
-    encoding: EncodingArg = "utf-8",
+    encoding: TextCoding = "utf-8",
 ) -> CallToolResult:
     text, meta = line_ops.read_file_lines(vfs, path, offset, limit, encoding, settings.max_read_bytes)
     return answer(text, lines_footer(meta), data=meta)
@@ -48,7 +48,7 @@ def head_file(
     settings: Settings,
     path: PathArg,
     lines: Annotated[int, Field(ge=1)] = 10,
-    encoding: EncodingArg = "utf-8",
+    encoding: TextCoding = "utf-8",
 ) -> CallToolResult:
     text, meta = line_ops.head_file(vfs, path, lines, encoding, settings.max_read_bytes)
     return answer(text, lines_footer(meta), data=meta)
@@ -59,7 +59,7 @@ def tail_file(
     settings: Settings,
     path: PathArg,
     lines: Annotated[int, Field(ge=1)] = 10,
-    encoding: EncodingArg = "utf-8",
+    encoding: TextCoding = "utf-8",
 ) -> CallToolResult:
     text, meta = line_ops.tail_file(vfs, path, lines, encoding, settings.max_read_bytes)
     return answer(text, lines_footer(meta, tail=True), data=meta)
@@ -70,7 +70,7 @@ def compare_files(
     settings: Settings,
     file1: PathArg,
     file2: PathArg,
-    encoding: EncodingArg = "utf-8",
+    encoding: TextCoding = "utf-8",
     format: FormatArg = "text",
 ) -> CallToolResult:
     result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes)
@@ -132,7 +132,7 @@ def edit_file(
     edits: Annotated[list[edit.TextEdit], Field(min_length=1)],
     encoding: EncodingArg = "utf-8",
     dry_run: bool = False,
-    options: Annotated[edit.EditOptions | None, Field(description="fallbacks, all on")] = None,
+    options: Annotated[edit.EditOptions | None, Hidden] = None,  # the fallbacks, all on: rarely turned off
     expected_hash: str | None = None,
 ) -> CallToolResult:
     limit = settings.max_edit_bytes
@@ -161,7 +161,7 @@ def edit_file_at_line(
     path: PathArg,
     line_edits: Annotated[list[numbered.LineEdit], Field(min_length=1)],
     abort_on_verification_failure: bool = False,
-    encoding: EncodingArg = "utf-8",
+    encoding: TextCoding = "utf-8",
     dry_run: bool = False,
     # Seed 000's window: absolute line numbers say the same, so these are accepted, not listed.
     offset: Annotated[int, Field(ge=0), Hidden] = 0,

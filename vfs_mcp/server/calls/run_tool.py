@@ -1,7 +1,9 @@
 """Step 11, the last: the SDK validates the arguments and runs the tool; arguments its schema
-rejects are INVALID_ARGUMENT naming each one and why, a crash is INTERNAL (logged)."""
+rejects are INVALID_ARGUMENT naming each one and what it must be, a crash is INTERNAL (logged)."""
 
 from __future__ import annotations
+
+import re
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
@@ -21,14 +23,29 @@ async def step(call: Call, next_step: Next) -> Result:
         return failed(Internal(f"{call.name} failed unexpectedly; the detail is in the server log"))
     except ToolError as exc:
         if isinstance(exc.__cause__, ValidationError):
-            return failed(InvalidArgument(f"invalid arguments for {call.name}: {describe(exc.__cause__)}"))
+            return failed(InvalidArgument(f"{call.name}: {describe(exc.__cause__)}"))
         raise
 
 
+_TYPES = {"integer": "an integer", "dictionary": "an object", "list": "an array"}
+
+
 def describe(error: ValidationError) -> str:
-    """One line naming each rejected argument and why (never the rejected value)."""
+    """One line naming each rejected argument and what it must be (never the rejected value):
+    ``lines must be greater than or equal to 1; path is required``."""
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        problems.append(f"{where}: {item['msg']}")
+        message = item["msg"]
+        if item["type"] == "missing":
+            problems.append(f"{where} is required")
+        elif item["type"] == "too_short":
+            problems.append(f"{where} must have at least {item.get('ctx', {}).get('min_length', 1)} item(s)")
+        elif message.startswith("Input should be a valid "):
+            kind = re.split(r"[ ,]", message.removeprefix("Input should be a valid "))[0]
+            problems.append(f"{where} must be {_TYPES.get(kind, f'a {kind}')}")
+        elif message.startswith("Input should be "):
+            problems.append(f"{where} must be {message.removeprefix('Input should be ')}")
+        else:
+            problems.append(f"{where}: {message}")
     return "; ".join(problems)
