@@ -20,7 +20,7 @@ import fsspec
 import pytest
 from emulators import Unavailable
 from mcp import Client
-from processes import load_balancer, mcp_client, vfs_mcp_http
+from processes import RawStdio, load_balancer, mcp_client, vfs_mcp_http
 
 from vfs_mcp.profiles.results import data_of, error_of
 
@@ -157,3 +157,45 @@ async def test_every_change_made_through_one_replica_is_undone_by_its_id_through
     assert lost == []
     records = fs.find(f"{bucket}/.vfs-mcp-state/changes") + fs.find(f"{bucket}/.vfs-mcp-state/pending")
     assert records == [], "an undone change leaves the log"
+
+
+async def test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease(
+    s3_endpoint: str, tmp_path: Path
+) -> None:
+    """A replica killed (SIGKILL) while it copies a folder: the other, which keeps running, finds
+    its lease run out and takes the copy back — no restart, no request needed."""
+    env = {
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "VFS_MCP_LEASE_SECONDS": "2",
+    }
+    bucket = f"lease-{uuid.uuid4().hex[:10]}"
+    fs = fsspec.filesystem("s3", endpoint_url=s3_endpoint, key="testing", secret="testing", skip_instance_cache=True)
+    fs.mkdir(bucket)
+    for n in range(60):
+        fs.pipe_file(f"{bucket}/data/tree/f{n:02d}.txt", f"file {n}\n".encode() * 2000)
+    root, flags = f"s3://{bucket}/data", ("--state", f"s3://{bucket}/.vfs-mcp-state")
+    with vfs_mcp_http(root, env, *flags) as survivor_port:
+        with RawStdio(root, *flags, env=env) as doomed:
+            doomed.start_call("copy_file", source="tree", destination="copy", recursive=True)
+            deadline = time.monotonic() + 60
+            while not fs.find(f"{bucket}/data/copy") and time.monotonic() < deadline:
+                fs.invalidate_cache()
+                time.sleep(0.05)
+            doomed.proc.kill()  # SIGKILL, mid-copy
+            doomed.proc.wait()
+        fs.invalidate_cache()
+        copied_when_killed = len(fs.find(f"{bucket}/data/copy"))
+        while time.monotonic() < deadline:
+            fs.invalidate_cache()
+            if not fs.find(f"{bucket}/data/copy") or len(fs.find(f"{bucket}/data/copy")) == 60:
+                break
+            time.sleep(0.5)
+        async with mcp_client(f"http://127.0.0.1:{survivor_port}/mcp") as client:
+            assert not (await client.call_tool("list_allowed_directories", {})).is_error
+    fs.invalidate_cache()
+    left = len(fs.find(f"{bucket}/data/copy"))
+    print(f"\n{copied_when_killed} of 60 files copied when the replica died; {left} once the survivor took over")
+    assert left in (0, 60), f"{left} of 60 files: half a copy"
+    assert fs.find(f"{bucket}/.vfs-mcp-state/pending") == []
