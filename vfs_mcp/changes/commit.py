@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
-from vfs_mcp.changes.ops import Op, written
+from vfs_mcp.changes.ops import Op, Remove, written
 from vfs_mcp.changes.steps import Preparation, Step, many_calls, prepare
-from vfs_mcp.errors import VfsError
+from vfs_mcp.errors import TooLarge, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp_backends import commit_scope, ensure_wanted
 
@@ -62,12 +62,15 @@ def commit(
     for index, op in enumerate(ops):
         steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
     unkept = next((step for step in steps if step.unkept), None)
+    if unkept is not None and len(steps) > 1 and not isinstance(unkept.op, Remove):
+        # After a crash, a last step whose before-image was not kept could be neither taken
+        # back nor told made or not; a delete can always be finished.
+        raise TooLarge(f"{unkept.unkept}; the change would not be undoable: split it")
     recorded = journal is not None and not (len(steps) == 1 and steps[0].atomic)
     if recorded and journal is not None:
         kept = steps[:-1] if unkept is not None else steps
         journal.pending(
-            [op for step in reversed(kept) for op in step.back()],
-            [step.op for step in steps if step.unkept and not step.atomic],
+            [op for step in reversed(kept) for op in step.back()], [unkept.op] if unkept is not None else []
         )
     done = _make(vfs, steps, journal if recorded else None)
     if unkept is not None:

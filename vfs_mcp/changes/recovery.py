@@ -38,7 +38,7 @@ from vfs_mcp.changes.ops import (
     trees,
     written,
 )
-from vfs_mcp.changes.records import Corrupt
+from vfs_mcp.changes.records import Corrupt, Record
 from vfs_mcp.changes.steps import Preparation, prepare
 from vfs_mcp.errors import Conflict, NotFound, VfsError
 from vfs_mcp.jail.entries import sha256
@@ -65,11 +65,6 @@ def complete(vfs: JailedFS, steps: list[Op]) -> None:
         else:
             where = written(op)[0]
             raise Conflict(f"{where.display} was changed by someone else since the change was cut short")
-
-
-def all_due(vfs: JailedFS, steps: list[Op]) -> bool:
-    """Whether every one of ``steps`` is due (the change they take back was made whole)."""
-    return all(status(vfs, op) == "due" for op in steps)
 
 
 def status(vfs: JailedFS, op: Op) -> State:
@@ -169,39 +164,65 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
         by_owner.setdefault(owner, []).append((kind, change_id))
     for owner, left in by_owner.items():
         with changelog.store.claim(owner) as mine:
-            if not mine:
-                continue  # alive after all, or another survivor is on it
-            for kind, change_id in left:
-                name = f"pending/{change_id}.{owner}.rec" if kind == "change" else f"changes/{change_id}.rec"
-                try:
-                    record = changelog.read(name, lambda url: _served(vfs, url))
-                except (FileNotFoundError, Corrupt, NotFound) as err:
-                    log.warning("recovery: %s of %s cannot be read (%s); left as it is", kind, change_id, err)
-                    continue
-                steps = [*record.steps, *record.finish]
-                paths = [t for op in steps for t in written(op)]
-                with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
-                    _sweep(paths)
-                    try:
-                        if kind == "change" and record.finish and all_due(vfs, record.steps):
-                            complete(vfs, record.finish)  # made but for its last step: finished
-                            outcome = "finished"
-                        else:
-                            complete(vfs, record.steps)
-                            outcome = "taken back" if kind == "change" else "undone"
-                    except VfsError as err:
-                        log.error(
-                            "recovery: %s %s cut short by a dead process stays as it is: %s", kind, change_id, err
-                        )
-                        continue
-                if kind == "change":
-                    changelog.store.delete(name)
-                else:
-                    changelog.store.delete(name, f"pending/{change_id}.undo")
-                done.append(f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}")
-                log.warning("recovery: %s", done[-1])
+            if mine:  # else alive after all, or another survivor is on it
+                done += [line for kind, change_id in left if (line := _finish(vfs, changelog, kind, change_id, owner))]
     changelog.take_over(lambda url: _served(vfs, url), lambda urls: all(_is_served(vfs, url) for url in urls))
     return done
+
+
+def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owner: str) -> str | None:
+    """Finish one change (``kind`` "change") or undo ("undo") a dead instance left under way;
+    what was done, or None when it stays as it is (logged)."""
+    store = changelog.store
+    name = f"pending/{change_id}.{owner}.rec" if kind == "change" else f"changes/{change_id}.rec"
+    try:
+        record = changelog.read(name, lambda url: _served(vfs, url))
+    except FileNotFoundError:
+        if kind == "undo":  # the undo ended with its record gone: only its mark was left
+            store.delete(f"pending/{change_id}.undo")
+        return None
+    except (Corrupt, NotFound) as err:
+        log.warning("recovery: %s of %s cannot be read (%s); left as it is", kind, change_id, err)
+        return None
+    steps = [*record.steps, *record.finish]
+    paths = [t for op in steps for t in written(op)]
+    with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
+        _sweep(paths)
+        try:
+            if kind == "change":
+                outcome = _cut_short(vfs, record)
+            else:
+                complete(vfs, record.steps)
+                outcome = "undone"
+        except VfsError as err:
+            log.error("recovery: %s %s cut short by a dead process stays as it is: %s", kind, change_id, err)
+            return None
+    if outcome == "kept":
+        store.move(name, f"changes/{change_id}.rec")
+    elif kind == "change":
+        store.delete(name)
+    else:
+        store.delete(name, f"pending/{change_id}.undo")
+    line = f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}"
+    log.warning("recovery: %s", line)
+    return line
+
+
+def _cut_short(vfs: JailedFS, record: Record) -> str:
+    """A change a dead process was making: made whole (every step due) it stays, finished when
+    its last step was a delete it could not keep; made in part it is taken back. Where someone
+    else changed one of its paths since, nothing is guessed: ``Conflict`` names the path."""
+    states = [status(vfs, op) for op in record.steps]
+    if "changed" in states:
+        where = written(record.steps[states.index("changed")])[0]
+        raise Conflict(f"{where.display} was changed by someone else since the change was cut short")
+    if all(state == "due" for state in states):
+        if not record.finish:
+            return "kept"
+        complete(vfs, record.finish)
+        return "finished"
+    complete(vfs, record.steps)
+    return "taken back"
 
 
 def _is_served(vfs: JailedFS, url: str) -> bool:
