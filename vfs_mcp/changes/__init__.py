@@ -135,7 +135,7 @@ def run(
             if not covers(folders, needed):
                 widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            pending = _Pending(changelog, recording.tool if recording else "a change")
+            pending = _Pending(changelog, recording)
             try:
                 receipt, recorded = commit(
                     vfs,
@@ -157,10 +157,13 @@ def run(
 
 
 class _Pending:
-    """A change's record in the log: written before the first step of a change of several."""
+    """A change's record in the log: written before the first step of a change of several
+    (crash safety), kept for undo when a tool call made it (``recording``; a program's change
+    through the ``vfs`` protocol has no undo to keep it for)."""
 
-    def __init__(self, changelog: ChangeLog, tool: str) -> None:
-        self.changelog, self.tool = changelog, tool
+    def __init__(self, changelog: ChangeLog, recording: log.Recording | None) -> None:
+        self.changelog, self.recording = changelog, recording
+        self.tool = recording.tool if recording is not None else "a change"
         self.id = log.new_id()
 
     def pending(self, back: list[Op], finish: list[Op]) -> None:
@@ -176,10 +179,12 @@ class _Pending:
         self.changelog.abandoned(self.id)
 
     def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
+        if self.recording is None:
+            undo, why_not = None, "no tool call keeps it"
         try:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
-            else:
+            elif self.recording is not None:
                 self.changelog.atomic(self.tool, undo, why_not)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
