@@ -1,4 +1,4 @@
-"""Real processes for the tests that need more than one server: `vfs-mcp --transport http`
+"""Real processes for the tests that need them: `vfs-mcp` over stdio, `vfs-mcp --transport http`
 replicas, and HAProxy in front of them.
 
 HAProxy comes from Debian's packages, unpacked (not installed) into the test cache
@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx2
 from emulators import Unavailable, _locked, cache_dir
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from vfs_mcp.transports.http import free_port
@@ -37,6 +37,16 @@ INITIALIZE: dict[str, Any] = {
     "clientInfo": {"name": "t", "version": "0"},
 }
 """The params of a raw client's ``initialize`` request."""
+
+
+def stdio_params(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``vfs-mcp ARGS`` over stdio, as a client starts it (the SDK passes only HOME, PATH and a
+    few more of this process's variables), recording its changes where this run's servers do."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "vfs_mcp", *args],
+        env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"], **(env or {})},
+    )
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
@@ -73,12 +83,13 @@ class RawStdio:
     """`vfs-mcp FOLDER [ARGS]` over stdio, driven line by line with raw JSON-RPC (what an SDK
     client would refuse to send), initialized; ``proc`` is the server process."""
 
-    def __init__(self, folder: Path, *args: str) -> None:
+    def __init__(self, folder: Path | str, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vfs_mcp", str(folder), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
         )
         self.next_id = 0
         self.request("initialize", INITIALIZE)
@@ -103,6 +114,17 @@ class RawStdio:
 
     def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         return self.request("tools/call", {"name": tool, "arguments": arguments})
+
+    def start_call(self, tool: str, **arguments: Any) -> None:
+        """Send a call and go on without its answer."""
+        self.next_id += 1
+        message = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        self.exchange(json.dumps(message).encode(), answered=False)
 
     def __enter__(self) -> RawStdio:
         return self

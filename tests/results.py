@@ -29,3 +29,13 @@ def assert_error(result: CallToolResult, expected: str) -> str:
     shown = result.content[0].text if result.content else ""
     assert code(result) == expected, shown
     return shown
+
+
+def changed(result: CallToolResult) -> dict[str, Any]:
+    """The fields of a successful call that changed files, without its change id, which the
+    text names too (fails otherwise)."""
+    data = dict(ok(result))
+    change_id = data.pop("change_id", None)
+    assert isinstance(change_id, str) and len(change_id) == 22, data
+    assert f"change {change_id}" in "\n".join(getattr(block, "text", "") for block in result.content)
+    return data

@@ -1,10 +1,12 @@
 """What one client's calls can change belongs to that client's session.
 
-The working directory (``change_directory``) and the ide profile's open buffers are kept
-per MCP session: one client's calls never change what another client's relative paths
-mean, nor see its buffers. Over stdio there is one session; over HTTP each MCP session
-has its own state; a stateless HTTP request (``--stateless``, or a protocol era without
-sessions) starts from the server's defaults every time.
+The working directory (``change_directory``), the ide profile's open buffers and the list of
+changes ``undo()`` takes back newest first are kept per MCP session: one client's calls never
+change what another client's relative paths mean, nor see its buffers. Over stdio there is one
+session; over HTTP each MCP session has its own state. A request without a session (the
+2026-07-28 era over HTTP, or ``--stateless``) is ``sessionless``: it starts from the server's
+defaults, and a tool that would keep state for later refuses, or hands the state back as a
+handle the client passes again (a change id, a buffer handle).
 
 The server sets ``current`` for the length of each call; code that keeps session state
 reads it (``Jail.cwd``, ``state_of``). A session's state is kept on its connection
@@ -36,6 +38,8 @@ class SessionState:
     """The session's working directory (a ``Target``); None: the server's default."""
     kept: dict[str, Any] = field(default_factory=dict)
     """State a tool family keeps for the session (``state_of``), by name."""
+    sessionless: bool = False
+    """A request of its own, outside any session: nothing kept here outlives it."""
 
 
 current: ContextVar[SessionState | None] = ContextVar("vfs_mcp_session", default=None)

@@ -23,9 +23,11 @@ class Settings:
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     max_edit_bytes: int = DEFAULT_MAX_EDIT_BYTES
     undo_limit: int = 100
-    """Changes each session's undo journal keeps (the oldest go first)."""
+    """Changes ``undo()`` can take back in each session (the oldest go first)."""
     undo_bytes: int = DEFAULT_SERVER_UNDO_BYTES
-    """Bytes of before-images all sessions' undo journals keep together (the oldest go first)."""
+    """Bytes of before-images the change log keeps (the oldest change goes first)."""
+    state: str | None = None
+    """The state store's URL (``--state``): None for the default, a private folder for these mounts."""
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     deny: tuple[str, ...] = field(default_factory=tuple)
     tool_names: ToolNames = "safe"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,9 +207,10 @@ class BackendMount:
         """This mount cut down to ``root``, a directory inside it."""
         return dataclasses.replace(self, root=root)
 
-    def sweep(self, older_than: float) -> int:
-        """Delete temp files that writes killed mid-way left, older than ``older_than`` seconds;
-        returns how many went (stores that stage no temp files have none).
+    def sweep(self, older_than: float, folders: Sequence[str] | None = None) -> int:
+        """Delete temp files that writes killed mid-way left, older than ``older_than`` seconds
+        (``folders``: only in and below these fsspec paths); returns how many went (stores that
+        stage no temp files have none).
         """
         return 0
 

@@ -36,6 +36,7 @@ import io
 import os
 import stat
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from vfs_mcp_backends.descriptors import DIR_FLAGS, remove_tree, walk_tree
@@ -218,24 +219,30 @@ class DescriptorFileSystem(DescriptorReads):
             else:
                 os.rmdir(name, dir_fd=fd)
 
-    def sweep_temp_files(self, older_than: float) -> int:
+    def sweep_temp_files(self, older_than: float, folders: Sequence[str] | None = None) -> int:
         """Delete our temp files (``tempfiles.is_temp_name``, regular, ours, one link) older
-        than ``older_than`` seconds: younger ones may belong to a write in flight.
+        than ``older_than`` seconds: younger ones may belong to a write in flight. ``folders``:
+        only in these (and below them), not the whole tree.
         """
         cutoff = time.time() - older_than
         removed = 0
-        # Names and types only: an lstat for the few names of our form, not for every entry.
-        for visit in walk_tree(self._dir.reopen(), stats=False):
-            if visit.event != "entry" or not is_temp_name(visit.name):
-                continue
+        tops = [self._dir.reopen()] if folders is None else []
+        for folder in folders or ():
             with contextlib.suppress(OSError):
-                st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
-                if (
-                    stat.S_ISREG(st.st_mode)
-                    and st.st_uid == os.geteuid()
-                    and st.st_nlink == 1
-                    and st.st_mtime <= cutoff
-                ):
-                    os.unlink(visit.name, dir_fd=visit.dir_fd)
-                    removed += 1
+                tops.append(self._dir.open_directory(self._parts(folder), follow=False))
+        for top in tops:
+            # Names and types only: an lstat for the few names of our form, not for every entry.
+            for visit in walk_tree(top, stats=False):
+                if visit.event != "entry" or not is_temp_name(visit.name):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
+                    if (
+                        stat.S_ISREG(st.st_mode)
+                        and st.st_uid == os.geteuid()
+                        and st.st_nlink == 1
+                        and st.st_mtime <= cutoff
+                    ):
+                        os.unlink(visit.name, dir_fd=visit.dir_fd)
+                        removed += 1
         return removed

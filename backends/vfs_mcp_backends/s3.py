@@ -118,6 +118,39 @@ class S3Mount(BackendMount):
         listed: list[tuple[list[Child], str | None]] = sync(fs.loop, every)
         return listed
 
+    def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
+        """One GET: the object's metadata from its answer (as ``info`` gives it: its ETag with
+        it) and its body when it holds at most ``limit`` bytes (a larger one is left unread)."""
+        fs: Any = self.fs
+        bucket, key, version = fs.split_path(path)
+        if not key:
+            return None
+        request: dict[str, Any] = {"Bucket": bucket, "Key": key, **fs.req_kw}
+        if version:
+            request["VersionId"] = version
+
+        async def get() -> tuple[dict[str, Any], bytes | None]:
+            out = await fs._call_s3("get_object", **request)
+            body = out["Body"]
+            try:
+                size = int(out.get("ContentLength") or 0)
+                return out, await body.read() if size <= limit else None
+            finally:
+                body.close()
+
+        out, data = sync(fs.loop, get)
+        info = {
+            "name": path,
+            "type": "file",
+            "size": int(out.get("ContentLength") or 0),
+            "ETag": out.get("ETag"),
+            "LastModified": out.get("LastModified"),
+            "StorageClass": out.get("StorageClass", "STANDARD"),
+            "VersionId": out.get("VersionId"),
+            "ContentType": out.get("ContentType"),
+        }
+        return info, data
+
     def put_if(self, path: str, data: bytes, *, if_match: str | None = None, create_only: bool = False) -> str | None:
         check_conditions(if_match, create_only)
         if not self.capabilities.conditional_writes:

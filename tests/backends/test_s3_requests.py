@@ -1,4 +1,4 @@
-"""What a walk costs on S3, in requests, counted as botocore sends them to moto.
+"""What a walk and a change cost on S3, in requests, counted as botocore sends them to moto.
 
 A folder on S3 is a key prefix: the listing that walks it also shows it exists, so a tree,
 a size or a grep costs the listing's pages (and a GET a file searched), with no HEAD and no
@@ -17,7 +17,7 @@ from conftest import Sandbox, make_sandbox
 
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import write
+from vfs_mcp.ops import edit, patch, transfers, write
 from vfs_mcp.ops.analytics import calculate_directory_size
 from vfs_mcp.ops.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
 from vfs_mcp.ops.listing import list_directory
@@ -190,3 +190,69 @@ def test_fetches_stopped_at_once_send_no_request_after_the_stop(big: tuple[Jaile
     asyncio.run_coroutine_threadsafe(asyncio.sleep(0.5), target.mount.fs.loop).result()
     assert len(requests.sent) == sent_by_the_stop
     assert all(future.done() for future in futures)
+
+
+# -- what a change costs ------------------------------------------------------------------------
+
+
+class Sent(Requests):
+    """The requests, each with the condition it carried (``If-Match``, ``If-None-Match``)."""
+
+    def _sent(self, request: Any, **_: Any) -> None:
+        condition = next((h for h in ("If-Match", "If-None-Match") if h in request.headers), "")
+        bucket_and_key = request.url.split("/", 3)[3]  # the key below the bucket: "?list-type=2..." for a listing
+        self.sent.append((f"{request.method} {condition}".strip(), bucket_and_key.partition("/")[2] or bucket_and_key))
+
+
+@pytest.fixture
+def changing(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[JailedFS, Sent]:
+    sandbox = make_sandbox("s3", tmp_path, request)
+    sandbox.put("a.txt", "hello world\n")
+    sandbox.put("b.txt", "one\ntwo\n")
+    return sandbox.vfs(), Sent(sandbox)
+
+
+def test_an_edit_on_s3_is_one_get_and_one_conditional_put(changing: tuple[JailedFS, Sent]) -> None:
+    """The GET gives the ETag with the bytes; the PUT lands only if the object still has it (the
+    store decides, so nothing is looked up in between); the change's record goes to the state
+    store, a local folder by default."""
+    vfs, sent = changing
+    edits = [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})]
+    assert sent.during(lambda: edit.edit_file(vfs, "a.txt", edits)) == [
+        ("GET", "pre/a.txt"),
+        ("PUT If-Match", "pre/a.txt"),
+    ]
+
+
+def test_a_patch_of_two_objects_on_s3_is_a_get_and_a_conditional_put_each(changing: tuple[JailedFS, Sent]) -> None:
+    vfs, sent = changing
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hello world\n+hi\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-one\n+1\n"
+    assert sent.during(lambda: patch.apply_patch(vfs, diff)) == [
+        ("GET", "pre/a.txt"),
+        ("GET", "pre/b.txt"),
+        ("PUT If-Match", "pre/a.txt"),
+        ("PUT If-Match", "pre/b.txt"),
+    ]
+
+
+def test_an_append_and_a_new_file_on_s3_send_one_conditional_put(changing: tuple[JailedFS, Sent]) -> None:
+    """An append reads the object once (its ETag and the bytes undo keeps); a new file is one
+    create-only PUT after the lookup that tells a file from a folder."""
+    vfs, sent = changing
+    appended = sent.during(lambda: write.write_file(vfs, "b.txt", "three\n", append=True))
+    created = sent.during(lambda: write.write_file(vfs, "c.txt", "new\n"))
+    assert appended == [("HEAD", "pre/b.txt"), ("GET", "pre/b.txt"), ("PUT If-Match", "pre/b.txt")]
+    assert [method for method, _ in created] == ["HEAD", "GET", "PUT If-None-Match"]
+
+
+def test_a_copy_and_a_move_onto_a_new_name_on_s3_read_the_source_once(changing: tuple[JailedFS, Sent]) -> None:
+    """A copy onto a new name is a create-only PUT of the source's bytes (one of two copies wins;
+    CopyObject's If-None-Match is not honoured by every S3), read once even where the move keeps
+    them for undo and hashes them for the record written before it starts."""
+    vfs, sent = changing
+    copied = sent.during(lambda: transfers.copy_file(vfs, "a.txt", "c.txt"))
+    moved = sent.during(lambda: transfers.move_file(vfs, "c.txt", "d.txt"))
+    assert len([m for m, path in copied if m.startswith("GET") and path == "pre/a.txt"]) == 1
+    assert copied[-1] == ("PUT If-None-Match", "pre/c.txt")
+    assert len([m for m, path in moved if m.startswith("GET") and path == "pre/c.txt"]) == 1
+    assert moved[-2:] == [("PUT If-None-Match", "pre/d.txt"), ("DELETE", "pre/c.txt")]

@@ -1,25 +1,28 @@
 """Replicas for real: two `vfs-mcp --transport http` servers over one bucket (moto's S3 server)
-behind HAProxy, and 8 clients editing the same few objects at once. Every edit reported
-applied is in the final objects; every other one said CONFLICT; none vanished.
+behind HAProxy. 8 clients editing the same few objects at once: every edit reported applied is
+in the final objects; every other one said CONFLICT; none vanished. With one state store on the
+bucket, a change made through one replica is undone by its id through the other.
 
 Run with ``-s`` to see the figures (edits, conflicts, latency) that benchmarks/README.md quotes.
 """
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import anyio
 import fsspec
 import pytest
 from emulators import Unavailable
 from mcp import Client
-from processes import load_balancer, mcp_client, vfs_mcp_http
+from processes import RawStdio, load_balancer, mcp_client, vfs_mcp_http
 
-from vfs_mcp.profiles.results import error_of
+from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -86,3 +89,113 @@ async def test_replicas_behind_haproxy_lose_no_edit(
     assert len(outcomes) == OBJECTS * EDITS_PER_OBJECT
     assert set(outcomes.values()) <= {None, "CONFLICT"}
     assert lost == [] and phantom == []
+
+
+CHANGES = 200
+
+
+async def test_every_change_made_through_one_replica_is_undone_by_its_id_through_any(
+    s3_endpoint: str, tmp_path: Path
+) -> None:
+    """Two replicas behind HAProxy (round robin, no stickiness), one state store on the bucket,
+    clients of the 2026-07-28 era (no session): 200 edits, each undone by its change id through
+    a replica chosen at random."""
+    env = {"AWS_ENDPOINT_URL": s3_endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    bucket = f"undo-{uuid.uuid4().hex[:10]}"
+    fs = fsspec.filesystem("s3", endpoint_url=s3_endpoint, key="testing", secret="testing", skip_instance_cache=True)
+    fs.mkdir(bucket)
+    for n in range(CHANGES):
+        fs.pipe_file(f"{bucket}/data/doc-{n:03d}.txt", f"original {n}\n".encode())
+    flags = ("--state", f"s3://{bucket}/.vfs-mcp-state")
+    ids: dict[int, str] = {}
+    undone: dict[int, str | None] = {}
+    chooser = random.Random(7)
+
+    async def call(url: str, tool: str, arguments: dict[str, Any]) -> Any:
+        async with Client(url) as client:  # a connection per call, as a client without a session makes
+            return await client.call_tool(tool, arguments)
+
+    with ExitStack() as stack:
+        replicas = [stack.enter_context(vfs_mcp_http(f"s3://{bucket}/data", env, *flags)) for _ in range(2)]
+        try:
+            port = stack.enter_context(load_balancer(replicas, False, tmp_path))
+        except Unavailable as exc:
+            pytest.skip(str(exc))
+        started = time.perf_counter()
+
+        async def edit(worker: int) -> None:
+            for n in range(worker, CHANGES, CLIENTS):
+                change = [{"oldText": f"original {n}", "newText": f"edited {n}"}]
+                result = await call(
+                    f"http://127.0.0.1:{port}/mcp", "edit_file", {"path": f"doc-{n:03d}.txt", "edits": change}
+                )
+                ids[n] = data_of(result)["change_id"]  # type: ignore[index]
+
+        async def take_back(worker: int) -> None:
+            for n in range(worker, CHANGES, CLIENTS):
+                url = f"http://127.0.0.1:{chooser.choice(replicas)}/mcp"
+                error = error_of(await call(url, "undo", {"change_id": ids[n]}))
+                undone[n] = None if error is None else str(error["message"])
+
+        with anyio.fail_after(600):
+            async with anyio.create_task_group() as group:
+                for worker in range(CLIENTS):
+                    group.start_soon(edit, worker)
+            edited = time.perf_counter()
+            async with anyio.create_task_group() as group:
+                for worker in range(CLIENTS):
+                    group.start_soon(take_back, worker)
+        finished = time.perf_counter()
+
+    fs.invalidate_cache()
+    lost = [n for n in range(CHANGES) if fs.cat_file(f"{bucket}/data/doc-{n:03d}.txt") != f"original {n}\n".encode()]
+    print(
+        f"\n{CHANGES} edits through HAProxy in {edited - started:.1f} s, each undone by id through a random "
+        f"replica in {finished - edited:.1f} s; {sum(v is None for v in undone.values())} undone"
+    )
+    assert len(ids) == CHANGES and {n: e for n, e in undone.items() if e is not None} == {}
+    assert lost == []
+    records = fs.find(f"{bucket}/.vfs-mcp-state/changes") + fs.find(f"{bucket}/.vfs-mcp-state/pending")
+    assert records == [], "an undone change leaves the log"
+
+
+async def test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease(
+    s3_endpoint: str, tmp_path: Path
+) -> None:
+    """A replica killed (SIGKILL) while it copies a folder: the other, which keeps running, finds
+    its lease run out and takes the copy back — no restart, no request needed."""
+    env = {
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "VFS_MCP_LEASE_SECONDS": "2",
+    }
+    bucket = f"lease-{uuid.uuid4().hex[:10]}"
+    fs = fsspec.filesystem("s3", endpoint_url=s3_endpoint, key="testing", secret="testing", skip_instance_cache=True)
+    fs.mkdir(bucket)
+    for n in range(60):
+        fs.pipe_file(f"{bucket}/data/tree/f{n:02d}.txt", f"file {n}\n".encode() * 2000)
+    root, flags = f"s3://{bucket}/data", ("--state", f"s3://{bucket}/.vfs-mcp-state")
+    with vfs_mcp_http(root, env, *flags) as survivor_port:
+        with RawStdio(root, *flags, env=env) as doomed:
+            doomed.start_call("copy_file", source="tree", destination="copy", recursive=True)
+            deadline = time.monotonic() + 60
+            while not fs.find(f"{bucket}/data/copy") and time.monotonic() < deadline:
+                fs.invalidate_cache()
+                time.sleep(0.05)
+            doomed.proc.kill()  # SIGKILL, mid-copy
+            doomed.proc.wait()
+        fs.invalidate_cache()
+        copied_when_killed = len(fs.find(f"{bucket}/data/copy"))
+        while time.monotonic() < deadline:
+            fs.invalidate_cache()
+            if not fs.find(f"{bucket}/data/copy") or len(fs.find(f"{bucket}/data/copy")) == 60:
+                break
+            time.sleep(0.5)
+        async with mcp_client(f"http://127.0.0.1:{survivor_port}/mcp") as client:
+            assert not (await client.call_tool("list_allowed_directories", {})).is_error
+    fs.invalidate_cache()
+    left = len(fs.find(f"{bucket}/data/copy"))
+    print(f"\n{copied_when_killed} of 60 files copied when the replica died; {left} once the survivor took over")
+    assert left in (0, 60), f"{left} of 60 files: half a copy"
+    assert fs.find(f"{bucket}/.vfs-mcp-state/pending") == []

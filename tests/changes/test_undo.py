@@ -1,5 +1,6 @@
-"""undo takes back this session's newest change, on every backend, only where the files are
-still as the change left them; the journal is bounded and says what it dropped."""
+"""undo takes back this session's newest change (or the one its id names), on every backend,
+only where the files are still as the change left them; the log is bounded and says what it
+dropped."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from conftest import Sandbox
 from results import ok
 
 from vfs_mcp import changes
-from vfs_mcp.changes import journal
+from vfs_mcp.changes import log
 from vfs_mcp.ops import write
 from vfs_mcp.ops.undo import undo
 from vfs_mcp.profiles.results import error_of
@@ -123,6 +124,7 @@ async def test_the_journal_limit_drops_the_oldest_and_says_so(sandbox: Sandbox) 
     results = await calls(sandbox, *steps, ("undo", {}), ("undo", {}), ("undo", {}), undo_limit=2)
     assert "2 older ones were dropped" in results[4].content[0].text
     assert error_of(results[6])["code"] == "NOT_FOUND" and "2 older changes were dropped" in results[6].content[0].text
+    assert "older change(s) can no longer be undone" in results[2].content[-1].text
     assert sandbox.get("f.txt") == b"2"
 
 
@@ -138,7 +140,7 @@ async def test_a_dry_run_shows_what_would_be_undone_and_changes_nothing(sandbox:
     assert ok(again)["tool"] == "write_file" and sandbox.get("d.txt") == b"before"
 
 
-def test_a_write_is_journalled_as_the_bytes_it_wrote_not_as_what_is_there_when_the_call_ends(
+def test_a_write_is_recorded_as_the_bytes_it_wrote_not_as_what_is_there_when_the_call_ends(
     sandbox: Sandbox,
 ) -> None:
     """A change made between the write and the end of the call is someone else's: undo must
@@ -146,22 +148,23 @@ def test_a_write_is_journalled_as_the_bytes_it_wrote_not_as_what_is_there_when_t
     expects the written bytes' hash, taken when they were written, and not a read-back."""
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    with journal.recording() as record:
+    with log.recording("write_file") as record:
         write.write_file(vfs, "a.txt", "mine\n")
         sandbox.put("a.txt", "theirs\n")
-    (step,) = record.steps()
-    assert isinstance(step, changes.Restore) and isinstance(step.image, changes.FileImage)
-    assert step.image.data == b"before\n"
+    (kept,) = record.changes
+    (step,) = changes.log_of(vfs).load(kept.id, lambda url: vfs.mounts[0]).steps
+    assert isinstance(step, changes.Restore) and isinstance(step.image, changes.Stored)
+    assert step.image.read() == b"before\n"
     assert step.expect.digest == hashlib.sha256(b"mine\n").hexdigest()
 
 
 def test_a_file_written_then_deleted_in_one_call_comes_back_as_it_was_before_the_call(sandbox: Sandbox) -> None:
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    log = journal.Journal()
-    with journal.recording() as record:
+    with log.recording("both") as record:
         write.write_file(vfs, "a.txt", "mine\n")
         write.delete_path(vfs, "a.txt")
-    log.add(journal.Change("both", record.steps()))
-    assert undo(vfs, log).restored == [sandbox.path("a.txt")]
+    changelog = changes.log_of(vfs)
+    deleted, written = (undo(vfs, changelog, None, change_id=kept.id) for kept in reversed(record.changes))
+    assert deleted.restored == written.restored == [sandbox.path("a.txt")]
     assert sandbox.get("a.txt") == b"before\n"

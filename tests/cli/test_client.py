@@ -98,9 +98,17 @@ def test_a_tool_the_server_leaves_out_is_a_usage_error_that_says_why(
     assert not (tmp_path / "x.txt").exists()
 
 
-def test_call_undo_says_each_call_is_a_session_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+def test_call_undo_needs_the_id_a_change_printed_and_takes_it_back_from_another_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["call", "undo"]) == 2
-    assert "each `vfs-mcp call` is a session of its own: it has nothing to undo" in capsys.readouterr().err
+    assert "vfs-mcp call undo change_id=ID" in capsys.readouterr().err
+    (tmp_path / "a.txt").write_text("before\n")
+    written = vfs_mcp("call", "write_file", "path=a.txt", "content=after", cwd=tmp_path)
+    (change_id,) = re.findall(r"change ([\w-]{22})", written.stdout)
+    undone = vfs_mcp("call", "undo", f"change_id={change_id}", cwd=tmp_path)
+    assert undone.returncode == 0, undone.stderr
+    assert (tmp_path / "a.txt").read_text() == "before\n"
 
 
 def test_long_content_is_previewed_with_a_note_and_json_out_has_everything(

@@ -143,9 +143,9 @@ async def test_malformed_xml_is_reported_with_its_line_and_later_blocks_still_ru
     ],
 )
 async def test_entity_expansion_is_refused_before_anything_expands(folder: Path, attack: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     results = await run(folder, attack + '\n<mcp:filesystem><read path="hello.txt"/></mcp:filesystem>')
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5  # CPU seconds, whatever else the machine does
     assert statuses(results) == [("mcp:filesystem", 400), ("read", 200)]
     assert results[0].code == "INVALID_ARGUMENT"
     assert not (folder / "bomb.txt").exists()
@@ -310,10 +310,10 @@ def test_cli_with_no_block_exits_1(
 def test_thousands_of_unclosed_blocks_are_refused_in_one_pass() -> None:
     """Each used to be parsed to the end of the input: 8,000 of them ran past 30 s."""
     text = "<mcp:filesystem>" * 8000
-    started = time.monotonic()
+    started = time.process_time()
     found = list(blocks(text))
     assert len(found) == 8000 and all(isinstance(b, Exception) for b in found)
-    assert time.monotonic() - started < 10  # a bound that proves "does not hang", not a benchmark
+    assert time.process_time() - started < 10  # CPU seconds: proves "does not hang", not a benchmark
 
 
 def test_a_block_nested_in_a_block_is_refused_but_the_blocks_after_it_run() -> None:

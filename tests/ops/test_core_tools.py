@@ -25,7 +25,7 @@ import pytest
 import results
 from conftest import every_store
 from mcp_types import CallToolResult
-from results import ok
+from results import changed, ok
 
 import vfs_mcp
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
@@ -378,7 +378,7 @@ async def test_write_file_creates_then_overwrites_then_appends(sandbox):
     path = sandbox.path("w/new.txt")
     sandbox.mkdir("w")
     async with sandbox.client() as client:
-        created = ok(await client.call_tool("write_file", {"path": path, "content": "a long first body ✓\n"}))
+        created = changed(await client.call_tool("write_file", {"path": path, "content": "a long first body ✓\n"}))
         overwritten = ok(await client.call_tool("write_file", {"path": path, "content": "short\n"}))
         after_overwrite = sandbox.get("w/new.txt")
         read = ok(await client.call_tool("read_file", {"path": path}))
@@ -567,7 +567,7 @@ async def test_local_overwrite_replaces_the_file_by_rename_so_an_open_reader_kee
 
 async def test_create_directory_creates_it_with_its_parents_and_it_lists_as_empty(sandbox):
     async with sandbox.client() as client:
-        made = ok(await client.call_tool("create_directory", {"path": sandbox.path("made")}))
+        made = changed(await client.call_tool("create_directory", {"path": sandbox.path("made")}))
         listing = ok(await client.call_tool("list_directory", {"path": sandbox.path("made")}))
         parent = ok(await client.call_tool("list_directory", {"path": sandbox.path("")}))
         info = ok(await client.call_tool("get_file_info", {"path": sandbox.path("made")}))
@@ -728,7 +728,7 @@ async def test_move_file_renames_a_file_and_moves_a_directory_tree(sandbox):
     sandbox.put("tree/one.txt", "1")
     sandbox.put("tree/sub/two.txt", "2")
     async with sandbox.client() as client:
-        renamed = ok(
+        renamed = changed(
             await client.call_tool(
                 "move_file", {"source": sandbox.path("old.txt"), "destination": sandbox.path("new.txt")}
             )
@@ -851,7 +851,7 @@ async def test_copy_file_copies_a_file_and_a_directory_only_with_recursive(sandb
     sandbox.put("tree/sub/b.txt", "bbbbb")
     sandbox.mkdir("tree/empty")
     async with sandbox.client() as client:
-        single = ok(
+        single = changed(
             await client.call_tool("copy_file", {"source": sandbox.path("a.txt"), "destination": sandbox.path("b.txt")})
         )
         flat = await client.call_tool(
@@ -956,7 +956,7 @@ async def test_delete_path_removes_a_file_an_empty_directory_and_a_tree_only_wit
     sandbox.mkdir("full/nothing")
     sandbox.put("fullness.txt", "a neighbour with a common prefix")
     async with sandbox.client() as client:
-        file = ok(await client.call_tool("delete_path", {"path": sandbox.path("a.txt")}))
+        file = changed(await client.call_tool("delete_path", {"path": sandbox.path("a.txt")}))
         empty = ok(await client.call_tool("delete_path", {"path": sandbox.path("empty")}))
         refused = await client.call_tool("delete_path", {"path": sandbox.path("full")})
         intact = (sandbox.get("full/a.txt"), sandbox.get("full/sub/b.txt"))

@@ -81,12 +81,13 @@ async def test_one_clients_ide_buffers_are_its_own(folder: Path) -> None:
 async def test_without_sessions_no_request_sees_another_requests_working_directory(
     folder: Path, mode: str, stateless: bool
 ) -> None:
-    """The 2026 era has no sessions, nor has --stateless: every request starts at the root."""
+    """The 2026 era has no sessions, nor has --stateless: every request starts at the root, and
+    change_directory refuses rather than report a move no later request would see."""
     async with two_clients(folder, mode, stateless) as (a, b):
         moved = await a.call_tool("change_directory", {"path": "a"})
         again_a = await a.call_tool("read_file", {"path": "x.txt"})
         read_b = await b.call_tool("read_file", {"path": "x.txt"})
-    assert not moved.is_error
+    assert moved.is_error and "relative paths start at" in text(moved)
     assert (text(again_a), text(read_b)) == ("root's x\n", "root's x\n")
 
 

@@ -12,11 +12,14 @@ commits, in one place for every store:
         ▼
     commit            each step re-checks its path's policy (mounts, read-only, deny, links)
         │             and precondition (version read: content, hash or ETag; conditional puts
-        │             where the store decides), keeps what it replaces, applies; a failure
-        │             takes back the applied steps in reverse order (``commit.py``)
+        │             where the store decides) and keeps what it replaces; a change of several
+        │             steps is recorded, durably, before the first is made; a failure takes
+        │             back the steps made, in reverse order (``commit.py``)
         ▼
-    journal           the steps that take the change back, noted for the running call
-                      (``journal.py``): undo is a change made of them
+    log               the change's record, with its id, in the state store (``log.py``,
+                      ``state.py``): undo is a change made of its steps, from any connection,
+                      process or replica; a record a dead process left is finished by the
+                      next one (``recovery.py``)
 
 A precondition that fails at commit because someone else wrote meanwhile makes the change
 plan again on the new state (a bounded number of times); a plan whose caller pinned a version
@@ -25,13 +28,15 @@ plan again on the new state (a bounded number of times); a plan whose caller pin
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from vfs_mcp.changes import journal
+from vfs_mcp.changes import log
 from vfs_mcp.changes.commit import commit
+from vfs_mcp.changes.locks import covers, folders_of, held, needed_by, widen
+from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import (
     ABSENT,
     ANYTHING,
@@ -49,14 +54,14 @@ from vfs_mcp.changes.ops import (
     Remove,
     Rename,
     Restore,
-    trees,
+    Stored,
     written,
 )
-from vfs_mcp.errors import Conflict, Stale
+from vfs_mcp.changes.records import Record
+from vfs_mcp.config import DEFAULT_UNDO_BYTES
+from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp_backends import LockBusy
 
 __all__ = [
     "ABSENT",
@@ -76,6 +81,9 @@ __all__ = [
     "Remove",
     "Rename",
     "Restore",
+    "Stored",
+    "attach",
+    "log_of",
     "run",
     "written",
 ]
@@ -103,95 +111,112 @@ def run(
     touches: Iterable[Target] = (),
     dry_run: bool = False,
     replans: int = REPLANS,
+    undoing: Record | None = None,
 ) -> T:
     """Plan a change and commit it (see the module's docstring); the plan's result.
 
     ``touches``: the paths the change will write, when known before planning (their folders
     are locked for the first plan). ``dry_run``: plan only, without locks; nothing changes.
+    ``undoing``: the record this change takes back (its steps run one after the other, and the
+    change gets no record of its own).
     """
     if dry_run:
         return plan().result
-    folders = _folders(touches)
+    changelog = log_of(vfs)
+    recording = log.current()
+    folders = folders_of(touches)
     attempt = 0
     while True:
-        with _held(vfs, folders):
+        with held(vfs, folders):
             planned = plan()
             if not planned.ops:
                 return planned.result
-            needed = _needed(planned.ops)
-            if not _covers(folders, needed):
-                _widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
+            needed = needed_by(planned.ops)
+            if not covers(folders, needed):
+                widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            record = journal.current()
+            pending = _Pending(changelog, recording)
             try:
-                receipt = commit(vfs, planned.ops, keep=record.limit if record else journal.DEFAULT_UNDO_BYTES)
+                receipt, recorded = commit(
+                    vfs,
+                    planned.ops,
+                    keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
+                    journal=None if undoing is not None else pending,
+                    sequential=undoing is not None,
+                )
             except Stale:
                 attempt += 1
                 if attempt >= replans:
                     raise
                 continue
-        if record is not None:
-            record.note(receipt.undo, receipt.why_not)
+            if undoing is None:
+                pending.made(receipt.undo, receipt.why_not, recorded)
         if planned.after is not None:
             planned.after()
         return planned.result
 
 
-Folders = dict[str, tuple[Mount, dict[str, bool]]]
-"""Folders (store paths) to lock, exclusively or shared, by mount URL."""
+class _Pending:
+    """A change's record in the log: written before the first step of a change of several
+    (crash safety), kept for undo when a tool call made it (``recording``; a program's change
+    through the ``vfs`` protocol has no undo to keep it for)."""
+
+    def __init__(self, changelog: ChangeLog, recording: log.Recording | None) -> None:
+        self.changelog, self.recording = changelog, recording
+        self.tool = recording.tool if recording is not None else "a change"
+        self.id = log.new_id()
+
+    def pending(self, back: list[Op], finish: list[Op]) -> None:
+        try:
+            self.changelog.pending(self.id, self.tool, back, finish)
+        except OSError as err:
+            raise Internal(
+                f"the state store {self.changelog.store.url} cannot be written ({err.strerror or err}); "
+                "nothing was changed"
+            ) from None
+
+    def abandoned(self) -> None:
+        self.changelog.abandoned(self.id)
+
+    def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
+        if self.recording is None:
+            undo, why_not = None, "no tool call keeps it"
+        try:
+            if recorded:
+                self.changelog.made(self.id, undo, why_not)
+            elif self.recording is not None:
+                self.changelog.atomic(self.tool, undo, why_not)
+        except OSError as err:
+            log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
+            self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")
 
 
-def _folders(paths: Iterable[Target], whole: Iterable[Target] = ()) -> Folders:
-    """The folders to lock for writing ``paths`` (and ``whole`` trees): exclusively the folder
-    each path is in (and each tree itself), shared every folder above, so a change to a tree
-    waits for the writers inside it and they for it."""
-    found: Folders = {}
-
-    def add(at: Target, exclusive: bool) -> None:
-        held = found.setdefault(at.mount.url, (at.mount, {}))[1]
-        held[at.fs_path] = held.get(at.fs_path, False) or exclusive
-        while not at.is_root:
-            at = at.parent()
-            held.setdefault(at.fs_path, False)
-
-    for target in paths:
-        add(target.parent(), True)
-    for tree in whole:
-        add(tree, True)
-    return found
+def log_of(vfs: JailedFS) -> ChangeLog:
+    """The change log of ``vfs``'s state store (its server's, else the default one for its
+    mounts, opened on first use)."""
+    changelog: ChangeLog | None = vfs.caches.get(log.CACHE_KEY)
+    if changelog is None:
+        with _making:
+            changelog = vfs.caches.get(log.CACHE_KEY)
+            if changelog is None:
+                opened = vfs.caches.get(log.OPENER)
+                changelog = attach(vfs, opened() if opened is not None else log.default_log(vfs.mounts))
+    return changelog
 
 
-def _needed(ops: list[Op]) -> Folders:
-    return _folders((t for op in ops for t in written(op)), (t for op in ops for t in trees(op)))
+def attach(vfs: JailedFS, changelog: ChangeLog) -> ChangeLog:
+    """Make ``changelog`` the one ``vfs``'s changes are recorded in, once what dead instances
+    left in it under way on ``vfs``'s mounts is finished (and again whenever a replica's lease
+    runs out)."""
+    from vfs_mcp.changes.recovery import recover
+
+    def recovered() -> None:
+        recover(vfs, changelog)
+
+    recovered()
+    changelog.store.every_lease(recovered)
+    vfs.caches[log.CACHE_KEY] = changelog
+    return changelog
 
 
-def _covers(held: Folders, needed: Folders) -> bool:
-    return all(
-        url in held and all(held[url][1].get(folder, False) >= exclusive for folder, exclusive in folders.items())
-        for url, (_, folders) in needed.items()
-    )
-
-
-def _widen(held: Folders, needed: Folders) -> None:
-    for url, (mount, folders) in needed.items():
-        mine = held.setdefault(url, (mount, {}))[1]
-        for folder, exclusive in folders.items():
-            mine[folder] = mine.get(folder, False) or exclusive
-
-
-@contextlib.contextmanager
-def _held(vfs: JailedFS, folders: Folders) -> Iterator[None]:
-    """Hold every folder's lock, mount by mount in URL order; CONFLICT when one stays busy."""
-    with contextlib.ExitStack() as stack:
-        for url in sorted(folders):
-            mount, paths = folders[url]
-            with vfs.guard(mount.url):  # a folder that cannot be opened is an error of ours too
-                try:
-                    stack.enter_context(mount.backend.hold(paths))
-                except LockBusy as busy:
-                    shown = mount.display(busy.folder[len(mount.backend.root) :].strip("/"))
-                    raise Conflict(
-                        f"another program holds the write lock of {shown} (waited {busy.wait:g} s); "
-                        "nothing was changed, try again"
-                    ) from None
-        yield
+_making = threading.Lock()

@@ -1,5 +1,6 @@
 """The folders a change makes on its way, and how they are taken back: made top down where
-they are missing, removed again only while empty (what someone else saved in one stays)."""
+they are missing (``absent_folders`` finds them, ``make`` makes them), removed again only while
+empty (what someone else saved in one stays)."""
 
 from __future__ import annotations
 
@@ -35,23 +36,17 @@ def folder(vfs: JailedFS, target: Target) -> Entry | None:
     return entry
 
 
-def make_dirs(vfs: JailedFS, target: Target, *, for_a_file: bool = False) -> list[Target]:
-    """Make ``target`` and its missing parents, top down; the ones made. ``for_a_file``: only
-    so a file can be written inside, which on a store whose folders are key prefixes needs
-    nothing made (a key implies its prefixes; one marker a level would cost a request each)."""
-    missing = absent_folders(vfs, target)
-    if not target.mount.capabilities.empty_dirs:
-        # Only the folder asked for gets a marker: its key stands for all the levels above it.
-        missing = [] if for_a_file else missing[:1]
+def make(vfs: JailedFS, folders: list[Target]) -> None:
+    """Make ``folders`` (each one's parent there or made before it), in order; on a failure
+    the ones made go again."""
     made: list[Target] = []
     try:
-        for one in reversed(missing):
+        for one in folders:
             store.make_dir(vfs, one)
             made.append(one)
     except BaseException:
         unmake(vfs, made)
         raise
-    return made
 
 
 def absent_folders(vfs: JailedFS, target: Target) -> list[Target]:

@@ -9,8 +9,8 @@ import hashlib
 import posixpath
 from typing import Any
 
-from vfs_mcp.changes import spool, store
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Spooled
+from vfs_mcp.changes import store
+from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Stored
 from vfs_mcp.errors import Stale, TooLarge
 from vfs_mcp.jail.entries import KINDS, Entry, timestamp
 from vfs_mcp.jail.filesystem import JailedFS
@@ -45,10 +45,13 @@ def capture(vfs: JailedFS, target: Target, entry: Entry | None, budget: int) -> 
     return DirImage(entry.mode, tuple(inside))
 
 
-def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True, contents: bool = False) -> Fingerprint:
+def fingerprint(
+    vfs: JailedFS, target: Target, *, times: bool = True, contents: bool = False, hashes: bool = False
+) -> Fingerprint:
     """The raw state of ``target`` and, for a folder, of everything in it: names, kinds, sizes and,
     for a file, its time (``times``) or what says its content (``contents``: the store's ETag,
-    else its sha256 while ``CONTENT_BUDGET`` lasts, else its time)."""
+    else its sha256 while ``CONTENT_BUDGET`` lasts, else its time; ``hashes``: its sha256 while
+    the budget lasts, else nothing — what a copy's is known to be before the copy is made)."""
     entry = store.probe(vfs, target)
     if entry is None:
         return ()
@@ -56,19 +59,21 @@ def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True, contents: 
 
     def version(rel: str, kind: str, size: int, etag: Any, modified: float | None) -> float | str | None:
         nonlocal left
-        if kind != "file" or not (times or contents):
+        if kind != "file" or not (times or contents or hashes):
             return None
-        if contents and etag:
+        if contents and etag and not hashes:
             return f"etag:{str(etag).strip(chr(34))}"
-        if contents and size <= left:
+        if (contents or hashes) and size <= left:
             left -= size
             inner = Target(target.mount, posixpath.join(target.rel, rel)) if rel else target
-            return hashlib.sha256(store.read(vfs, inner)).hexdigest()
-        return modified
+            digest = _digest(vfs, inner)
+            return f"sha256:{digest}" if hashes else digest
+        return None if hashes else modified
 
-    # A folder's own time changes with what is in it, which is listed: it is not compared.
+    # A folder's own size and time change with what is in it, which is listed: they are not compared.
+    size = entry.size if entry.type == "file" else 0
     state: list[tuple[str, str, int, float | str | None]] = [
-        ("", entry.type, entry.size, version("", entry.type, entry.size, entry.etag, entry.modified))
+        ("", entry.type, size, version("", entry.type, size, entry.etag, entry.modified))
     ]
     if entry.type == "directory":
         for count, (rel, raw) in enumerate(store.raw_tree(vfs, target)):
@@ -78,6 +83,25 @@ def fingerprint(vfs: JailedFS, target: Target, *, times: bool = True, contents: 
             size = int(raw.get("size") or 0) if kind == "file" else 0
             modified = timestamp(raw.get("LastModified") or raw.get("mtime"))
             state.append((rel, kind, size, version(rel, kind, size, raw.get("ETag"), modified)))
+    return tuple(state)
+
+
+def copied(vfs: JailedFS, source: Target, names: tuple[tuple[str, str], ...]) -> Fingerprint:
+    """The fingerprint (``hashes``) a new folder will have once ``names`` of ``source`` are
+    copied into it, taken before the copy (for the record written before a change starts)."""
+    left = CONTENT_BUDGET
+    state: list[tuple[str, str, int, float | str | None]] = [("", "directory", 0, None)]
+    for rel, kind in sorted(names, key=lambda item: item[0].replace("/", "\x00")):
+        if kind != "file":
+            state.append((rel, kind, 0, None))
+            continue
+        inner = Target(source.mount, posixpath.join(source.rel, rel))
+        size = vfs.info(inner, follow=False).size
+        version: str | None = None
+        if size <= left:
+            left -= size
+            version = f"sha256:{_digest(vfs, inner)}"
+        state.append((rel, kind, size, version))
     return tuple(state)
 
 
@@ -121,19 +145,27 @@ def check(vfs: JailedFS, target: Target, entry: Entry | None, expect: Expect) ->
         raise Changed(shown, f"it is now {_article(kind)}, not {_article(state)}")
     if entry is None:
         return
-    if expect.token is not None and entry.token is not None and entry.token != expect.token:
+    versioned = expect.token is not None and entry.token is not None
+    if versioned and entry.token != expect.token:
         raise Changed(shown, "its version differs")
-    if expect.content is not None and (entry.size != len(expect.content) or store.read(vfs, target) != expect.content):
+    # The same version token is the same content: the bytes are compared only where there is none.
+    if (
+        expect.content is not None
+        and not versioned
+        and (entry.size != len(expect.content) or store.read(vfs, target) != expect.content)
+    ):
         raise Changed(shown, "its content differs")
     if expect.digest is not None and _digest(vfs, target) != expect.digest.lower():
         raise Changed(shown, "its sha256 differs")
     if expect.points_to is not None and store.readlink(vfs, target) != expect.points_to:
         raise Changed(shown, "the link points elsewhere")
     if expect.fingerprint is not None:
-        # Taken with times or contents (a file's kept version says which): compared the same way.
-        contents = any(isinstance(item[3], str) for item in expect.fingerprint)
-        timed = any(isinstance(item[3], float) for item in expect.fingerprint)
-        now = fingerprint(vfs, target, times=timed and not contents, contents=contents)
+        # Taken with times, contents or hashes (a file's kept version says which): compared the same way.
+        versions = [item[3] for item in expect.fingerprint]
+        hashes = any(isinstance(v, str) and v.startswith("sha256:") for v in versions)
+        contents = not hashes and any(isinstance(v, str) for v in versions)
+        timed = any(isinstance(v, float) for v in versions)
+        now = fingerprint(vfs, target, times=timed and not contents, contents=contents, hashes=hashes)
         if now != expect.fingerprint:
             raise Changed(shown, _differs(expect.fingerprint, now))
 
@@ -153,12 +185,12 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
     """Make ``target`` (absent now, or a file for a file image) hold ``image``."""
     if isinstance(image, FileImage):
         store.put(vfs, target, image.data, mode=image.mode)
-    elif isinstance(image, Spooled):
-        store.put(vfs, target, spool.read(image, target.display), mode=image.mode)
+    elif isinstance(image, Stored):
+        store.put(vfs, target, image.read(target.display), mode=image.mode)
     elif isinstance(image, LinkImage):
         store.symlink(vfs, target, image.points_to)
     elif isinstance(image, DirImage):
-        # Read back from disk before the first file is made: one that cannot be changes nothing.
+        # Read back from the state store before the first file is made: one that cannot be changes nothing.
         inside = [_loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner) for rel, inner in image.inside]
         store.make_dir(vfs, target)
         folders = [(target, image.mode)]
@@ -174,6 +206,24 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
                     store.chmod(vfs, folder, mode)
 
 
+def restore_missing(vfs: JailedFS, target: Target, image: DirImage) -> None:
+    """Put back what of ``image`` the folder ``target`` lacks (a restore, or a delete, cut short)."""
+    there = {rel for rel, _ in store.raw_tree(vfs, target)}
+    missing = [(rel, inner) for rel, inner in image.inside if rel not in there]
+    inside = [_loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner) for rel, inner in missing]
+    folders = [(target, image.mode)]
+    for at, inner in inside:
+        if isinstance(inner, DirImage):
+            store.make_dir(vfs, at)
+            folders.append((at, inner.mode))
+        else:
+            restore(vfs, at, inner)
+    if target.mount.capabilities.modes:
+        for folder, mode in reversed(folders):
+            if mode is not None:
+                store.chmod(vfs, folder, mode)
+
+
 def _loaded(target: Target, image: Image) -> tuple[Target, Image]:
-    """``target`` and ``image``, its bytes in memory when they were spooled to disk."""
-    return target, FileImage(spool.read(image, target.display), image.mode) if isinstance(image, Spooled) else image
+    """``target`` and ``image``, its bytes in memory when they are kept in the state store."""
+    return target, FileImage(image.read(target.display), image.mode) if isinstance(image, Stored) else image

@@ -4,10 +4,12 @@ and applying one gives the operations that take it back (for a rollback and for 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from vfs_mcp.errors import Internal
 from vfs_mcp.jail.resolve import Target
 
 State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
@@ -129,15 +131,33 @@ class FileImage:
 
 
 @dataclass(frozen=True)
-class Spooled:
-    """A file's bytes and mode, kept by the undo journal on disk (``spool``): ``size`` bytes at
-    ``offset`` of the file ``path``, whose sha256 is ``sha256``."""
+class Stored:
+    """A file's bytes and mode, kept in the state store with its change's record: ``size``
+    bytes at ``offset`` of the record, whose sha256 is ``sha256``, fetched (and checked) only
+    when restored."""
 
-    path: str
+    fetch: Callable[[int, int], bytes] = field(compare=False, repr=False)
     offset: int
     size: int
     sha256: str
     mode: int | None = None
+
+    def read(self, shown: str = "a file") -> bytes:
+        """The bytes kept; ``Unreadable`` when they are gone or not the ones kept."""
+        try:
+            data = self.fetch(self.offset, self.offset + self.size)
+        except OSError as err:
+            raise Unreadable(
+                f"what {shown} held, kept for undo, cannot be read back ({err.strerror or err}): "
+                "this change cannot be undone"
+            ) from None
+        if len(data) != self.size or hashlib.sha256(data).hexdigest() != self.sha256:
+            raise Unreadable(f"what {shown} held, kept for undo, is not what was kept: this change cannot be undone")
+        return data
+
+
+class Unreadable(Internal):
+    """A kept before-image that cannot be read back as it was kept: its change cannot be undone."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +179,7 @@ class DirImage:
         return sum(image_size(image) for _, image in self.inside)
 
 
-Image = Absent | FileImage | Spooled | LinkImage | DirImage
+Image = Absent | FileImage | Stored | LinkImage | DirImage
 Op = Put | Append | Remove | Rename | MakeDir | CopyTree | Restore
 
 
@@ -167,7 +187,7 @@ def image_size(image: Image) -> int:
     """Bytes an image keeps."""
     if isinstance(image, FileImage):
         return len(image.data)
-    return image.size if isinstance(image, (Spooled, DirImage)) else 0
+    return image.size if isinstance(image, (Stored, DirImage)) else 0
 
 
 def written(op: Op) -> list[Target]:

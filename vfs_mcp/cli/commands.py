@@ -98,8 +98,8 @@ def call_main(argv: Sequence[str]) -> int:
     )
     args = p.parse_intermixed_args(own)
     try:
-        if args.tool == "undo":
-            raise client.UsageError(UNDO_HAS_NOTHING)
+        if args.tool == "undo" and not any(pair.startswith("change_id=") for pair in args.pairs):
+            raise client.UsageError(UNDO_NEEDS_AN_ID)
         if args.url and server_args:
             raise client.UsageError("give either --url or -- SERVER ARGS, not both")
         if args.retries < 0:
@@ -128,10 +128,9 @@ def call_main(argv: Sequence[str]) -> int:
     )
 
 
-UNDO_HAS_NOTHING = (
-    "undo takes back a change made earlier in the same MCP session, and each `vfs-mcp call` is a session of its "
-    "own: it has nothing to undo. Undo from an MCP client, whose session keeps its changes, or put the file back "
-    "with write_file"
+UNDO_NEEDS_AN_ID = (
+    "each `vfs-mcp call` is a session of its own, so there is no newest change of its own to undo: name the change, "
+    "`vfs-mcp call undo change_id=ID` (the call that made it printed `change ID`)"
 )
 
 

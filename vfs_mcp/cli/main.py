@@ -115,9 +115,9 @@ def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int
     except KeyboardInterrupt:
         sys.stderr.flush()
         sys.stdout.flush()
-        from vfs_mcp.changes import spool
+        from vfs_mcp.changes import state
 
-        spool.close_all()  # what the finalizers that os._exit skips would remove
+        state.close_all()  # what the finalizers that os._exit skips would do
         os._exit(0)  # the stdin reader thread would otherwise keep the process alive
     return 0
 

@@ -80,15 +80,21 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=100,
         metavar="N",
-        help="changes each session can undo (default 100; before-images of at most 64 MiB a session)",
+        help="changes undo() takes back in each session, newest first (default 100; before-images of at most "
+        "64 MiB a session; any change can be undone by its id while the log holds it)",
     )
     p.add_argument(
         "--undo-bytes",
         type=size,
         default=DEFAULT_SERVER_UNDO_BYTES,
         metavar="SIZE",
-        help="before-images every session's undo journal keeps together, e.g. 1GiB (default 256 MiB; the "
-        "oldest change of any session goes first)",
+        help="before-images the change log keeps, e.g. 1GiB (default 256 MiB; the oldest change goes first)",
+    )
+    p.add_argument(
+        "--state",
+        metavar="URL",
+        help="where changes are recorded, to undo by id and finish after a crash: a folder or any fsspec URL, "
+        "e.g. s3://bucket/.vfs-mcp-state for replicas (default: a private folder per user and set of mounts)",
     )
     p.add_argument(
         "--log-level",
@@ -174,6 +180,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         poll_interval=args.poll_interval,
         undo_limit=args.undo_limit,
         undo_bytes=args.undo_bytes,
+        state=args.state or (config.state if config else None),
     )
 
 

@@ -46,12 +46,20 @@ DETAILS = {
         "the reply's diff within the read cap (then its line counts)."
     ),
     "undo": (
-        "Undo is a change like any other, made of the steps that take the newest change back: each "
+        "Every change's reply names its id (`change ID` in the text, `change_id` in "
+        '`_meta["vfs-mcp/result"]`); `undo(change_id=ID)` takes that change back from any connection, '
+        "either protocol era, any process or replica that shares the state store (`--state URL`, or "
+        '`state = "…"` in the config; by default a private folder per user and set of mounts). With no '
+        "id it takes back the session's newest change (to `path`, if given); a request without a session "
+        "(the 2026-07-28 era over HTTP, `--stateless`) must name one (INVALID_ARGUMENT). "
+        "Undo is a change like any other, made of the steps the change's record keeps: each "
         "checks that its path is still as the change left it (else CONFLICT naming what changed, and "
         "nothing is undone), all commit under the same locks, and a failed undo changes nothing. It "
         "restores bytes, modes, links (as links), empty folders and files the deny list hides; it "
         "deletes only what the change created, never what was added since; a moved folder moves back "
-        "whole. It never writes where a write would be refused (read-only, deny list, a link out)."
+        "whole. It never writes where a write would be refused (read-only, deny list, a link out). "
+        "The log keeps `--undo-bytes` of before-images (the oldest change goes first) and each session "
+        "`--undo-limit` changes for `undo()` with no id."
     ),
 }
 """What a tool does in more words than its description spends on every turn."""

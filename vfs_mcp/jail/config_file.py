@@ -7,6 +7,7 @@ line naming the file, the key and, for a near-miss, the key meant (``readonly`` 
     read_only = false            # every mount read-only
     deny = [".env", "*.pem"]     # gitignore patterns hidden from every tool
     max_read_bytes = 10485760    # bytes, or a size: "10 MiB", "512k"
+    state = "s3://bucket/.vfs-mcp-state"   # where changes are recorded (default: a private local folder)
 
     [[mount]]
     root = "s3://bucket/prefix"
@@ -48,6 +49,7 @@ class ConfigFile(BaseModel):
     read_only: bool = False
     deny: list[str] = Field(default_factory=list)
     max_read_bytes: Size | None = None
+    state: str | None = None
 
 
 _KEYS: dict[str, list[str]] = {"": list(ConfigFile.model_fields), "mount": list(MountEntry.model_fields)}

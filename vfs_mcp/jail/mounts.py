@@ -109,6 +109,7 @@ class Config:
     read_only: bool = False
     deny: list[str] = field(default_factory=list)
     max_read_bytes: int | None = None
+    state: str | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Config:
@@ -131,7 +132,11 @@ class Config:
             for m in checked.mount
         ]
         return cls(
-            mounts=mounts, read_only=checked.read_only, deny=list(checked.deny), max_read_bytes=checked.max_read_bytes
+            mounts=mounts,
+            read_only=checked.read_only,
+            deny=list(checked.deny),
+            max_read_bytes=checked.max_read_bytes,
+            state=checked.state,
         )
 
 

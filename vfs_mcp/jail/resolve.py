@@ -354,8 +354,14 @@ class Jail:
         return cwd if isinstance(cwd, Target) and cwd.mount in self.mounts else self.default_cwd
 
     def chdir(self, target: Target) -> None:
-        """Change the current session's working directory (the default one outside sessions)."""
+        """Change the current session's working directory (the default one outside sessions);
+        INVALID_ARGUMENT in a request without a session, which nothing could keep it for."""
         state = sessions.current.get()
+        if state is not None and state.sessionless:
+            raise InvalidArgument(
+                "this request has no session (MCP 2026-07-28 over HTTP), so no working directory outlives it: "
+                f"relative paths start at {self.default_cwd.display}; pass absolute paths or URLs instead"
+            )
         if state is not None:
             state.cwd = target
         else:

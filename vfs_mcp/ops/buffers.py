@@ -1,7 +1,11 @@
 """Editor buffers for the ide profile (seed 003): open, read, save and close files by URI.
 
-A ``Buffers`` holds one session's open files (one per MCP session: ``vfs_mcp.sessions``). A buffer is a snapshot: the text as opened (or last saved), the coding it was
-decoded with, and the version of the file it came from. ``read`` reads the buffer, not the
+A ``Buffers`` holds one session's open files (one per MCP session: ``vfs_mcp.sessions``). A
+buffer is a snapshot: the text as opened (or last saved), the coding it was decoded with, and
+the version of the file it came from. Each buffer also has a handle (``file_open`` returns it):
+the buffer is kept in the state store under it, so a call that passes the handle finds the
+buffer from any request, connection or replica sharing the store — the only way to reach it
+in a request without a session (the 2026-07-28 era over HTTP). ``read`` reads the buffer, not the
 disk; when the file changed on disk since, results say ``externally_modified`` and ``save``
 refuses to overwrite that change unless forced. A save whose write is refused or fails
 keeps its content in the buffer as unsaved changes, which ``close`` saves or discards.
@@ -12,9 +16,12 @@ BOM and CRLF line endings included.
 
 from __future__ import annotations
 
+import json
+import re
+import secrets
 import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
@@ -64,6 +71,7 @@ def uri_of(target: Target) -> str:
 class OpenResult(BaseModel):
     success: bool = True
     buffer: str = Field(description="Buffer name: the file name, with <2>, <3>... when another open file has it")
+    handle: str = Field(description="Pass as handle to the other ide tools: finds this buffer from any request")
     line: int = Field(description="Cursor line, 1-based, after clamping to the file")
     column: int = Field(description="Cursor column, 1-based, after clamping to the line")
     uri: str
@@ -121,6 +129,52 @@ class Buffer:
     unsaved: bool = False
     backup: bool = True
     """The backup choice of the save that left ``text`` unsaved."""
+    handle: str = ""
+
+
+MAX_STORED_BUFFERS = 256
+"""Buffers the state store keeps for handles (the least recently opened go first)."""
+HANDLE = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+def _version(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A file version as the state store keeps it (times as text where they are not numbers)."""
+    return tuple(json.loads(json.dumps(value, default=str)))
+
+
+class Stored:
+    """Buffers kept under their handles in a state store (``changes.state``)."""
+
+    def __init__(self, store: Any, mounts: list[Any]) -> None:
+        self.store, self.mounts = store, mounts
+
+    def put(self, buf: Buffer) -> None:
+        fields = {key: value for key, value in asdict(buf).items() if key not in ("target", "coding")}
+        fields["target"] = [buf.target.mount.url, buf.target.rel]
+        fields["coding"] = {**asdict(buf.coding), "bom": buf.coding.bom.hex()}
+        self.store.write(f"buffers/{buf.handle}", json.dumps(fields).encode(), create=False)
+        listed = self.store.listing("buffers")
+        for old in sorted(listed, key=lambda item: item.modified)[: max(0, len(listed) - MAX_STORED_BUFFERS)]:
+            self.store.delete(f"buffers/{old.name}")
+
+    def get(self, handle: str) -> Buffer | None:
+        if not HANDLE.fullmatch(handle):
+            raise InvalidArgument(f"{handle!r} is not a buffer handle; pass the handle file_open returned")
+        try:
+            fields = json.loads(self.store.read(f"buffers/{handle}"))
+        except FileNotFoundError:
+            return None
+        url, rel = fields.pop("target")
+        mount = next((m for m in self.mounts if m.url == url), None)
+        if mount is None:
+            return None
+        coding = fields.pop("coding")
+        coding["bom"] = bytes.fromhex(coding["bom"])
+        fields["version"] = None if fields["version"] is None else _version(fields["version"])
+        return Buffer(Target(mount, rel), coding=Coding(**coding), **fields)
+
+    def delete(self, handle: str) -> None:
+        self.store.delete(f"buffers/{handle}")
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -140,8 +194,10 @@ class Buffers:
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
         max_save_bytes: int = DEFAULT_MAX_SAVE_BYTES,
         max_buffers: int = DEFAULT_MAX_BUFFERS,
+        stored: Stored | None = None,
     ) -> None:
         self.vfs = vfs
+        self.stored = stored
         self.max_read_bytes = max_read_bytes
         self.max_save_bytes = max_save_bytes
         self.max_buffers = max_buffers
@@ -167,13 +223,16 @@ class Buffers:
                     raise TooLarge(f"{self.max_buffers} buffers are open; close some with file_close first")
                 version, coding, text, digest = self._load(target, encoding)
                 name = buf.name if buf else self._unique_name(target.name)
-                buf = self._open[_key(target)] = Buffer(target, name, coding, text, version, digest)
+                handle = buf.handle if buf else secrets.token_urlsafe(16)
+                buf = self._open[_key(target)] = Buffer(target, name, coding, text, version, digest, handle=handle)
+                self._keep(buf)
             lines = split_lines(buf.text)
             row = _clamp(1 if line is None else line, 1, max(len(lines), 1))
             width = len(lines[row - 1].rstrip("\n").removesuffix("\r")) if lines else 0
             col = _clamp(1 if column is None else column, 1, width + 1)
             return OpenResult(
                 buffer=buf.name,
+                handle=buf.handle,
                 line=row,
                 column=col,
                 uri=uri_of(target),
@@ -184,9 +243,12 @@ class Buffers:
                 externally_modified=buf.unsaved and self._changed(buf),
             )
 
-    def read(self, uri: str, start_line: int | None = None, end_line: int | None = None) -> ReadResult:
-        """Lines ``start_line..end_line`` (1-based, inclusive, clamped) of the open buffer, or of
-        the file when it is not open (nothing is kept then).
+    def read(
+        self, uri: str, start_line: int | None = None, end_line: int | None = None, handle: str | None = None
+    ) -> ReadResult:
+        """Lines ``start_line..end_line`` (1-based, inclusive, clamped) of the open buffer (the
+        one ``handle`` names, else the session's), or of the file when it is not open (nothing
+        is kept then).
 
         Raises INVALID_ARGUMENT when end_line is before start_line.
         """
@@ -194,7 +256,7 @@ class Buffers:
             raise InvalidArgument(f"end_line {end_line} is before start_line {start_line}; give an ascending range")
         with self._lock:
             target = self.vfs.resolve(path_of(uri))
-            buf = self._open.get(_key(target))
+            buf = self._find(target, handle)
             if buf is not None:
                 coding, text, unsaved, changed = buf.coding, buf.text, buf.unsaved, self._changed(buf)
             else:
@@ -223,6 +285,7 @@ class Buffers:
         create_if_not_exists: bool = False,
         force: bool = False,
         backup: bool = True,
+        handle: str | None = None,
     ) -> SaveResult:
         """Replace a file's content, atomically on local disks, in its coding.
 
@@ -233,7 +296,7 @@ class Buffers:
         """
         with self._lock:
             target = self.vfs.resolve(path_of(uri), write=True)
-            buf = self._open.get(_key(target))
+            buf = self._find(target, handle)
             entry = self._existing(target)
             coding = buf.coding if buf is not None else self._sniff(target, entry)
             text = content.replace("\r\n", "\n") if coding.crlf else content
@@ -248,17 +311,19 @@ class Buffers:
             except VfsError:
                 if buf is not None:
                     buf.text, buf.unsaved, buf.backup = text, True, backup
+                    self._keep(buf)
                 raise
 
-    def close(self, uri: str, save_if_modified: bool = True) -> CloseResult:
-        """Close a buffer; its unsaved content is saved (``save_if_modified``) or discarded.
+    def close(self, uri: str, save_if_modified: bool = True, handle: str | None = None) -> CloseResult:
+        """Close a buffer (the one ``handle`` names, else the session's); its unsaved content is
+        saved (``save_if_modified``) or discarded.
 
         Closing a file that is not open succeeds with ``was_open`` false. A save that fails
         (CONFLICT when the file changed on disk) leaves the buffer open.
         """
         with self._lock:
             target = self.vfs.resolve(path_of(uri))
-            buf = self._open.get(_key(target))
+            buf = self._find(target, handle)
             if buf is None:
                 return CloseResult(was_modified=False, uri=uri_of(target), was_open=False, saved=False)
             modified, saved = buf.unsaved, False
@@ -267,9 +332,32 @@ class Buffers:
                 self._write(target, buf, buf.coding, buf.text, data, force=False, backup=buf.backup)
                 saved = True
             del self._open[_key(target)]
+            if self.stored is not None:
+                self.stored.delete(buf.handle)
             return CloseResult(was_modified=modified, uri=uri_of(target), was_open=True, saved=saved)
 
     # -- helpers ----------------------------------------------------------------------
+
+    def _find(self, target: Target, handle: str | None) -> Buffer | None:
+        """The open buffer of ``target``: the one ``handle`` names (from any request, kept in
+        the state store), else this session's."""
+        buf = self._open.get(_key(target))
+        if handle is None or (buf is not None and buf.handle == handle):
+            return buf
+        found = self.stored.get(handle) if self.stored is not None else None
+        if found is None:
+            raise NotFound(
+                f"no open buffer has the handle {handle}: it was closed, or dropped (only the newest "
+                f"{MAX_STORED_BUFFERS} are kept); file_open the file again"
+            )
+        if _key(found.target) != _key(target):
+            raise InvalidArgument(f"the handle {handle} is the buffer of {found.target.display}, not {target.display}")
+        self._open[_key(target)] = found
+        return found
+
+    def _keep(self, buf: Buffer) -> None:
+        if self.stored is not None:
+            self.stored.put(buf)
 
     def _load(self, target: Target, encoding: str | None) -> tuple[tuple[Any, ...], Coding, str, str]:
         """(version, coding, text, sha256) of a file, read whole."""
@@ -279,7 +367,7 @@ class Buffers:
                 f"{target.display} is {entry.size} bytes, over the {self.max_read_bytes}-byte limit for a buffer"
             )
         # The version is taken before the read: a change during the read shows as external later.
-        version = self.vfs.version(target)
+        version = _version(self.vfs.version(target))
         data = self.vfs.cat(target)
         coding = detect(data, target.display) if encoding is None else chosen(encoding, data)
         return version, coding, coding.decode(data, target.display), sha256(data)
@@ -303,7 +391,7 @@ class Buffers:
 
     def _changed(self, buf: Buffer) -> bool:
         try:
-            return buf.version is None or self.vfs.version(buf.target) != buf.version
+            return buf.version is None or _version(self.vfs.version(buf.target)) != buf.version
         except NotFound:
             return True
 
@@ -351,9 +439,10 @@ class Buffers:
         if buf is not None:
             buf.text, buf.unsaved, buf.digest = text, False, sha256(data)
             try:
-                buf.version = self.vfs.version(target)
+                buf.version = _version(self.vfs.version(target))
             except NotFound:
                 buf.version = None
+            self._keep(buf)
         return result
 
     def _backup(self, target: Target, entry: Entry) -> Put | None:

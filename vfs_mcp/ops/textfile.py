@@ -43,10 +43,10 @@ class TextFile:
 
     @classmethod
     def load(cls, vfs: JailedFS, target: Target, encoding: str, max_bytes: int = DEFAULT_MAX_EDIT_BYTES) -> TextFile:
-        entry = vfs.require_file(target)
-        if entry.size > max_bytes:
+        entry, read = vfs.read_whole(target, max_bytes)  # one open, or one GET with its ETag
+        if read is None:
             raise TooLarge(f"{target.display} is {entry.size} bytes, over the {max_bytes}-byte edit limit")
-        data = vfs.cat(target)
+        data = read
         if check_encoding(encoding) == "utf-8" and data.isascii() and not looks_binary(data):
             # Valid UTF-8 already (``isascii`` is a word at a time, no copy): an exact edit works on
             # the bytes and never needs the text (``plain``).

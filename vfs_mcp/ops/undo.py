@@ -1,6 +1,7 @@
-"""undo: take back the newest change this session made (to one path, or any) — a change like
-any other, made of the steps the journal kept: each checks that its path is still exactly as
-the change left it, all commit under the same locks, and a failed undo changes nothing."""
+"""undo: take back a change — the one ``change_id`` names (from any connection, process or
+replica sharing the state store), or this session's newest (to one path, or any) — as a change
+like any other, made of the steps its record keeps: each checks that its path is still exactly
+as the change left it, all commit under the same locks, and a failed undo changes nothing."""
 
 from __future__ import annotations
 
@@ -11,23 +12,71 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.changes.images import Changed
-from vfs_mcp.changes.journal import Journal
-from vfs_mcp.changes.spool import Unreadable
-from vfs_mcp.errors import Conflict, NotFound, VfsError
+from vfs_mcp.changes.log import ChangeLog, SessionJournal, removed, restored
+from vfs_mcp.changes.ops import Unreadable
+from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.ops.write import writable_target
 
 
 class UndoResult(BaseModel):
     dry_run: bool
+    change_id: str = Field(description="The change taken back (or that would be)")
     tool: str = Field(description="The call whose change was (or would be) taken back")
     restored: list[str] = Field(description="Files put back as they were")
     removed: list[str] = Field(description="Files the call had created, deleted again")
-    dropped: int = Field(description="Older changes the journal no longer holds (its limit)")
-    remaining: int = Field(description="Changes still in the journal")
+    dropped: int = Field(description="Older changes of this session the log no longer holds (its limits)")
+    remaining: int = Field(description="Changes of this session still in the log")
 
 
-def undo(vfs: JailedFS, journal: Journal, path: str | None = None, dry_run: bool = False) -> UndoResult:
+def undo(
+    vfs: JailedFS,
+    changelog: ChangeLog,
+    journal: SessionJournal | None,
+    path: str | None = None,
+    change_id: str | None = None,
+    dry_run: bool = False,
+) -> UndoResult:
+    """Take back ``change_id``, else the session's (``journal``) newest change, to ``path`` if
+    given. INVALID_ARGUMENT without an id in a request that has no session (``journal`` None)."""
+    if change_id is None:
+        change_id = _newest(vfs, journal, path)
+    record = changelog.load(change_id, lambda url: _mount(vfs, url))
+
+    def result(remaining: int) -> UndoResult:
+        return UndoResult(
+            dry_run=dry_run,
+            change_id=change_id,
+            tool=record.tool,
+            restored=restored(record.steps),
+            removed=removed(record.steps),
+            dropped=journal.dropped if journal else 0,
+            remaining=remaining,
+        )
+
+    if dry_run:
+        return result(len(journal.changes) if journal else 0)
+    try:
+        with changelog.undoing(change_id):
+            # Once: a file changed since is the user's to look at, not a reason to try again.
+            changes.run(vfs, lambda: Plan(None, list(record.steps)), replans=1, undoing=record)
+    except Unreadable:
+        changelog.discard(change_id)  # it never can be: the next undo takes back the one before
+        raise
+    except Changed as changed:
+        raise Conflict(
+            f"{changed.path} changed since {record.tool} wrote it ({changed.how}); nothing was undone "
+            "(read it and fix it by hand)"
+        ) from None
+    return result(len(journal.changes) if journal else 0)
+
+
+def _newest(vfs: JailedFS, journal: SessionJournal | None, path: str | None) -> str:
+    if journal is None:
+        raise InvalidArgument(
+            "this request has no session (MCP 2026-07-28 over HTTP): pass change_id, the id the change's reply gave"
+        )
     keys = None
     if path is not None:
         # The path itself (a link a change replaced), or where it leads (a file written through it).
@@ -36,38 +85,16 @@ def undo(vfs: JailedFS, journal: Journal, path: str | None = None, dry_run: bool
         with contextlib.suppress(VfsError):
             real = writable_target(vfs, spelt)
             keys.add((real.mount.url, real.rel))
-    change = journal.latest(keys)
-    if change is None:
-        dropped = f"; {journal.dropped} older changes were dropped (the journal's limit)" if journal.dropped else ""
+    kept = journal.latest(keys)
+    if kept is None:
+        dropped = f"; {journal.dropped} older changes were dropped (the log's limits)" if journal.dropped else ""
         where = f" to {path}" if path is not None else ""
         raise NotFound(f"no change{where} to undo in this session{dropped}")
-    for op in change.undo:
-        for target in changes.written(op):
-            if target.mount not in vfs.mounts:
-                raise NotFound(f"the mount {target.mount.url} of this change is no longer served")
+    return kept.id
 
-    def result(remaining: int) -> UndoResult:
-        return UndoResult(
-            dry_run=dry_run,
-            tool=change.tool,
-            restored=change.restored,
-            removed=change.removed,
-            dropped=journal.dropped,
-            remaining=remaining,
-        )
 
-    if dry_run:
-        return result(len(journal.changes))
-    try:
-        # Once: a file changed since is the user's to look at, not a reason to try again.
-        changes.run(vfs, lambda: Plan(None, list(change.undo)), replans=1)
-    except Unreadable:
-        journal.remove(change)  # it never can be: the next undo takes back the one before
-        raise
-    except Changed as changed:
-        raise Conflict(
-            f"{changed.path} changed since {change.tool} wrote it ({changed.how}); nothing was undone "
-            "(read it and fix it by hand)"
-        ) from None
-    journal.remove(change)
-    return result(len(journal.changes))
+def _mount(vfs: JailedFS, url: str) -> Mount:
+    for mount in vfs.mounts:
+        if mount.url == url:
+            return mount
+    raise NotFound(f"the mount {url} of this change is not served here; undo it through a server that serves it")

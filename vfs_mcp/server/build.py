@@ -123,6 +123,8 @@ class VfsServer(MCPServer):
     watches: watch.Watches | None = None
     many_clients: bool = False
     """Served over HTTP: clients without a session must not share state (``_session_of``)."""
+    stateless: bool = False
+    """Served over HTTP without sessions (``--stateless``): no request has one."""
     warming: threading.Thread | None = None
     """The import of what calls need, started by the first ``tools/list`` (``tools.warm``) in a
     server process (``Settings.warm_up``)."""
@@ -150,9 +152,13 @@ class VfsServer(MCPServer):
         fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
         request = request_of(context)
         connection = watch.connection_state(request)[1] if request is not None else None
-        if connection is not None and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        if (
+            not self.stateless
+            and connection is not None
+            and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
             return serving(session_state(connection))
-        return serving(SessionState()) if self.many_clients else serving(None)
+        return serving(SessionState(sessionless=True)) if self.many_clients else serving(None)
 
     def why_not_served(self, name: str) -> str:
         """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
@@ -259,6 +265,24 @@ def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
     watch.serve(lowlevel, bus, server._settle_for)
 
 
+def _record_changes(vfs: JailedFS, settings: Settings) -> None:
+    """Where ``vfs``'s changes are recorded (``--state``), opened now — finishing what dead
+    servers left under way there — when it is named or holds such work; else at the first
+    change (a server that only reads never imports the write path)."""
+    from vfs_mcp.changes.state import pending_in
+
+    def opened() -> Any:
+        from vfs_mcp.changes.log import default_log
+
+        return default_log(vfs.mounts, settings.state, settings.undo_bytes)
+
+    vfs.caches["changes.open"] = opened
+    if settings.state is not None or pending_in(vfs.mounts):
+        from vfs_mcp import changes
+
+        changes.log_of(vfs)
+
+
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
     """A new server with its own jail and working directory over ``mounts``.
 
@@ -269,6 +293,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     settings = settings or Settings()
     profiles.check(settings.profiles)
     vfs = JailedFS(Jail(mounts, deny=settings.deny))
+    _record_changes(vfs, settings)
     bus = InMemorySubscriptionBus()
     server = VfsServer(
         "vfs-mcp",

@@ -306,8 +306,8 @@ class FaultyMount(BackendMount):
     def narrowed(self, root: str) -> BackendMount:
         return FaultyMount(self.inner.narrowed(root), (), self.plan)
 
-    def sweep(self, older_than: float) -> int:
-        return self.inner.sweep(older_than)
+    def sweep(self, older_than: float, folders: Sequence[str] | None = None) -> int:
+        return self.inner.sweep(older_than, folders)
 
     def hold(self, folders: Any, wait: float | None = None) -> Any:
         return self.inner.hold(folders, wait)

@@ -5,8 +5,10 @@
     assert report.same, report                          # or: which call differs first, and how
 
 A recorded line holds the tool, its arguments, the outcome (``ok`` or ``error``), the error code
-and a digest of what the model saw. The mount root is written ``${root}`` in both, so a session
-recorded on ``memory://`` replays on a local folder or a bucket. Outcomes are compared by
+and a digest of what the model saw, and the ids of the changes it made. The mount root is
+written ``${root}`` in both, so a session recorded on ``memory://`` replays on a local folder or a
+bucket; change ids are new on every run, so the digest reads each as ``${change}`` and a replayed
+``undo(change_id=…)`` names the id its change got in the replay. Outcomes are compared by
 default; ``strict=True`` compares the digests too (they hold sizes and times, which differ
 between stores).
 """
@@ -33,6 +35,8 @@ from vfs_mcp.server.replies import json_value
 
 ROOT = "${root}"
 """How a recording writes the mount root, in arguments and in the digested text."""
+CHANGE = re.compile(r"(?<=change )[A-Za-z0-9_-]{22}\b")
+"""A change id where a reply names one."""
 
 
 @dataclass(frozen=True)
@@ -65,18 +69,25 @@ class RecordedCall:
     """``ok``, or the error code of a failure."""
     digest: str
     """sha256 of the text the model saw, the mount root written ``${root}``."""
+    changes: tuple[str, ...] = ()
+    """The ids of the changes it made."""
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"tool": self.tool, "arguments": self.arguments, "outcome": self.outcome, "digest": self.digest},
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+        line: dict[str, Any] = {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "outcome": self.outcome,
+            "digest": self.digest,
+        }
+        if self.changes:
+            line["changes"] = list(self.changes)
+        return json.dumps(line, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def of(cls, call: ToolCall, root: str) -> RecordedCall:
         """``call`` as recorded on a mount whose root is ``root``."""
-        return cls(call.tool, _rooted(call.arguments, root, ROOT), call.outcome, _digest(call.text, root))
+        ids = tuple(CHANGE.findall(call.text)) if not call.is_error else ()
+        return cls(call.tool, _rooted(call.arguments, root, ROOT), call.outcome, _digest(call.text, root), ids)
 
 
 @dataclass(frozen=True)
@@ -149,7 +160,10 @@ def _recorded_call(line: str) -> RecordedCall:
     for name, kind in _FIELDS.items():
         if not isinstance(raw.get(name), kind):
             raise ValueError(f"{name!r} must be a JSON {'object' if kind is dict else 'string'}")
-    return RecordedCall(raw["tool"], raw["arguments"], raw["outcome"], raw["digest"])
+    ids = raw.get("changes", [])
+    if not isinstance(ids, list) or not all(isinstance(one, str) for one in ids):
+        raise ValueError("'changes' must be a JSON array of strings")
+    return RecordedCall(raw["tool"], raw["arguments"], raw["outcome"], raw["digest"], tuple(ids))
 
 
 async def replay(
@@ -159,19 +173,36 @@ async def replay(
     stops at the first whose outcome (``strict``: or result) differs from the recording.
     """
     calls = load_calls(recording) if isinstance(recording, (str, os.PathLike)) else list(recording)
+    renamed: dict[str, str] = {}
+    """A recorded change id -> the id its change got in this replay."""
     for index, recorded in enumerate(calls):
+        arguments = _renamed(_rooted(recorded.arguments, ROOT, root), renamed)
+        ids: tuple[str, ...] = ()
         try:
-            result = await client.call_tool(recorded.tool, _rooted(recorded.arguments, ROOT, root))
+            result = await client.call_tool(recorded.tool, arguments)
         except MCPError as exc:  # a tool the server does not serve
             outcome, text = _refusal(exc) or "error", exc.message
         else:
             error = error_of(result) or {}
             text = "\n".join(getattr(block, "text", "") for block in result.content)
             outcome = str(error.get("code") or "error") if result.is_error else "ok"
-        now = RecordedCall(recorded.tool, recorded.arguments, outcome, _digest(text, root))
+            ids = tuple(CHANGE.findall(text)) if not result.is_error else ()
+        renamed.update(zip(recorded.changes, ids, strict=False))
+        now = RecordedCall(recorded.tool, recorded.arguments, outcome, _digest(text, root), ids)
         if now.outcome != recorded.outcome or (strict and now.digest != recorded.digest):
             return Replay(len(calls), Difference(index, recorded, now, text))
     return Replay(len(calls), None)
+
+
+def _renamed(value: Any, ids: dict[str, str]) -> Any:
+    """``value`` (JSON data) with each recorded change id written as the replay's."""
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, list):
+        return [_renamed(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: _renamed(v, ids) for k, v in value.items()}
+    return value
 
 
 def _root_pattern(root: str) -> re.Pattern[str]:
@@ -191,7 +222,8 @@ def _rooted(value: Any, old: str, new: str) -> Any:
 
 
 def _digest(text: str, root: str) -> str:
-    return "sha256:" + hashlib.sha256(_rooted(text, root, ROOT).encode("utf-8", "surrogatepass")).hexdigest()
+    shown = CHANGE.sub("${change}", _rooted(text, root, ROOT))
+    return "sha256:" + hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Recorder:

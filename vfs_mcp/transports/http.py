@@ -211,6 +211,7 @@ def http_app(
     check_bind(host, token)
     if isinstance(server, VfsServer):
         server.many_clients = True  # no session state shared between HTTP clients (vfs_mcp.sessions)
+        server.stateless = stateless
     # Event ids prime each stream, so a client reconnects a broken one (vfs_mcp.transports.resumption);
     # a stateless server has no session to carry a stream over to.
     app: ASGIApp = server.streamable_http_app(

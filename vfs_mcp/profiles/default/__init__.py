@@ -89,8 +89,8 @@ TOOLS = (
     Tool(
         FILES + "undo",
         "Undo",
-        "Take back this session's newest change (to path, if given): a write, edit, patch (whole), move, copy "
-        "or delete; only if its files are still as it left them, else CONFLICT. dry_run shows what it would do.",
+        "Take back a whole change: the one change_id names (its reply gave it), else this session's newest "
+        "(to path, if given); only if its files are as it left them, else CONFLICT. dry_run: preview.",
         read_only=False,
         destructive=True,
     ),

@@ -10,7 +10,8 @@ from typing import Annotated, Literal
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.changes.journal import session_journal
+from vfs_mcp.changes import log_of
+from vfs_mcp.changes.log import session_journal
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import listing, read, transfers, write
 from vfs_mcp.ops import undo as undo_ops
@@ -105,11 +106,18 @@ def get_working_directory(vfs: JailedFS, settings: Settings) -> CallToolResult:
     return answer(f"current_dir: {result.current_dir}\nscript_dir: {result.script_dir}", data=result)
 
 
-def undo(vfs: JailedFS, settings: Settings, path: str | None = None, dry_run: bool = False) -> CallToolResult:
-    journal = session_journal(vfs, settings.undo_limit, settings.undo_bytes)
-    result = undo_ops.undo(vfs, journal, path, dry_run)
+def undo(
+    vfs: JailedFS,
+    settings: Settings,
+    path: str | None = None,
+    change_id: str | None = None,
+    dry_run: bool = False,
+) -> CallToolResult:
+    changelog = log_of(vfs)
+    journal = session_journal(changelog, settings.undo_limit)
+    result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run)
     lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
-    head = f"{'would undo' if dry_run else 'undid'} {result.tool}"
+    head = f"{'would undo' if dry_run else 'undid'} {result.tool} (change {result.change_id})"
     tail = f"{plural(result.remaining, 'change')} left to undo" + (
         f"; {result.dropped} older ones were dropped (--undo-limit)" if result.dropped else ""
     )

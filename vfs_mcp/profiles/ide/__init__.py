@@ -1,7 +1,9 @@
 """The ide profile (SPEC §5, seed 003): editor buffers opened, read, saved and closed by URI.
 
 Its table (``TOOLS``): the buffers live in ``vfs_mcp.ops.buffers``, one set per MCP session
-(``vfs_mcp.sessions``): one client never sees another's. Names are ``file_open``...; ``--tool-names seed`` gives ``file/open``....
+(``vfs_mcp.sessions``): one client never sees another's. ``file_open`` returns a handle the
+other tools take: it finds the buffer from any request (the only way in a request without a
+session). Names are ``file_open``...; ``--tool-names seed`` gives ``file/open``....
 A server whose mounts are all read-only does not list ``file_save``.
 """
 
@@ -21,6 +23,7 @@ from vfs_mcp.profiles.table import Tool
 from vfs_mcp.sessions import state_of
 from vfs_mcp.settings import Settings
 
+HandleArg = Annotated[str | None, Field(description="The handle file_open returned: finds the buffer from any request")]
 UriArg = Annotated[
     str,
     Field(
@@ -38,7 +41,14 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
     session, one set for the filesystem."""
 
     def new_buffers() -> ops.Buffers:
-        return ops.Buffers(vfs, max_read_bytes=settings.max_read_bytes, max_save_bytes=settings.max_write_bytes)
+        from vfs_mcp.changes import log_of
+
+        return ops.Buffers(
+            vfs,
+            max_read_bytes=settings.max_read_bytes,
+            max_save_bytes=settings.max_write_bytes,
+            stored=ops.Stored(log_of(vfs).store, vfs.mounts),
+        )
 
     def shared() -> ops.Buffers:
         with _shared_lock:
@@ -73,8 +83,9 @@ def file_read(
     uri: UriArg,
     start_line: Annotated[int | None, Field(description="First line, 1-based (default 1)")] = None,
     end_line: Annotated[int | None, Field(description="Last line, inclusive (default: the last)")] = None,
+    handle: HandleArg = None,
 ) -> Annotated[CallToolResult, ops.ReadResult]:
-    result = buffers(vfs, settings).read(uri, start_line, end_line)
+    result = buffers(vfs, settings).read(uri, start_line, end_line, handle)
     status = f"(lines {result.start_line}-{result.end_line} of {result.total_lines}, {result.encoding}"
     if result.modified:
         status += "; unsaved buffer content"
@@ -89,8 +100,9 @@ def file_close(
     settings: Settings,
     uri: UriArg,
     save_if_modified: Annotated[bool, Field(description="Write unsaved buffer content before closing")] = True,
+    handle: HandleArg = None,
 ) -> Annotated[CallToolResult, ops.CloseResult]:
-    result = buffers(vfs, settings).close(uri, save_if_modified)
+    result = buffers(vfs, settings).close(uri, save_if_modified, handle)
     if not result.was_open:
         return record(result, f"{result.uri} was not open")
     done = "saved its unsaved content" if result.saved else "discarded its unsaved content"
@@ -105,8 +117,9 @@ def file_save(
     create_if_not_exists: Annotated[bool, Field(description="Create a missing file (and its folders)")] = False,
     force: Annotated[bool, Field(description="Overwrite a change made on disk since the file was opened")] = False,
     backup: Annotated[bool, Field(description="Keep the previous version as name~")] = True,
+    handle: HandleArg = None,
 ) -> Annotated[CallToolResult, ops.SaveResult]:
-    result = buffers(vfs, settings).save(uri, content, create_if_not_exists, force, backup)
+    result = buffers(vfs, settings).save(uri, content, create_if_not_exists, force, backup, handle)
     verb = "Created" if result.created else "Saved"
     kept = f"; previous version in {result.backup}" if result.backup else ""
     return record(result, f"{verb} {result.uri} ({result.bytes_written} bytes, {result.encoding}){kept}")

@@ -1,47 +1,58 @@
-"""Step 7: a successful call's change kept in its session's undo journal (the steps that take
-it back); the reply says when it cannot be undone, and when older changes were let go."""
+"""Step 7: a successful call's changes kept as its session's (their records are in the change
+log already): the reply names each change's id, in its text and in ``_meta``, and says when a
+change cannot be undone or pushed older ones out of the log."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
+from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 if TYPE_CHECKING:
-    from vfs_mcp.changes.journal import Recording
+    from vfs_mcp.changes.log import Recording
 
 
 async def step(call: Call, next_step: Next) -> Result:
     # The write path is imported by the first call, not at start (as the operations are, by the adapters).
-    from vfs_mcp.changes.journal import recording
+    from vfs_mcp.changes.log import recording
 
-    with recording(DEFAULT_UNDO_BYTES) as record:
+    with recording(call.name, DEFAULT_UNDO_BYTES) as record:
         result = await next_step(call)
-    if isinstance(result, CallToolResult) and not result.is_error and call.name != "undo":
+    if isinstance(result, CallToolResult) and not result.is_error and (record.changes or record.why_not):
         return kept(call, record, result)
     return result
 
 
 def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResult:
-    """``result``, with a note when its change could not be kept or pushed older ones out."""
-    from vfs_mcp.changes.journal import Change, session_journal
+    """``result`` with the ids of its changes, and a note when one could not be kept or pushed
+    older ones out."""
+    from vfs_mcp.changes import log_of
+    from vfs_mcp.changes.log import session_journal
 
     vfs, settings = call.server.vfs, call.server.vfs_settings
-    if vfs is None or settings is None or not record.changes:
+    if vfs is None or settings is None:
         return result
-    journal = session_journal(vfs, settings.undo_limit, settings.undo_bytes)
-    why_not = record.why_not
-    if why_not is None and not journal.add(Change(call.name, record.steps())):
-        why_not = "it is larger than the undo journal holds (--undo-bytes)"
-    notes = [f"this change cannot be undone: {why_not}"] if why_not else []
-    dropped = journal.unnoted_drops()
-    if dropped:
-        notes.append(f"{dropped} older change(s) can no longer be undone (the undo journal's limits)")
-    if not notes:
-        return result
+    changelog = log_of(vfs)
+    journal = session_journal(changelog, settings.undo_limit)
+    changelog.keep(record, journal)
+    ids = [kept.id for kept in record.changes]
+    notes = [f"change {change_id}" for change_id in ids]
+    if record.why_not:
+        notes.append(f"[this change cannot be undone: {record.why_not}]")
+    dropped = (journal or changelog.sessionless).unnoted_drops()
+    if dropped and journal is not None:
+        notes.append(f"[{dropped} older change(s) can no longer be undone (the undo log's limits)]")
+    meta: dict[str, Any] = dict(result.meta or {})
+    if ids:
+        fields = dict(meta.get(META_RESULT) or {})
+        fields["change_id"] = ids[-1]
+        if len(ids) > 1:
+            fields["change_ids"] = ids
+        meta[META_RESULT] = fields
     return result.model_copy(
-        update={"content": [*result.content, TextContent(type="text", text=f"[{'; '.join(notes)}]")]}
+        update={"content": [*result.content, TextContent(type="text", text="\n".join(notes))], "meta": meta or None}
     )

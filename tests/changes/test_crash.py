@@ -1,0 +1,168 @@
+"""A crash is a failure like any other: a server killed with SIGKILL while it applies a patch to
+many files, copies a folder, or moves a folder to another mount leaves, once a new server has
+started, every tree all before or all after the call — and no temp file. Ten kill points spread
+over each call (its time measured uninterrupted first), on a local folder and on S3 (moto).
+
+The change's record is in the state store before its first step; the new server finds it, sees
+its writer dead, and takes back what the change made (``vfs_mcp.changes.recovery``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pytest
+from processes import RawStdio
+
+from vfs_mcp_backends.tempfiles import is_temp_name
+
+pytestmark = pytest.mark.slow
+
+FILES = 120
+LINES = 1500  # ~ 60 kB a file
+POINTS = 10
+
+Tree = dict[str, str]
+"""mount number and path inside it -> sha256 of a file, or "dir"."""
+
+
+def body(n: int) -> str:
+    return "".join(f"file {n:03d} line {i:04d} of the tree\n" for i in range(LINES))
+
+
+def patch() -> str:
+    """A unified diff changing the first line of every file, adding one and deleting one."""
+    parts = []
+    for n in range(FILES):
+        parts.append(
+            f"--- a/tree/f{n:03d}.txt\n+++ b/tree/f{n:03d}.txt\n@@ -1,3 +1,3 @@\n"
+            f"-file {n:03d} line 0000 of the tree\n+FILE {n:03d} PATCHED\n"
+            f" file {n:03d} line 0001 of the tree\n file {n:03d} line 0002 of the tree\n"
+        )
+    parts.append("--- /dev/null\n+++ b/tree/added.txt\n@@ -0,0 +1 @@\n+added by the patch\n")
+    parts.append("--- a/tree/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-to be deleted\n")
+    return "".join(parts)
+
+
+@dataclass
+class Place:
+    """Two mounts on one kind of store, and how to see them past the server."""
+
+    roots: list[str]
+    fs: Any
+    paths: list[str]
+    """The store paths of the mounts' roots."""
+    args: tuple[str, ...]
+    env: dict[str, str]
+    state: Path
+
+    def snapshot(self) -> Tree:
+        tree: Tree = {}
+        for number, top in enumerate(self.paths):
+            self.fs.invalidate_cache()
+            for path, info in self.fs.find(top, withdirs=True, detail=True).items():
+                rel = f"{number}:{str(path)[len(top) :].strip('/')}"
+                if rel.endswith(":"):
+                    continue
+                is_dir = info["type"] == "directory"
+                tree[rel] = "dir" if is_dir else hashlib.sha256(self.fs.cat_file(path)).hexdigest()
+        return {rel: kind for rel, kind in tree.items() if kind != "dir" or self.fs.protocol == "file"}
+
+    def temp_files(self) -> list[str]:
+        return [rel for rel in self.snapshot() if is_temp_name(rel.rsplit("/", 1)[-1].split(":")[-1])]
+
+    def seed(self) -> None:
+        for top in self.paths:
+            if self.fs.exists(top):
+                self.fs.rm(top, recursive=True)
+            self.fs.makedirs(top, exist_ok=True)
+            self.fs.pipe_file(f"{top}/keep.txt", b"a root of an object store holds something\n")
+        for n in range(FILES):
+            self.fs.pipe_file(f"{self.paths[0]}/tree/f{n:03d}.txt", body(n).encode())
+        self.fs.pipe_file(f"{self.paths[0]}/tree/gone.txt", b"to be deleted\n")
+
+    def server(self) -> RawStdio:
+        return RawStdio(self.roots[0], self.roots[1], *self.args, env=self.env)
+
+    def pending(self) -> list[str]:
+        return [str(p) for p in self.state.rglob("pending/*")]
+
+
+@pytest.fixture(params=["local", "s3"])
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
+    state_home = tmp_path / "state-home"
+    if request.param == "local":
+        paths = [str(tmp_path / "one"), str(tmp_path / "two")]
+        fs = fsspec.filesystem("file", auto_mkdir=True)
+        # The default state store: a private folder under $XDG_STATE_HOME for these mounts.
+        yield Place(paths, fs, paths, (), {"XDG_STATE_HOME": str(state_home)}, state_home)
+        return
+    endpoint = request.getfixturevalue("s3_endpoint")
+    keys = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    fs = fsspec.filesystem("s3", endpoint_url=endpoint, key="testing", secret="testing", skip_instance_cache=True)
+    bucket = f"crash-{uuid.uuid4().hex[:10]}"
+    fs.mkdir(bucket)
+    paths = [f"{bucket}/one", f"{bucket}/two"]
+    state = tmp_path / "state"
+    env = {"AWS_ENDPOINT_URL": endpoint, **keys}
+    yield Place([f"s3://{p}" for p in paths], fs, paths, ("--state", str(state)), env, state)
+
+
+SCENARIOS: dict[str, Callable[[Place], tuple[str, dict[str, Any]]]] = {
+    "apply_patch": lambda place: ("apply_patch", {"patch": patch(), "path": place.roots[0]}),
+    "copy_file": lambda place: (
+        "copy_file",
+        {"source": f"{place.roots[0]}/tree", "destination": f"{place.roots[0]}/copy", "recursive": True},
+    ),
+    "move_file": lambda place: (
+        "move_file",
+        {"source": f"{place.roots[0]}/tree", "destination": f"{place.roots[1]}/tree"},
+    ),
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_once_a_server_starts(
+    place: Place, scenario: str
+) -> None:
+    tool, arguments = SCENARIOS[scenario](place)
+    place.seed()
+    before = place.snapshot()
+    with place.server() as server:
+        started = time.perf_counter()
+        answer = server.call(tool, **arguments)
+        seconds = time.perf_counter() - started
+    assert not answer["result"].get("isError"), answer
+    after = place.snapshot()
+    assert after != before
+    outcomes = []
+    for point in range(POINTS):
+        place.seed()
+        with place.server() as server:
+            server.start_call(tool, **arguments)
+            time.sleep(seconds * (point + 0.5) / POINTS)
+            os.kill(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
+        with place.server() as restarted:  # it finishes what the dead one left before it serves
+            assert "result" in restarted.call("list_allowed_directories")
+        now = place.snapshot()
+        outcomes.append("before" if now == before else "after" if now == after else "mixed")
+        assert now in (before, after), f"kill point {point + 1} of {POINTS}: {_diff(before, after, now)}"
+        assert place.temp_files() == [], f"kill point {point + 1}: temp files left"
+        assert place.pending() == [], f"kill point {point + 1}: records left under way"
+    print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
+
+
+def _diff(before: Tree, after: Tree, now: Tree) -> str:
+    as_before = sum(now.get(k) == v for k, v in before.items())
+    as_after = sum(now.get(k) == v for k, v in after.items())
+    return f"{as_before} of {len(before)} entries as before, {as_after} of {len(after)} as after"

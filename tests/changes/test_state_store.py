@@ -1,0 +1,183 @@
+"""The state store keeps what outlives a call — every change's record with its before-images,
+ide buffers — in one place: private, outside every served folder, named so that two servers
+never collide, freed when a change leaves the log, and taken back whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Sandbox
+from results import assert_error, changed, ok
+
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.state import LocalState, ObjectState, StateUnavailable, default_folder, open_state
+from vfs_mcp.errors import Internal
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.ops import transfers, write
+from vfs_mcp.ops.undo import undo
+from vfs_mcp.server.build import build_server
+from vfs_mcp.settings import Settings
+
+pytestmark = pytest.mark.anyio
+
+BINARY = bytes(range(256)) * 4096 + b"\r\n\x00 the end"
+"""A little over 1 MiB that no text decoding would keep as it is."""
+
+
+def records(vfs: object) -> list[str]:
+    return sorted(item.name for item in changes.log_of(vfs).store.listing("changes"))  # type: ignore[arg-type]
+
+
+def test_the_default_store_is_a_private_folder_per_user_and_set_of_mounts_outside_every_served_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "served" / ".state"))
+    (tmp_path / "served").mkdir()
+    served = [str(tmp_path / "served")]
+    one = default_folder(served, ["/a", "/b"])
+    assert not one.startswith(served[0] + "/"), "a default inside a served folder is passed over"
+    assert default_folder(served, ["/b", "/a"]) == one
+    assert default_folder(served, ["/a"]) != one
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    store = open_state(None, served=served, urls=["/a", "/b"])
+    assert isinstance(store, LocalState) and store.folder.startswith(str(tmp_path / "state"))
+    store.write("changes/x.rec", b"record")
+    assert stat.S_IMODE(os.stat(store.folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(os.path.join(store.folder, "changes", "x.rec")).st_mode) == 0o600
+    assert str(os.getpid()) not in store.instance and len(store.instance) == 16
+
+
+def test_a_state_store_named_inside_a_served_mount_stops_the_server_naming_both(tmp_path: Path) -> None:
+    folder = tmp_path / "served"
+    folder.mkdir()
+    started = subprocess.run(
+        [sys.executable, "-m", "vfs_mcp", str(folder), "--state", str(folder / "state")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert started.returncode != 0
+    assert str(folder / "state") in started.stderr and f"served folder {folder}" in started.stderr
+    with pytest.raises(StateUnavailable):
+        build_server(open_mounts([MountSpec(str(folder))]), Settings(state=str(folder / "inner")))
+
+
+async def test_what_a_deleted_denied_file_held_never_shows_in_a_served_folder_whatever_the_state_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder deleted whole keeps, for undo, the files the deny list hides in it: with
+    $XDG_STATE_HOME and $TMPDIR inside the served folder, the store goes elsewhere, and no tool
+    finds anything of the deleted secret."""
+    folder = tmp_path / "served"
+    (folder / "keys").mkdir(parents=True)
+    (folder / "keys" / "id.pem").write_text("SECRET-KEY-" + "x" * (5 << 20))
+    (folder / "keys" / "readme.txt").write_text("keys live here\n")
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local"))
+    monkeypatch.setenv("TMPDIR", str(folder / "tmp"))
+    server = build_server(open_mounts([MountSpec(str(folder))]), Settings(deny=("*.pem",)))
+    from mcp import Client
+
+    async with Client(server) as client:
+        changed(await client.call_tool("delete_path", {"path": str(folder / "keys"), "recursive": True}))
+        found = await client.call_tool("grep_files", {"path": str(folder), "pattern": "SECRET-KEY"})
+        listed = ok(await client.call_tool("directory_tree", {"path": str(folder), "format": "json"}))
+    assert found.content[0].text.startswith("No matches")
+    assert sorted(p.name for p in folder.iterdir()) == [] and listed
+    kept_in = changes.log_of(server.vfs).store.host_folder  # type: ignore[attr-defined]
+    assert kept_in is not None and not kept_in.startswith(str(folder) + "/")
+    shutil.rmtree(kept_in)  # a folder of the fallback place, outside this test's own
+
+
+def test_two_instances_on_one_store_never_collide_and_one_ending_leaves_the_others_changes_undoable(
+    local_sandbox: Sandbox,
+) -> None:
+    box = local_sandbox
+    box.put("a.txt", "before\n")
+    first, second = box.vfs(), box.vfs()
+    assert changes.log_of(first).store.instance != changes.log_of(second).store.instance
+    with log.recording("write_file") as record:
+        write.write_file(first, "a.txt", "after\n")
+    changes.log_of(first).close()  # the first server ends
+    undone = undo(second, changes.log_of(second), None, change_id=record.changes[0].id)
+    assert undone.restored == [box.path("a.txt")] and box.get("a.txt") == b"before\n"
+
+
+def test_a_record_leaves_the_store_when_its_change_is_undone(sandbox: Sandbox) -> None:
+    sandbox.put("big.bin", BINARY)
+    vfs = sandbox.vfs()
+    with log.recording("delete_path") as record:
+        write.delete_path(vfs, "big.bin")
+    assert records(vfs) == [f"{record.changes[0].id}.rec"]
+    undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
+    assert sandbox.get("big.bin") == BINARY and records(vfs) == []
+
+
+def test_a_record_whose_image_is_not_what_was_kept_refuses_the_whole_undo(local_sandbox: Sandbox) -> None:
+    box = local_sandbox
+    box.put("kit/a.txt", "a\n")
+    box.put("kit/b.txt", "b\n")
+    vfs = box.vfs()
+    with log.recording("delete_path") as record:
+        write.delete_path(vfs, "kit", recursive=True)
+    store = changes.log_of(vfs).store
+    assert isinstance(store, LocalState)
+    name = os.path.join(store.folder, "changes", f"{record.changes[0].id}.rec")
+    data = Path(name).read_bytes()
+    Path(name).write_bytes(data[:-3] + b"XXX")  # the last image's bytes
+    with pytest.raises(Internal, match="is not what was kept"):
+        undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
+    assert not box.exists("kit"), "a refused undo puts back nothing"
+
+
+class Unwritable(ObjectState):
+    """A state store that can no longer be written (a full disk, a bucket that went away)."""
+
+    def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_change_of_several_steps_is_refused_before_it_starts_when_its_record_cannot_be_written(
+    sandbox: Sandbox,
+) -> None:
+    sandbox.put("tree/a.txt", "a\n")
+    sandbox.put("tree/b.txt", "b\n")
+    vfs = sandbox.vfs()
+    changes.attach(vfs, log.ChangeLog(Unwritable("memory://unwritable-state")))
+    with pytest.raises(Internal, match="nothing was changed"):
+        transfers.copy_file(vfs, "tree", "copy", recursive=True)
+    assert not sandbox.exists("copy")
+
+
+async def test_a_change_of_one_step_whose_record_cannot_be_written_is_made_and_says_it_cannot_be_undone(
+    sandbox: Sandbox,
+) -> None:
+    sandbox.put("a.txt", "before\n")
+    server = sandbox.server()
+    changes.attach(server.vfs, log.ChangeLog(Unwritable("memory://unwritable-state")))  # type: ignore[attr-defined]
+    from mcp import Client
+
+    async with Client(server) as client:
+        written = await client.call_tool("write_file", {"path": "a.txt", "content": "after\n"})
+        undone = await client.call_tool("undo", {})
+    assert "cannot be undone: the state store could not be written" in written.content[-1].text
+    assert sandbox.get("a.txt") == b"after\n"
+    assert_error(undone, "NOT_FOUND")
+
+
+def test_what_a_killed_instance_left_half_written_and_its_lock_are_swept_by_the_next(tmp_path: Path) -> None:
+    store = LocalState(str(tmp_path / "state"))
+    dead = "0123456789abcdef"
+    (tmp_path / "state" / "changes" / f".tmp-{dead}-aaaa").write_bytes(b"half a rec")
+    (tmp_path / "state" / "instances" / f"{dead}.lock").write_bytes(b"")
+    (tmp_path / "state" / "changes" / f".tmp-{store.instance}-bbbb").write_bytes(b"a live one's")
+    LocalState(str(tmp_path / "state"))
+    assert sorted(os.listdir(tmp_path / "state" / "changes")) == [f".tmp-{store.instance}-bbbb"]
+    assert f"{dead}.lock" not in os.listdir(tmp_path / "state" / "instances")

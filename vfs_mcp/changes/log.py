@@ -1,0 +1,403 @@
+"""The change log: every change a record in the state store, under an id the call returns, so
+that any connection, process or replica sharing the store can take it back (``undo``), and a
+change a dead process left half made is taken back before anyone writes there again.
+
+Writing. A change of one atomic step is recorded once it is made (nothing can be half made);
+a change of several steps is recorded, durably, before its first step (``pending/``) and moved
+into the log once its last is made (``changes/``). A call's changes are noted in its
+``Recording``; the call's session keeps their ids (its ``SessionJournal``), so ``undo()`` with
+no id finds the session's newest.
+
+Bounds. The log holds at most ``budget`` bytes of before-images (``--undo-bytes``) and each
+session at most ``limit`` changes and ``DEFAULT_UNDO_BYTES`` of them: past them the oldest
+records are deleted, and the session that made one hears of it in its next reply.
+
+Recovery (``recover``). A pending record whose instance is dead is a change cut short: its
+steps are run back, each only where its path still holds what the change left (``recovery``);
+an undo under way whose instance is dead is finished the same way. It runs when a server
+starts, and with every lease renewal on a shared store (a replica that died).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import secrets
+import threading
+import time
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from vfs_mcp.changes import records
+from vfs_mcp.changes.ops import Op, Remove, Rename, Restore, image_size, written
+from vfs_mcp.changes.records import Corrupt, Record
+from vfs_mcp.changes.state import StateStore, open_state
+from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
+from vfs_mcp.errors import Conflict, InvalidArgument, NotFound
+from vfs_mcp.jail.mounts import Mount
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("vfs_mcp")
+
+CACHE_KEY = "changes.log"
+"""Where a ``JailedFS`` keeps its change log (``changes.log_of``)."""
+OPENER = "changes.open"
+"""Where a ``JailedFS`` keeps how to open its change log, when its server says (``--state``)."""
+DEFAULT_UNDO_CHANGES = 100
+SESSIONLESS_CHANGES = 10_000
+"""Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
+ID = re.compile(r"[A-Za-z0-9_-]{22}")
+
+Key = tuple[str, str]
+
+
+def new_id() -> str:
+    """An unguessable change id (128 random bits)."""
+    return secrets.token_urlsafe(16)
+
+
+def check_id(change_id: str) -> str:
+    if not ID.fullmatch(change_id):
+        raise InvalidArgument(f"{change_id!r} is not a change id; give the id a change's reply named (22 characters)")
+    return change_id
+
+
+@dataclass(eq=False)
+class Kept:
+    """A record of the log, as this instance knows it."""
+
+    id: str
+    size: int
+    tool: str = ""
+    keys: frozenset[Key] = frozenset()
+    journal: weakref.ref[SessionJournal] | None = None
+
+
+@dataclass
+class Recording:
+    """The changes one call made, oldest first; ``why_not``: why one cannot be undone."""
+
+    tool: str
+    limit: int = DEFAULT_UNDO_BYTES
+    changes: list[Kept] = field(default_factory=list)
+    why_not: str | None = None
+
+
+_recording: ContextVar[Recording | None] = ContextVar("vfs_mcp_recording", default=None)
+
+
+@contextmanager
+def recording(tool: str, limit: int = DEFAULT_UNDO_BYTES) -> Iterator[Recording]:
+    """Collect the changes the calls inside make (and their threads)."""
+    record = Recording(tool, limit)
+    token = _recording.set(record)
+    try:
+        yield record
+    finally:
+        _recording.reset(token)
+
+
+def current() -> Recording | None:
+    return _recording.get()
+
+
+class SessionJournal:
+    """The changes one session made, newest last (their records are in the log)."""
+
+    def __init__(self, changes: int = DEFAULT_UNDO_CHANGES, size: int = DEFAULT_UNDO_BYTES) -> None:
+        self.limit_changes, self.limit_bytes = changes, size
+        self.changes: deque[Kept] = deque()
+        self.size = 0
+        self.dropped = 0
+        self._noted = 0
+
+    def unnoted_drops(self) -> int:
+        """Changes let go since the last time this was asked (to say so in the next reply)."""
+        count, self._noted = self.dropped - self._noted, self.dropped
+        return count
+
+    def latest(self, keys: set[Key] | None = None) -> Kept | None:
+        """The newest change (touching one of ``keys``, when given)."""
+        for kept in reversed(self.changes):
+            if keys is None or kept.keys & keys:
+                return kept
+        return None
+
+    def forget(self, kept: Kept, dropped: bool = False) -> None:
+        if kept in self.changes:
+            self.changes.remove(kept)
+            self.size -= kept.size
+            self.dropped += dropped
+
+
+def touched(steps: list[Op]) -> frozenset[Key]:
+    return frozenset((t.mount.url, t.rel) for op in steps for t in written(op))
+
+
+def restored(steps: list[Op]) -> list[str]:
+    """Paths an undo of ``steps`` puts back as they were."""
+    shown: list[str] = []
+    for op in steps:
+        if isinstance(op, Rename):
+            shown.append(op.dest.display)
+        elif isinstance(op, Restore) and type(op.image).__name__ != "Absent":
+            shown.append(op.target.display)
+    return list(dict.fromkeys(shown))
+
+
+def removed(steps: list[Op]) -> list[str]:
+    """Paths the change created that an undo of ``steps`` deletes again."""
+    shown = [op.target.display for op in steps if isinstance(op, Remove)]
+    shown += [op.source.display for op in steps if isinstance(op, Rename)]
+    back = restored(steps)
+    return [p for p in dict.fromkeys(shown) if p not in back]
+
+
+class ChangeLog:
+    """One state store's change log, as this instance writes, bounds and recovers it."""
+
+    def __init__(self, store: StateStore, budget: int = DEFAULT_SERVER_UNDO_BYTES) -> None:
+        self.store = store
+        self.budget = budget
+        self.lock = threading.RLock()
+        self._kept: OrderedDict[str, Kept] = OrderedDict()
+        """Records of the log by id, oldest first: this instance's, and those of dead ones it took over."""
+        self.size = 0
+        self.sessionless = SessionJournal(SESSIONLESS_CHANGES, budget)
+        """The changes of requests without a session (each found again by its id)."""
+        self.own: SessionJournal | None = None
+        """The changes of calls outside any session (a server of one client, in-process use)."""
+
+    # -- writing a change's record ------------------------------------------------------------
+
+    def pending(self, change_id: str, tool: str, steps: list[Op], finish: list[Op]) -> None:
+        """Record a change of several steps, durably, before its first step is made."""
+        record = Record(change_id, self.store.instance, tool, time.time(), steps, atomic=False, finish=finish)
+        self.store.write(self._pending(change_id), records.encode(record), durable=True)
+
+    def made(self, change_id: str, steps: list[Op] | None, why_not: str | None) -> None:
+        """A pending change's last step is made: into the log (or gone, when it cannot be undone)."""
+        why_not = why_not or self._too_large(steps)
+        if steps is None or why_not is not None:
+            self.store.delete(self._pending(change_id))
+            self._note(None, why_not)
+            return
+        self.store.move(self._pending(change_id), f"changes/{change_id}.rec")
+        self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
+
+    def abandoned(self, change_id: str) -> None:
+        """A pending change failed and was taken back whole: it never happened."""
+        self.store.delete(self._pending(change_id))
+
+    def atomic(self, tool: str, steps: list[Op] | None, why_not: str | None) -> None:
+        """Record a change of one step, once made."""
+        why_not = why_not or self._too_large(steps)
+        if steps is None or why_not is not None:
+            self._note(None, why_not)
+            return
+        change_id = new_id()
+        record = Record(change_id, self.store.instance, tool, time.time(), steps)
+        self.store.write(f"changes/{change_id}.rec", records.encode(record))
+        self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
+
+    def _too_large(self, steps: list[Op] | None) -> str | None:
+        if steps is not None and _size(steps) > self.budget:
+            return "it is larger than the undo log holds (--undo-bytes)"
+        return None
+
+    def unrecorded(self, why_not: str) -> None:
+        """A change was made but its record could not be written: it cannot be undone."""
+        self._note(None, why_not)
+
+    def discard(self, change_id: str) -> None:
+        """Delete a record that can never be undone (its images cannot be read back)."""
+        self.forget(change_id)
+        self.store.delete(f"changes/{change_id}.rec")
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _pending(self, change_id: str) -> str:
+        return f"pending/{change_id}.{self.store.instance}.rec"
+
+    def _note(self, kept: Kept | None, why_not: str | None) -> None:
+        recording = current()
+        if kept is not None:
+            with self.lock:
+                self._kept[kept.id] = kept
+                self.size += kept.size
+            self._trim()
+        if recording is None:
+            return
+        if kept is None:
+            recording.why_not = recording.why_not or why_not or "it could not be recorded"
+        else:
+            kept.tool = recording.tool
+            recording.changes.append(kept)
+
+    # -- a session's changes and the bounds ------------------------------------------------------
+
+    def keep(self, recording: Recording, journal: SessionJournal | None) -> None:
+        """The call's changes are its session's (``journal``; None: a request without one)."""
+        journal = journal or self.sessionless
+        with self.lock:
+            for kept in recording.changes:
+                if kept.id not in self._kept:
+                    continue  # dropped already by the log's bounds
+                kept.journal = weakref.ref(journal)
+                journal.changes.append(kept)
+                journal.size += kept.size
+            while journal.changes and (
+                len(journal.changes) > journal.limit_changes or journal.size > journal.limit_bytes
+            ):
+                self._drop(journal.changes[0])
+
+    def _trim(self) -> None:
+        with self.lock:
+            while self.size > self.budget and self._kept:
+                self._drop(next(iter(self._kept.values())))
+
+    def _drop(self, kept: Kept) -> None:
+        """Delete a record the bounds let go; its session hears of it."""
+        self.forget(kept.id, dropped=True)
+        self.store.delete(f"changes/{kept.id}.rec")
+
+    def forget(self, change_id: str, dropped: bool = False) -> Kept | None:
+        """The record ``change_id`` left the log (undone; ``dropped`` by the bounds): no longer counted."""
+        with self.lock:
+            kept = self._kept.pop(change_id, None)
+            if kept is not None:
+                self.size -= kept.size
+                journal = kept.journal() if kept.journal is not None else None
+                if journal is not None:
+                    journal.forget(kept, dropped)
+        return kept
+
+    # -- reading and taking back ---------------------------------------------------------------
+
+    def load(self, change_id: str, mount_of: Callable[[str], Mount]) -> Record:
+        """The record of ``change_id``; NOT_FOUND when the log does not hold it, CONFLICT while
+        it is being made or undone."""
+        name = f"changes/{check_id(change_id)}.rec"
+        try:
+            return self.read(name, mount_of)
+        except FileNotFoundError:
+            pass
+        if any(item.name.startswith(change_id + ".") for item in self.store.listing("pending")):
+            raise Conflict(f"change {change_id} is being made or undone right now; try again in a moment")
+        raise NotFound(
+            f"change {change_id} is not in the undo log: it was undone already, or dropped by the log's limits"
+        )
+
+    def read(self, name: str, mount_of: Callable[[str], Mount]) -> Record:
+        head = self.store.read(name, 0, records.FIRST_READ)
+        end = records.header_size(head)
+        if len(head) < end:
+            head = self.store.read(name, 0, end)
+        return records.decode(head, mount_of, lambda start, stop: self.store.read(name, start, stop))
+
+    @contextlib.contextmanager
+    def undoing(self, change_id: str) -> Iterator[None]:
+        """Hold the mark that ``change_id`` is being undone (durable, and only one undoer at a
+        time, across replicas); once the block ends without error, the record leaves the log."""
+        mark = f"pending/{change_id}.undo"
+        try:
+            self.store.write(mark, self.store.instance.encode(), durable=True)
+        except FileExistsError:
+            raise Conflict(f"change {change_id} is being undone by another request; try again in a moment") from None
+        try:
+            yield
+        except BaseException:
+            self.store.delete(mark)
+            raise
+        self.store.delete(f"changes/{change_id}.rec")
+        self.store.delete(mark)
+        self.forget(change_id)
+
+    # -- what dead instances left ---------------------------------------------------------------
+
+    def unfinished(self) -> list[tuple[str, str, str]]:
+        """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
+        ``"undo"`` not finished."""
+        found = []
+        for item in self.store.listing("pending"):
+            parts = item.name.split(".")
+            if len(parts) == 3 and parts[2] == "rec":
+                kind, owner = "change", parts[1]
+            elif len(parts) == 2 and parts[1] == "undo":
+                try:
+                    owner = self.store.read(f"pending/{item.name}").decode()
+                except FileNotFoundError:
+                    continue
+                kind = "undo"
+            else:
+                continue
+            if owner != self.store.instance and not self.store.alive(owner):
+                found.append((kind, parts[0], owner))
+        return found
+
+    def take_over(self, mount_of: Callable[[str], Mount], served: Callable[[list[str]], bool]) -> None:
+        """Count the records of dead instances as this instance's (their bytes bounded by its
+        budget, oldest first) when it serves their mounts."""
+        listed = sorted(
+            (item for item in self.store.listing("changes") if item.name.endswith(".rec")), key=lambda i: i.modified
+        )
+        for item in listed:
+            change_id = item.name.removesuffix(".rec")
+            if change_id in self._kept:
+                continue
+            try:
+                head = self.store.read(f"changes/{item.name}", 0, records.FIRST_READ)
+                owner = records.decode_owner(head)
+                if owner != self.store.instance and self.store.alive(owner):
+                    continue
+                if not served(records.mounts_of(head)):
+                    continue
+                record = self.read(f"changes/{item.name}", mount_of)
+            except (FileNotFoundError, Corrupt, NotFound) as err:
+                log.warning("the undo log holds a record that cannot be read (%s): %s", item.name, err)
+                continue
+            with self.lock:
+                self._kept[change_id] = Kept(change_id, record.size, record.tool, touched(record.steps))
+                self.size += record.size
+        self._trim()
+
+
+def default_log(mounts: list[Mount], url: str | None = None, budget: int = DEFAULT_SERVER_UNDO_BYTES) -> ChangeLog:
+    """The change log in the state store ``url`` (None: the default one for ``mounts``; in
+    memory when every mount is)."""
+    served = [mount.real_root for mount in mounts if mount.is_local and mount.real_root]
+    store = open_state(
+        url, served=served, urls=[mount.url for mount in mounts], memory=all(m.scheme == "memory" for m in mounts)
+    )
+    return ChangeLog(store, budget)
+
+
+def _size(steps: list[Op]) -> int:
+    return sum(image_size(op.image) for op in steps if isinstance(op, Restore))
+
+
+def session_journal(changelog: ChangeLog, limit: int = DEFAULT_UNDO_CHANGES) -> SessionJournal | None:
+    """The calling session's journal (made on first use); None in a request without a session."""
+    from vfs_mcp.sessions import current as session
+
+    state = session.get()
+    if state is None:
+        with changelog.lock:
+            if changelog.own is None:
+                changelog.own = SessionJournal(limit)
+        return changelog.own
+    if state.sessionless:
+        return None
+    kept = state.kept.get("undo-journal")
+    if kept is None:
+        kept = state.kept["undo-journal"] = SessionJournal(limit)
+    return kept  # type: ignore[no-any-return]

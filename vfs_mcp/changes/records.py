@@ -1,0 +1,227 @@
+"""A change's record as bytes: the steps that take the change back, with the before-images they
+restore, in one object of the state store.
+
+    b"VFSMCP1\\n" | header length (4 bytes, big-endian) | header (JSON) | the images' bytes
+
+The header names the change (id, owner, tool, time), says whether it was made in one atomic
+step, and lists its steps; a file image in it points at its bytes after the header (offset,
+size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
+store, and checked, only when an undo restores it. Paths are kept as (mount URL, path inside):
+a record is taken back only through a server that serves that mount.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vfs_mcp.changes.ops import (
+    Absent,
+    DirImage,
+    Expect,
+    FileImage,
+    Image,
+    LinkImage,
+    Op,
+    Remove,
+    Rename,
+    Restore,
+    Stored,
+)
+from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.jail.resolve import Target
+
+MAGIC = b"VFSMCP1\n"
+_LENGTH = struct.Struct(">I")
+HEAD = len(MAGIC) + _LENGTH.size
+FIRST_READ = 64 * 1024
+"""Bytes read to find a header (most fit; a longer one costs a second read)."""
+
+
+class Corrupt(ValueError):
+    """Bytes that are not a whole record."""
+
+
+@dataclass
+class Record:
+    """One change: how to take it back (``steps``, in the order to run them)."""
+
+    id: str
+    owner: str
+    tool: str
+    created: float
+    steps: list[Op]
+    atomic: bool = True
+    """Made in one step, which a crash cannot cut in two: nothing to finish after one."""
+    finish: list[Op] = field(default_factory=list)
+    """Steps of the change it could not keep images for (its last): after a crash that cut it
+    short once every earlier step was made, they are finished rather than taken back."""
+    size: int = 0
+    """Bytes of the images it keeps."""
+
+
+def encode(record: Record) -> bytes:
+    blobs: list[bytes] = []
+    offset = 0
+
+    def blob(data: bytes) -> list[Any]:
+        nonlocal offset
+        blobs.append(data)
+        offset += len(data)
+        return [offset - len(data), len(data), hashlib.sha256(data).hexdigest()]
+
+    def image(value: Image) -> dict[str, Any]:
+        if isinstance(value, FileImage):
+            return {"k": "file", "blob": blob(value.data), "mode": value.mode}
+        if isinstance(value, Stored):
+            return {"k": "file", "blob": blob(value.read()), "mode": value.mode}
+        if isinstance(value, LinkImage):
+            return {"k": "link", "to": value.points_to}
+        if isinstance(value, DirImage):
+            return {"k": "dir", "mode": value.mode, "inside": [[rel, image(inner)] for rel, inner in value.inside]}
+        return {"k": "absent"}
+
+    def step(op: Op) -> dict[str, Any]:
+        if isinstance(op, Restore):
+            return {"t": "restore", "at": _target(op.target), "image": image(op.image), "expect": _expect(op.expect)}
+        if isinstance(op, Remove):
+            return {"t": "remove", "at": _target(op.target), "expect": _expect(op.expect), "recursive": op.recursive}
+        if isinstance(op, Rename):
+            return {
+                "t": "rename",
+                "from": _target(op.source),
+                "to": _target(op.dest),
+                "expect": _expect(op.expect),
+                "dest_expect": _expect(op.dest_expect),
+            }
+        raise TypeError(f"a record keeps steps that take a change back, not {type(op).__name__}")
+
+    header = {
+        "id": record.id,
+        "owner": record.owner,
+        "tool": record.tool,
+        "created": record.created,
+        "atomic": record.atomic,
+        "steps": [step(op) for op in record.steps],
+        "finish": [step(op) for op in record.finish],
+    }
+    header["size"] = offset
+    text = json.dumps(header, separators=(",", ":")).encode()
+    return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *blobs])
+
+
+def header_size(first: bytes) -> int:
+    """Bytes of a record's start that hold its whole header (from its first bytes)."""
+    if len(first) < HEAD or not first.startswith(MAGIC):
+        raise Corrupt("not a change record")
+    return HEAD + int(_LENGTH.unpack_from(first, len(MAGIC))[0])
+
+
+def decode(
+    head: bytes, mount_of: Callable[[str], Mount], fetch: Callable[[int, int], bytes], base: int | None = None
+) -> Record:
+    """The record whose first bytes (its whole header at least) are ``head``; ``mount_of``
+    gives the mount of a URL (NOT_FOUND when it is not served), ``fetch(start, end)`` reads the
+    record's bytes for the images (``base``: where they start, the header's end)."""
+    header = _header(head)
+    start = header_size(head) if base is None else base
+
+    def target(spelt: list[str]) -> Target:
+        return Target(mount_of(spelt[0]), spelt[1])
+
+    def image(value: dict[str, Any]) -> Image:
+        kind = value["k"]
+        if kind == "file":
+            offset, size, digest = value["blob"]
+            return Stored(fetch, start + offset, size, digest, value.get("mode"))
+        if kind == "link":
+            return LinkImage(value["to"])
+        if kind == "dir":
+            return DirImage(value.get("mode"), tuple((rel, image(inner)) for rel, inner in value["inside"]))
+        return Absent()
+
+    def step(value: dict[str, Any]) -> Op:
+        kind = value["t"]
+        if kind == "restore":
+            return Restore(target(value["at"]), image(value["image"]), _expected(value["expect"]))
+        if kind == "remove":
+            return Remove(target(value["at"]), _expected(value["expect"]), recursive=value["recursive"])
+        return Rename(
+            target(value["from"]), target(value["to"]), _expected(value["expect"]), _expected(value["dest_expect"])
+        )
+
+    try:
+        return Record(
+            id=header["id"],
+            owner=header["owner"],
+            tool=header["tool"],
+            created=header["created"],
+            steps=[step(item) for item in header["steps"]],
+            atomic=header["atomic"],
+            finish=[step(item) for item in header.get("finish", [])],
+            size=header["size"],
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise Corrupt(f"a change record with a header this version cannot read ({err!r})") from None
+
+
+def _header(head: bytes) -> dict[str, Any]:
+    end = header_size(head)
+    if len(head) < end:
+        raise Corrupt("a change record cut short")
+    try:
+        header: dict[str, Any] = json.loads(head[HEAD:end])
+    except ValueError as err:
+        raise Corrupt(f"a change record whose header is not JSON ({err})") from None
+    return header
+
+
+def decode_owner(head: bytes) -> str:
+    """The instance that wrote the record whose first bytes are ``head``."""
+    return str(_header(head)["owner"])
+
+
+def mounts_of(head: bytes) -> list[str]:
+    """The mount URLs a record's steps name (to tell whether a server can take it back)."""
+    header = _header(head)
+    found: dict[str, None] = {}
+    for item in [*header["steps"], *header.get("finish", [])]:
+        for key in ("at", "from", "to"):
+            if key in item:
+                found[item[key][0]] = None
+    return list(found)
+
+
+def _target(target: Target) -> list[str]:
+    return [target.mount.url, target.rel]
+
+
+def _expect(expect: Expect) -> dict[str, Any]:
+    spelt: dict[str, Any] = {"state": expect.state}
+    if expect.token is not None:
+        spelt["token"] = expect.token
+    digest = expect.digest
+    if digest is None and expect.content is not None:
+        digest = hashlib.sha256(expect.content).hexdigest()
+    if digest is not None:
+        spelt["digest"] = digest
+    if expect.fingerprint is not None:
+        spelt["fingerprint"] = [list(item) for item in expect.fingerprint]
+    if expect.points_to is not None:
+        spelt["points_to"] = expect.points_to
+    return spelt
+
+
+def _expected(value: dict[str, Any]) -> Expect:
+    fingerprint = value.get("fingerprint")
+    return Expect(
+        value["state"],
+        token=value.get("token"),
+        digest=value.get("digest"),
+        fingerprint=tuple(tuple(item) for item in fingerprint) if fingerprint is not None else None,  # type: ignore[misc]
+        points_to=value.get("points_to"),
+    )

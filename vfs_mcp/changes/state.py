@@ -1,0 +1,545 @@
+"""The state store: what outlives a call, a connection and a process, in one place outside every
+mount — the change log with its before-images, the ide buffers, and who is alive to own them.
+
+    instances/<iid>.lock | .lease       an instance (a server, a ``vfs`` filesystem) that is alive
+    changes/<id>.rec                    a change's record: how to take it back (``records.py``)
+    pending/<id>.<iid>.rec              the record of a change of several steps instance <iid> is
+                                        making: durable before its first step, moved to
+                                        ``changes/`` once the last is made
+    pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
+    buffers/<handle>                    an ide buffer
+
+``LocalState`` is a private folder on this machine: made 0700 and never a link, its files 0600,
+written whole (a temp name, then a rename) and, when a record must be durable before a change
+starts, fsynced with its folder. An instance is alive while it holds an exclusive ``flock`` on its
+lock file: the kernel lets go when the process dies, however it dies.
+
+``ObjectState`` is any other fsspec URL (``s3://bucket/.vfs-mcp-state``, ``memory://...``): one
+object per name, created with ``If-None-Match: *`` where the store has conditional writes (two
+replicas never write one name both), durable when the PUT returns. An instance is alive while
+its lease object is fresh: a thread renews it, and a replica whose lease ran out is dead.
+``claim`` lets one survivor (and only one) take over a dead instance's unfinished work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import secrets
+import stat
+import threading
+import time
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
+
+log = logging.getLogger("vfs_mcp")
+
+LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
+"""How long an instance on a shared store counts as alive after it last renewed its lease."""
+_FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+FOLDERS = ("instances", "changes", "pending", "buffers")
+
+
+class StateUnavailable(OSError):
+    """The state store cannot be used (not private, inside a served mount, unreachable)."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    name: str
+    size: int
+    modified: float
+
+
+def new_instance_id() -> str:
+    return secrets.token_hex(8)
+
+
+class StateStore(ABC):
+    """Names (``folder/name``) holding bytes, and the instances alive to own them."""
+
+    url: str
+    instance: str
+    """This process's instance: random, never a process id (containers reuse those)."""
+
+    def __init__(self) -> None:
+        self.instance = new_instance_id()
+        self._tickers: list[Callable[[], None]] = []
+        _open.add(self)
+
+    @abstractmethod
+    def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        """``data`` at ``name``, visible whole or not at all; ``create``: only while nothing is
+        there (``FileExistsError`` otherwise); ``durable``: on disk when this returns."""
+
+    @abstractmethod
+    def read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
+        """The bytes of ``name`` (``FileNotFoundError`` when it is not there)."""
+
+    @abstractmethod
+    def listing(self, folder: str) -> list[Listed]:
+        """What ``folder`` holds (names without the folder)."""
+
+    @abstractmethod
+    def move(self, name: str, to: str) -> None:
+        """Rename ``name`` to ``to`` (which is not there)."""
+
+    @abstractmethod
+    def delete(self, *names: str) -> None:
+        """Remove names; one already gone is no error."""
+
+    @abstractmethod
+    def alive(self, instance: str) -> bool:
+        """Whether ``instance`` still runs."""
+
+    @abstractmethod
+    def claim(self, instance: str) -> contextlib.AbstractContextManager[bool]:
+        """Take over the dead ``instance``: True for the one survivor that gets it (its lock or
+        lease goes once the block ends), False when it is alive or another survivor has it."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """This instance ends (its lock or lease goes)."""
+
+    def every_lease(self, job: Callable[[], None]) -> None:
+        """Run ``job`` now and then while this instance lives (to find replicas that died)."""
+        self._tickers.append(job)
+
+    def exists(self, name: str) -> bool:
+        try:
+            self.read(name, 0, 0)
+        except FileNotFoundError:
+            return False
+        return True
+
+    @property
+    def host_folder(self) -> str | None:
+        """The real host folder of a store on this machine's disk (None elsewhere)."""
+        return None
+
+
+_open: weakref.WeakSet[StateStore] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every store this process opened (it is about to end without its finalizers)."""
+    for store in list(_open):
+        with contextlib.suppress(Exception):
+            store.close()
+
+
+# -- a private folder on this machine -------------------------------------------------------
+
+
+class LocalState(StateStore):
+    def __init__(self, folder: str) -> None:
+        super().__init__()
+        self.folder = _private_folder(folder)
+        self.url = self.folder
+        self._dirs = {sub: _open_folder(_private_folder(os.path.join(self.folder, sub))) for sub in FOLDERS}
+        self._sweep()
+        self._lock = self._open_lock(self.instance)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        self._closed = False
+        self._finalizer = weakref.finalize(
+            self, _let_go, self._dirs["instances"], f"{self.instance}.lock", [self._lock, *self._dirs.values()]
+        )
+
+    @property
+    def host_folder(self) -> str | None:
+        return self.folder
+
+    def _path(self, name: str) -> tuple[int, str]:
+        folder, _, base = name.partition("/")
+        if folder not in self._dirs or not base or "/" in base or base.startswith("."):
+            raise ValueError(f"not a state name: {name!r}")
+        return self._dirs[folder], base
+
+    def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        dir_fd, base = self._path(name)
+        temp = f".tmp-{self.instance}-{secrets.token_hex(6)}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600, dir_fd=dir_fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            if create:
+                os.link(temp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            else:
+                os.rename(temp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=dir_fd)
+        if durable:
+            os.fsync(dir_fd)
+
+    def read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
+        dir_fd, base = self._path(name)
+        fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+        try:
+            size = os.fstat(fd).st_size if end is None else end
+            chunks, offset = [], start
+            while offset < size:
+                chunk = os.pread(fd, min(size - offset, 16 << 20), offset)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                offset += len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def listing(self, folder: str) -> list[Listed]:
+        found = []
+        with os.scandir(os.path.join(self.folder, folder)) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    info = entry.stat(follow_symlinks=False)
+                    found.append(Listed(entry.name, info.st_size, info.st_mtime))
+        return found
+
+    def move(self, name: str, to: str) -> None:
+        (from_fd, base), (to_fd, new) = self._path(name), self._path(to)
+        os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
+
+    def delete(self, *names: str) -> None:
+        for name in names:
+            dir_fd, base = self._path(name)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(base, dir_fd=dir_fd)
+
+    def _open_lock(self, instance: str, create: bool = True) -> int:
+        flags = os.O_RDWR | (os.O_CREAT if create else 0) | _FLAGS
+        return os.open(f"{instance}.lock", flags, 0o600, dir_fd=self._dirs["instances"])
+
+    def alive(self, instance: str) -> bool:
+        if instance == self.instance:
+            return not self._closed
+        try:
+            fd = self._open_lock(instance, create=False)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    @contextlib.contextmanager
+    def claim(self, instance: str) -> Iterator[bool]:
+        try:
+            fd = self._open_lock(instance, create=False)
+        except FileNotFoundError:
+            fd = self._open_lock(instance)  # its lock went, its records stayed: still ours to finish
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{instance}.lock", dir_fd=self._dirs["instances"])
+        finally:
+            os.close(fd)
+
+    def instances(self) -> list[str]:
+        return [item.name.removesuffix(".lock") for item in self.listing("instances") if item.name.endswith(".lock")]
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._finalizer()
+
+    def _sweep(self) -> None:
+        """Remove the half-written names of instances that died writing them, and the lock
+        files of dead instances (one with work left under way gets it back when claimed)."""
+        for sub, dir_fd in self._dirs.items():
+            with os.scandir(os.path.join(self.folder, sub)) as entries:
+                names = [entry.name for entry in entries]
+            for name in names:
+                if name.startswith(".tmp-"):
+                    owner = name[5:].split("-", 1)[0]
+                elif sub == "instances" and name.endswith(".lock"):
+                    owner = name.removesuffix(".lock")
+                else:
+                    continue
+                if not self.alive(owner):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=dir_fd)
+
+
+def _let_go(instances: int, lock: str, fds: list[int]) -> None:
+    """An instance ends: its lock file goes, then its descriptors (the lock with them)."""
+    with contextlib.suppress(OSError):
+        os.unlink(lock, dir_fd=instances)
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _open_folder(path: str) -> int:
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _FLAGS)
+
+
+def _private_folder(path: str) -> str:
+    """``path`` made (0700) or checked: a real folder of this user that no one else may enter."""
+    with contextlib.suppress(FileExistsError):
+        os.makedirs(path, mode=0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise StateUnavailable(errno.ENOTDIR, f"the state folder {path} is not a folder (a link or a file)")
+    if info.st_uid != os.geteuid():
+        raise StateUnavailable(errno.EPERM, f"the state folder {path} belongs to another user")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(path, 0o700)  # ours: made private, whatever umask made it
+    return os.path.realpath(path)
+
+
+# -- any fsspec store (a prefix on a shared bucket, memory) --------------------------------
+
+
+_live_here: set[str] = set()
+"""Instances of this process on stores that cannot tell (memory)."""
+
+
+class ObjectState(StateStore):
+    def __init__(self, url: str, options: dict[str, Any] | None = None, mount: BackendMount | None = None) -> None:
+        super().__init__()
+        self.url = url
+        self.mount = mount or create_mount(url, options or {})
+        self.fs = self.mount.fs
+        self.leases = self.mount.capabilities.conditional_writes or not self.mount.capabilities.local_io
+        self._guard = threading.Lock()  # create-only on a store without conditional writes: in this process
+        self._stop = threading.Event()
+        _live_here.add(self.instance)
+        if self.leases:
+            self._renew()
+            threading.Thread(target=self._keep_alive, name="vfs-mcp-state-lease", daemon=True).start()
+
+    def _path(self, name: str) -> str:
+        folder, _, base = name.partition("/")
+        if folder not in FOLDERS or not base or "/" in base:
+            raise ValueError(f"not a state name: {name!r}")
+        return f"{self.mount.root.rstrip('/')}/{name}"
+
+    def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        path = self._path(name)
+        if create and self.mount.capabilities.conditional_writes:
+            try:
+                self.mount.put_if(path, data, create_only=True)
+            except PreconditionFailed:
+                raise FileExistsError(errno.EEXIST, f"{name} exists") from None
+            return
+        with self._guard:
+            if create and self._exists(path):
+                raise FileExistsError(errno.EEXIST, f"{name} exists")
+            self.fs.pipe_file(path, data)
+        self.mount.invalidate(path)
+
+    def _exists(self, path: str) -> bool:
+        self.mount.invalidate(path)
+        return bool(self.fs.exists(path))
+
+    def read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
+        path = self._path(name)
+        if end is not None and end <= start:
+            if not self._exists(path):
+                raise FileNotFoundError(errno.ENOENT, name)
+            return b""
+        return bytes(self.fs.cat_file(path, start=start or None, end=end))
+
+    def listing(self, folder: str) -> list[Listed]:
+        path = f"{self.mount.root.rstrip('/')}/{folder}"
+        self.mount.invalidate(path)
+        try:
+            found = self.fs.ls(path, detail=True)
+        except FileNotFoundError:
+            return []
+        listed = []
+        for info in found:
+            if info.get("type") != "file":
+                continue
+            modified = info.get("LastModified") or info.get("mtime") or info.get("created")
+            stamp = modified.timestamp() if hasattr(modified, "timestamp") else float(modified or 0)
+            listed.append(Listed(str(info["name"]).rstrip("/").rsplit("/", 1)[-1], int(info.get("size") or 0), stamp))
+        return listed
+
+    def move(self, name: str, to: str) -> None:
+        source, dest = self._path(name), self._path(to)
+        self.fs.copy(source, dest)
+        self.delete(name)
+        self.mount.invalidate(dest)
+
+    def delete(self, *names: str) -> None:
+        for name in names:
+            path = self._path(name)
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm_file(path)
+            self.mount.invalidate(path)
+
+    def _lease(self, instance: str) -> tuple[dict[str, Any] | None, str | None]:
+        path = self._path(f"instances/{instance}.lease")
+        self.mount.invalidate(path)
+        try:
+            info = self.fs.info(path)
+            return json.loads(self.fs.cat_file(path)), self.mount.version_token(info)
+        except (FileNotFoundError, ValueError):
+            return None, None
+
+    def alive(self, instance: str) -> bool:
+        if instance in _live_here:
+            return not (instance == self.instance and self._stop.is_set())
+        if not self.leases:
+            return False
+        lease, _ = self._lease(instance)
+        return lease is not None and float(lease.get("expires", 0)) > time.time()
+
+    @contextlib.contextmanager
+    def claim(self, instance: str) -> Iterator[bool]:
+        if self.alive(instance):
+            yield False
+            return
+        if not self.leases:
+            yield True
+            return
+        claim = self._path(f"instances/{instance}.claim")
+        record = json.dumps({"by": self.instance, "expires": time.time() + LEASE_SECONDS}).encode()
+        try:
+            self.mount.put_if(claim, record, create_only=True)
+        except PreconditionFailed:
+            held, token = self._claimed(claim)
+            if held is not None and (float(held.get("expires", 0)) > time.time() or token is None):
+                yield False
+                return
+            try:
+                self.mount.put_if(claim, record, if_match=token)  # its claimer died: ours now
+            except PreconditionFailed:
+                yield False
+                return
+        yield True
+        self.delete(f"instances/{instance}.lease", f"instances/{instance}.claim")
+
+    def _claimed(self, path: str) -> tuple[dict[str, Any] | None, str | None]:
+        self.mount.invalidate(path)
+        try:
+            return json.loads(self.fs.cat_file(path)), self.mount.version_token(self.fs.info(path))
+        except (FileNotFoundError, ValueError):
+            return None, None
+
+    def instances(self) -> list[str]:
+        names = self.listing("instances")
+        return sorted({item.name.rsplit(".", 1)[0] for item in names if item.name.endswith((".lease", ".claim"))})
+
+    def _renew(self) -> None:
+        lease = json.dumps({"expires": time.time() + LEASE_SECONDS}).encode()
+        self.fs.pipe_file(self._path(f"instances/{self.instance}.lease"), lease)
+
+    def _keep_alive(self) -> None:
+        while not self._stop.wait(LEASE_SECONDS / 3):
+            try:
+                self._renew()
+                for job in list(self._tickers):
+                    job()
+            except Exception:  # the thread must outlive a store that does not answer for a while
+                log.warning("the state store %s could not be reached to renew this server's lease", self.url)
+
+    def close(self) -> None:
+        if not self._stop.is_set():
+            self._stop.set()
+            _live_here.discard(self.instance)
+            if self.leases:
+                with contextlib.suppress(Exception):
+                    self.delete(f"instances/{self.instance}.lease")
+
+
+# -- where the state lives by default ------------------------------------------------------
+
+
+def default_folder(served: Sequence[str], urls: Sequence[str]) -> str:
+    """A private folder per user and set of mounts, outside every served folder: under
+    ``$XDG_STATE_HOME`` (or ``~/.local/state``), else ``/var/tmp``, else the temp folder."""
+    digest = hashlib.sha256("\n".join(sorted(urls)).encode()).hexdigest()[:16]
+    home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    candidates = [
+        os.path.join(home, "vfs-mcp"),
+        os.path.join("/var/tmp", f"vfs-mcp-{os.geteuid()}"),
+        os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vfs-mcp-{os.geteuid()}"),
+    ]
+    for base in candidates:
+        folder = os.path.join(base, digest)
+        if not inside_any(os.path.realpath(folder), served):
+            return folder
+    raise StateUnavailable(
+        errno.EPERM,
+        f"every default place for vfs-mcp's state ({', '.join(candidates)}) is inside a served folder; "
+        "pass --state with a folder outside them",
+    )
+
+
+def inside_any(path: str, folders: Sequence[str]) -> str | None:
+    """The first of ``folders`` that ``path`` is (or is inside)."""
+    for folder in folders:
+        if path == folder or path.startswith(folder.rstrip("/") + "/"):
+            return folder
+    return None
+
+
+def pending_in(mounts: Sequence[Any]) -> bool:
+    """Whether the default state folder of ``mounts`` holds work a dead server left under way
+    (one listing: a server starts without opening the store when there is none)."""
+    if all(mount.scheme == "memory" for mount in mounts):
+        return False
+    served = [mount.real_root for mount in mounts if mount.is_local and mount.real_root]
+    try:
+        folder = default_folder(served, [mount.url for mount in mounts])
+        return bool(os.listdir(os.path.join(folder, "pending")))
+    except (OSError, StateUnavailable):
+        return False
+
+
+def open_state(url: str | None, *, served: Sequence[str], urls: Sequence[str], memory: bool = False) -> StateStore:
+    """The state store at ``url`` (None: the default for these mounts; ``memory``: a fresh
+    store in this process, for servers whose every mount is in memory). ``served``: the real
+    host folders of the local mounts, which it must not be inside (``StateUnavailable``)."""
+    if url is None and memory:
+        return ObjectState(f"memory://vfs-mcp-state-{new_instance_id()}", {})
+    if url is not None and "://" in url and not url.startswith("file://"):
+        store = ObjectState(url.rstrip("/"))
+        for mount_url in urls:
+            if inside_any(store.url, [mount_url.rstrip("/")]):
+                raise StateUnavailable(
+                    errno.EPERM, f"the state store {store.url} is inside the served mount {mount_url}; put it elsewhere"
+                )
+        return store
+    folder = (
+        default_folder(served, urls)
+        if url is None
+        else os.path.abspath(os.path.expanduser(url.removeprefix("file://")))
+    )
+    mount = inside_any(os.path.realpath(folder), served)
+    if mount is not None:
+        raise StateUnavailable(
+            errno.EPERM,
+            f"the state folder {folder} is inside the served folder {mount}; pass --state with one outside it",
+        )
+    return LocalState(folder)
