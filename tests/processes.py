@@ -54,6 +54,13 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 @contextmanager
 def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
     """One `vfs-mcp ROOT --transport http` process on a free loopback port; its port."""
+    with vfs_mcp_http_process(root, env, *flags) as (port, _):
+        yield port
+
+
+@contextmanager
+def vfs_mcp_http_process(root: str, env: dict[str, str], *flags: str) -> Iterator[tuple[int, int]]:
+    """``vfs_mcp_http``: its port and its process id."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "vfs_mcp", root, "--transport", "http", "--port", str(port), *flags],
@@ -63,10 +70,18 @@ def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
     )
     try:
         wait_for_port(port, proc, "vfs-mcp")
-        yield port
+        yield port, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The peak resident memory of process ``pid`` so far (``VmHWM``), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
 
 
 class RawStdio:

@@ -1,27 +1,27 @@
 """Memory in proportion to the reply, not to the request: the calls that once grew the server
-by gigabytes, through the real CLI over stdio, each leave its peak RSS under 300 MB."""
+by gigabytes, through the real CLI over stdio, each leave its peak RSS under 300 MB; a request
+refused for its size is refused before it is held (150 MB)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
-from processes import RawStdio
+from processes import INITIALIZE, RawStdio, peak_rss_mb, vfs_mcp_http_process
+from raw_http import HEADERS
 
 pytestmark = pytest.mark.slow
 
 PEAK_MB = 300
+REFUSED_PEAK_MB = 150
+"""A server's peak RSS after refusing a request too big to take: it was never held."""
 BIG = 10 * 1024 * 1024
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM in /proc")
+MiB = 1 << 20
 
 
 @pytest.fixture
@@ -70,3 +70,42 @@ def test_copying_a_gigabyte_into_a_memory_mount_stops_at_its_limit(tmp_path: Pat
     assert answer["result"]["isError"] is True, answer  # type: ignore[index]
     assert answer["result"]["content"][0]["text"].startswith("TOO_LARGE"), answer  # type: ignore[index]
     assert small["result"]["isError"] is False, small  # type: ignore[index]
+
+
+def post_blanks(port: int, token: str, size: int, chunked: bool) -> bytes:
+    """POST ``size`` bytes of blanks to /mcp with the bearer token, framed by Content-Length or
+    chunked, a MiB at a time (as long as the server reads); the status line of the answer."""
+    framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}"
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{framing}\r\n\r\n"
+    )
+    piece = b" " * MiB
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        try:
+            sock.sendall(head.encode())
+            for _ in range(size // MiB):
+                sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+            if chunked:
+                sock.sendall(b"0\r\n\r\n")
+        except OSError:
+            pass  # the server answered and closed the connection before the body ended
+        return sock.recv(4096).split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_200_mib_http_body_is_refused_with_413_before_the_server_holds_it(tmp_path: Path, chunked: bool) -> None:
+    (tmp_path / "token").write_text("tok-for-tests")
+    flags = ("--auth-token-file", str(tmp_path / "token"))
+    with vfs_mcp_http_process(str(tmp_path), {}, *flags) as (port, pid):
+        status = post_blanks(port, "tok-for-tests", 200 * MiB, chunked)
+        assert status.split(b" ")[1] == b"413", status
+        assert peak_rss_mb(pid) <= REFUSED_PEAK_MB
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE})
+        answered = httpx2.post(
+            f"http://127.0.0.1:{port}/mcp",
+            content=body,
+            headers={**HEADERS, "authorization": "Bearer tok-for-tests"},
+            timeout=30,
+        )
+        assert answered.status_code == 200, answered.text
