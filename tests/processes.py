@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +86,52 @@ def peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmHWM in /proc")
+
+
+@dataclass(frozen=True)
+class Limited:
+    """How a child process of ``run_limited`` ended, and what it cost."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    cpu_seconds: float
+    peak_mb: float
+
+
+def run_limited(
+    args: list[str], cpu_seconds: int = 30, wall_seconds: float = 600, env: dict[str, str] | None = None
+) -> Limited:
+    """``python ARGS`` in a child process that the kernel stops after ``cpu_seconds`` of CPU
+    (``RLIMIT_CPU``: a call that would run for minutes fails the test, never hangs it; killed
+    after ``wall_seconds`` too); its output, its CPU time and its peak RSS (``wait4``)."""
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            [sys.executable, *args], stdout=subprocess.PIPE, stderr=errors, preexec_fn=limited, env=env
+        )
+        timer = threading.Timer(wall_seconds, proc.kill)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            out = proc.stdout.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.stdout.close()
+        errors.seek(0)
+        err = errors.read()
+    return Limited(
+        proc.returncode,
+        out.decode(errors="replace"),
+        err.decode(errors="replace"),
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+    )
 
 
 class RawStdio:

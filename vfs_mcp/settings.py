@@ -41,6 +41,13 @@ class Settings:
     poll_interval: float = 5.0
     """Seconds between checks of a subscribed file on a backend without change events (S3, memory)."""
 
+    @property
+    def diff_chars(self) -> int:
+        """Characters of a diff's hunks one reply holds: the read limit, or half the reply cap
+        where that is less (the rest of the reply, and what the diff leaves out, fit beside)."""
+        cap = self.max_response_chars
+        return min(self.max_read_bytes, max(cap // 2, 1)) if cap else self.max_read_bytes
+
     def name(self, safe: str, seed: str) -> str:
         """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""
         return seed if self.tool_names == "seed" else safe

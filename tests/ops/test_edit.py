@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import literal, textfile
+from vfs_mcp.ops import literal, unified
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -827,12 +827,12 @@ def test_the_common_prefix_and_suffix_of_two_texts_are_found_by_halving_as_by_st
         elif at < len(new):
             new[at : at + 1] = [] if how == "delete" else ["z"]
     other = "".join(new)
-    kept, textfile.CHUNK = textfile.CHUNK, chunk
+    kept, unified.CHUNK = unified.CHUNK, chunk
     try:
-        head = textfile._same_head(text, other)
-        tail = textfile._same_tail(text, other, head)
+        head = unified._same_head(text, other)
+        tail = unified._same_tail(text, other, head)
     finally:
-        textfile.CHUNK = kept
+        unified.CHUNK = kept
     stepped = next((i for i, (x, y) in enumerate(zip(text, other, strict=False)) if x != y), min(len(text), len(other)))
     room = min(len(text), len(other)) - stepped
     back = next((i for i in range(room) if text[-1 - i] != other[-1 - i]), room)
@@ -873,4 +873,4 @@ def test_the_diff_of_edits_counted_from_what_they_know_is_the_diff_found_from_th
             continue  # not unique: refused, as a call would be
         reports.append(report)
     assume(reports)
-    assert edit_ops._diff(old, text, reports, "f.txt") == textfile.unified_diff(old, text, "f.txt")
+    assert edit_ops._diff(old, text, reports, "f.txt") == unified.unified_diff(old, text, "f.txt")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.patchparse import Hunk
-from vfs_mcp.ops.textfile import line_range
+from vfs_mcp.ops.unified import line_range
 
 PLACING_BUDGET = 50_000_000
 """Line comparisons one patch may spend placing its hunks (a few seconds at most)."""

@@ -24,10 +24,8 @@ from vfs_mcp.ops import hunks
 from vfs_mcp.ops.patchparse import FilePatch, parse_patch
 from vfs_mcp.ops.text import encode
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable
+from vfs_mcp.ops.unified import DEFAULT_MAX_DIFF_CHARS
 from vfs_mcp.ops.write import writable
-
-DEFAULT_MAX_DIFF_CHARS = 10 * 1024 * 1024
-"""Characters of diff a reply holds; past them it ends with what the rest adds and removes."""
 
 
 class PatchedFile(BaseModel):
