@@ -5,7 +5,8 @@ measured (``processes.run_limited``).
     python hostile_diffs.py CASE URL OPTIONS_JSON MAX_RESPONSE_CHARS
 
 prints one JSON line: whether the call failed, its text, the sizes of both views of the reply
-(the text blocks, the fields in ``_meta``) and the fields themselves but for the diff.
+(the text blocks, the fields in ``_meta``) and the fields themselves but for the diff, and the
+process's peak resident memory while it served the call (the files written before it aside).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import random
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
@@ -100,6 +102,12 @@ async def call(mount: Mount, cap: int, tool: str, arguments: dict[str, Any]) -> 
     }
 
 
+def peak_mb() -> float:
+    """This process's peak resident memory since it was last reset (``VmHWM``)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
 def main() -> None:
     case, url, options, cap = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
     mount = open_mount(MountSpec(url, options=options))
@@ -107,7 +115,9 @@ def main() -> None:
     written(mount, files)
     inputs = sum(len(text) for text in files.values())
     del files
-    print(json.dumps({"inputs": inputs, **asyncio.run(call(mount, cap, tool, arguments))}))
+    Path("/proc/self/clear_refs").write_text("5")  # the peak from here on: the call's, not the setup's
+    reply = asyncio.run(call(mount, cap, tool, arguments))
+    print(json.dumps({"inputs": inputs, "peak_mb": peak_mb(), **reply}))
 
 
 if __name__ == "__main__":

@@ -41,8 +41,10 @@ def applied(a: list[str], b: list[str], opcodes: Iterable[tuple[str, int, int, i
 
 def blocks_hold(a: list[str], b: list[str], found: linediff.Matching) -> None:
     """Each block is lines both texts have, in order, and the opcodes turn ``a`` into ``b``."""
-    assert found.blocks[-1] == (len(a), len(b), 0)
-    for (i, j, size), (i2, j2, _) in itertools.pairwise(found.blocks):
+    blocks = list(found.blocks())
+    assert blocks[-1] == (len(a), len(b), 0)
+    assert sum(size for *_, size in blocks) == found.same
+    for (i, j, size), (i2, j2, _) in itertools.pairwise(blocks):
         assert size > 0 and a[i : i + size] == b[j : j + size]
         assert i + size <= i2 and j + size <= j2
     assert applied(a, b, found.opcodes()) == b
@@ -56,7 +58,7 @@ def test_matching_finds_as_many_lines_as_can_be_in_order_and_its_opcodes_turn_on
     found = linediff.match(a, b)
     blocks_hold(a, b, found)
     assert found.cut is None
-    assert sum(size for *_, size in found.blocks) == longest_common(a, b)
+    assert found.same == longest_common(a, b)
 
 
 @settings(max_examples=400, deadline=None)
@@ -67,10 +69,10 @@ def test_matching_stopped_by_its_budget_still_turns_one_text_into_the_other_and_
     found = linediff.match(a, b, work)
     blocks_hold(a, b, found)
     if found.cut is None:
-        assert sum(size for *_, size in found.blocks) == longest_common(a, b)
+        assert found.same == longest_common(a, b)
     else:  # past where it stopped, one replacement: no lines match but those both texts end with
         x, y = found.cut
-        past = [(i, j, size) for i, j, size in found.blocks[:-1] if i + size > x or j + size > y]
+        past = [(i, j, size) for i, j, size in list(found.blocks())[:-1] if i + size > x or j + size > y]
         assert len(past) <= 1 and all(i + size == len(a) and j + size == len(b) for i, j, size in past)
 
 
@@ -86,7 +88,7 @@ def test_lines_of_two_values_alternating_match_within_the_budget_where_difflib_t
 def test_hunks_are_difflibs_grouped_opcodes(a: list[str], b: list[str], context: int) -> None:
     found = linediff.match(a, b)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    matcher.get_matching_blocks = lambda: [difflib.Match(*block) for block in found.blocks]  # type: ignore[method-assign]
+    matcher.get_matching_blocks = lambda: [difflib.Match(*block) for block in found.blocks()]  # type: ignore[method-assign]
     hunks: list[list[tuple[str, int, int, int, int]]] = [[]]
     for code in found.hunks(context):
         if code is None:

@@ -16,6 +16,8 @@ opcodes and hunks.
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import heapq
 import itertools
 import math
 import operator
@@ -35,18 +37,47 @@ Opcode = tuple[str, int, int, int, int]
 
 @dataclass(frozen=True)
 class Matching:
-    """The lines two texts share, as difflib's matching blocks."""
+    """The lines two texts of ``n`` and ``m`` lines share, held as they were found: blocks of
+    the lines kept (those both texts have), and where the lines set aside lay among them."""
 
-    blocks: list[tuple[int, int, int]]
-    """``(i, j, size)``: ``a[i : i + size] == b[j : j + size]``, in order, ending with ``(len(a), len(b), 0)``."""
+    n: int
+    m: int
+    found: list[tuple[int, int, int]]
+    """``(i, j, size)``: the ``i``-th line kept of ``a`` on and the ``j``-th of ``b`` on, ``size`` lines alike."""
+    kept: tuple[array[int], array[int]]
+    """For each text, the lines kept (``kept[0][i]``: the line of ``a`` kept ``i``-th)."""
+    breaks: tuple[array[int], array[int]]
+    """For each text, where lines set aside lie among those kept (``_breaks``)."""
+    tail: int = 0
+    """Lines both texts end with, matched apart after a cut."""
     cut: tuple[int, int] | None = None
     """Where matching stopped, its budget spent: ``a`` from ``i`` on and ``b`` from ``j`` on
-    (but for the lines both end with) are one replacement, not the fewest lines changed."""
+    (but for the ``tail`` lines) are one replacement, not the fewest lines changed."""
+
+    @property
+    def same(self) -> int:
+        """How many lines match."""
+        return sum(size for _, _, size in self.found) + self.tail
+
+    def blocks(self) -> Iterator[tuple[int, int, int]]:
+        """difflib's matching blocks, each made when asked for: ``(i, j, size)``,
+        ``a[i : i + size] == b[j : j + size]``, in order, ending with ``(n, m, 0)``."""
+        (kept_a, kept_b), (breaks_a, breaks_b) = self.kept, self.breaks
+        for i, j, size in self.found:  # split where lines set aside lay between two of a block's
+            start = 0
+            for cut in heapq.merge(_inside(breaks_a, i, size), _inside(breaks_b, j, size)):
+                if cut > start:
+                    yield kept_a[i + start], kept_b[j + start], cut - start
+                    start = cut
+            yield kept_a[i + start], kept_b[j + start], size - start
+        if self.tail:
+            yield self.n - self.tail, self.m - self.tail, self.tail
+        yield self.n, self.m, 0
 
     def opcodes(self) -> Iterator[Opcode]:
         """difflib's opcodes (``SequenceMatcher.get_opcodes``): how to turn ``a`` into ``b``."""
         i = j = 0
-        for ai, bj, size in self.blocks:
+        for ai, bj, size in self.blocks():
             if i < ai or j < bj:
                 yield ("replace" if i < ai and j < bj else "delete" if i < ai else "insert", i, ai, j, bj)
             i, j = ai + size, bj + size
@@ -81,44 +112,31 @@ class Matching:
 
 def match(a: Sequence[str], b: Sequence[str], work: int | None = None) -> Matching:
     """The lines ``a`` and ``b`` share, in at most ``work`` steps (by default ``BASE_WORK`` and
-    ``WORK_PER_LINE`` for each of their lines): as many as can be, unless the budget ran out."""
+    ``WORK_PER_LINE`` for each of their lines): as many as can be, unless the budget ran out.
+    Nothing it holds on to is a line of theirs."""
     n, m = len(a), len(b)
     budget = BASE_WORK + WORK_PER_LINE * (n + m) if work is None else work
     in_b = bytes(map(set(b).__contains__, a))  # for each line of a: whether b has it too
     in_a = bytes(map(set(a).__contains__, b))
-    kept_a, kept_b = array("i", itertools.compress(range(n), in_b)), array("i", itertools.compress(range(m), in_a))
+    kept = array("i", itertools.compress(range(n), in_b)), array("i", itertools.compress(range(m), in_a))
     found, cut = _myers(list(itertools.compress(a, in_b)), list(itertools.compress(b, in_a)), budget)
-    blocks = _unfolded(found, kept_a, _breaks(in_b), kept_b, _breaks(in_a))
-    if cut is not None:
-        # One replacement from the end of the last block matched, but for the lines both end with.
-        x, y = (blocks[-1][0] + blocks[-1][2], blocks[-1][1] + blocks[-1][2]) if blocks else (0, 0)
-        tail = _run_back(a, b, n, m, min(n - x, m - y))
-        if tail:
-            blocks.append((n - tail, m - tail, tail))
-        cut = (x, y)
-    return Matching([*blocks, (n, m, 0)], cut)
+    matching = Matching(n, m, found, kept, (_breaks(in_b), _breaks(in_a)))
+    if cut is None:
+        return matching
+    # One replacement from the end of the last block matched, but for the lines both end with.
+    x, y = (
+        (kept[0][found[-1][0] + found[-1][2] - 1] + 1, kept[1][found[-1][1] + found[-1][2] - 1] + 1)
+        if found
+        else (0, 0)
+    )
+    tail = _run_back(a, b, n, m, min(n - x, m - y))
+    return dataclasses.replace(matching, tail=tail, cut=(x, y))
 
 
-def _unfolded(
-    blocks: list[tuple[int, int, int]],
-    kept_a: array[int],
-    breaks_a: array[int],
-    kept_b: array[int],
-    breaks_b: array[int],
-) -> list[tuple[int, int, int]]:
-    """Blocks of the lines kept (``kept_a[t]``: the line of ``a`` kept ``t``-th), as blocks of
-    the whole texts: split where lines set aside lay between two of a block's (``_breaks``)."""
-    out: list[tuple[int, int, int]] = []
-    for i, j, size in blocks:
-        inside = sorted(
-            {
-                *(t - i for t in breaks_a[bisect.bisect_right(breaks_a, i) : bisect.bisect_left(breaks_a, i + size)]),
-                *(t - j for t in breaks_b[bisect.bisect_right(breaks_b, j) : bisect.bisect_left(breaks_b, j + size)]),
-            }
-        )
-        for start, stop in itertools.pairwise([0, *inside, size]):
-            out.append((kept_a[i + start], kept_b[j + start], stop - start))
-    return out
+def _inside(breaks: array[int], at: int, size: int) -> Iterator[int]:
+    """The breaks strictly inside the ``size`` lines kept from ``at``, counted from ``at``."""
+    inner = breaks[bisect.bisect_right(breaks, at) : bisect.bisect_left(breaks, at + size)]
+    return map(operator.sub, inner, itertools.repeat(at))
 
 
 def _breaks(kept: bytes) -> array[int]:

@@ -12,8 +12,8 @@ diff's.
 
 from __future__ import annotations
 
-import bisect
 import itertools
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import AnyStr
@@ -197,15 +197,18 @@ def diff(
     lines = old.count("\n", span.start, span.old_end) + new.count("\n", span.start, span.new_end)
     chars = span.old_end + span.new_end - 2 * span.start
     if lines <= max(MATCHED_LINES, chars // LINE_CHARS):
-        a, b = split_lines(old[span.start : span.old_end]), split_lines(new[span.start : span.new_end])
-        return _matched(a, b, lo, context, max_chars)
+        return _matched(old[span.start : span.old_end], new[span.start : span.new_end], lo, context, max_chars)
     return _replaced(old, new, span, lo, max_chars)
 
 
-def _matched(a: list[str], b: list[str], lo: int, context: int, max_chars: int) -> Diff:
-    """The diff of lines ``a`` and ``b`` (line ``lo + 1`` on), their lines matched."""
+def _matched(old: str, new: str, lo: int, context: int, max_chars: int) -> Diff:
+    """The diff of two texts of whole lines (the first is line ``lo + 1``), their lines matched;
+    what it shows is cut from the texts, not joined from their lines, which are let go once
+    matched."""
+    a, b = split_lines(old), split_lines(new)
+    starts = _starts(a), _starts(b)
     matching = linediff.match(a, b)
-    same = sum(size for _, _, size in matching.blocks)
+    del a, b
     out = _Cutter(max_chars)
     hunk: Hunk | None = None
     end = lo + 1, lo + 1  # the lines after the hunk's last, so far
@@ -222,14 +225,22 @@ def _matched(a: list[str], b: list[str], lo: int, context: int, max_chars: int) 
                 break
             hunk = Hunk(lo + i1 + 1, 0, lo + j1 + 1, 0)
             out.start(hunk)
-        runs = [(" ", a[i1:i2])] if tag == "equal" else [("-", a[i1:i2]), ("+", b[j1:j2])]
-        for sign, lines in runs:
+        runs = [(" ", old, starts[0][i1], starts[0][i2])]
+        if tag != "equal":
+            runs = [("-", old, starts[0][i1], starts[0][i2]), ("+", new, starts[1][j1], starts[1][j2])]
+        for sign, text, start, stop in runs:
             if out.full:
                 break
-            if lines:
-                out.add(sign, lines)
+            if start < stop:
+                out.add(sign, text, start, stop)
+    same = matching.same
     unmatched = None if matching.cut is None else (lo + matching.cut[0] + 1, lo + matching.cut[1] + 1)
-    return out.diff(len(b) - same, len(a) - same, unmatched)
+    return out.diff(matching.m - same, matching.n - same, unmatched)
+
+
+def _starts(lines: list[str]) -> array[int]:
+    """Where each of ``lines`` starts in their text, and where the last ends."""
+    return array("q", itertools.accumulate(map(len, lines), initial=0))
 
 
 def _replaced(old: str, new: str, span: _Span, lo: int, max_chars: int) -> Diff:
@@ -251,7 +262,7 @@ def _replaced(old: str, new: str, span: _Span, lo: int, max_chars: int) -> Diff:
         if out.full:
             break
         if start < stop:
-            out.add_text(sign, text, start, stop)
+            out.add(sign, text, start, stop)
     return out.diff(added, removed, (lo + above + 1, lo + above + 1))
 
 
@@ -261,7 +272,7 @@ def _count_lines(text: str, start: int, stop: int) -> int:
 
 class _Cutter:
     """Hunks gathered while they fit in ``limit`` characters (each line counts its characters
-    and its sign), and the lines added and removed they show."""
+    and its sign, each header ``HEADER_CHARS``), and the lines added and removed they show."""
 
     def __init__(self, limit: int) -> None:
         self.limit, self.size, self.full = limit, 0, False
@@ -277,21 +288,9 @@ class _Cutter:
         self.size += HEADER_CHARS
         self.hunks.append(hunk)
 
-    def add(self, sign: str, lines: list[str]) -> None:
-        """The lines that fit, as a run of the current hunk (``full`` when some did not)."""
-        room = self.limit - self.size
-        cost = sum(map(len, lines)) + len(lines)
-        if cost <= room:
-            self._row(sign, "".join(lines), len(lines), cost)
-            return
-        costs = list(itertools.accumulate(len(line) + 1 for line in lines))
-        fit = bisect.bisect_right(costs, room)
-        if fit:
-            self._row(sign, "".join(lines[:fit]), fit, costs[fit - 1])
-        self.full = True
-
-    def add_text(self, sign: str, text: str, start: int, stop: int) -> None:
-        """``add`` of the lines of ``text[start:stop]``, found in the text (never all split)."""
+    def add(self, sign: str, text: str, start: int, stop: int) -> None:
+        """The lines of ``text[start:stop]`` (whole lines) that fit, as a run of the current hunk
+        (``full`` when some did not); only those shown are copied, none is split apart."""
         room = self.limit - self.size
         piece = text[start : min(stop, start + room)]
         count = _count_lines(piece, 0, len(piece))
