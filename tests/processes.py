@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +96,6 @@ class Limited:
     stdout: str
     stderr: str
     cpu_seconds: float
-    peak_mb: float
 
 
 def run_limited(
@@ -104,7 +103,7 @@ def run_limited(
 ) -> Limited:
     """``python ARGS`` in a child process that the kernel stops after ``cpu_seconds`` of CPU
     (``RLIMIT_CPU``: a call that would run for minutes fails the test, never hangs it; killed
-    after ``wall_seconds`` too); its output, its CPU time and its peak RSS (``wait4``)."""
+    after ``wall_seconds`` too); its output and its CPU time (``wait4``)."""
 
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
@@ -130,7 +129,6 @@ def run_limited(
         out.decode(errors="replace"),
         err.decode(errors="replace"),
         usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024,
     )
 
 
@@ -151,13 +149,22 @@ class RawStdio:
 
     def exchange(self, line: bytes, seconds: float = 120.0, answered: bool = True) -> dict[str, Any]:
         """Send one line; the answer (within ``seconds``) when one is due."""
+        return self.stream([line], seconds, answered)
+
+    def stream(self, pieces: Iterable[bytes], seconds: float = 120.0, answered: bool = True) -> dict[str, Any]:
+        """Send one line written a piece at a time (never held whole here); the answer (within
+        ``seconds``) when one is due."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(line + b"\n")
+        first = b""
+        for piece in pieces:
+            first = first or piece
+            self.proc.stdin.write(piece)
+        self.proc.stdin.write(b"\n")
         self.proc.stdin.flush()
         if not answered:
             return {}
         ready, _, _ = select.select([self.proc.stdout], [], [], seconds)
-        assert ready, f"no answer within {seconds:g} s to {line[:80]!r}"
+        assert ready, f"no answer within {seconds:g} s to {first[:80]!r}"
         answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
         return answer
 

@@ -109,3 +109,48 @@ def test_a_200_mib_http_body_is_refused_with_413_before_the_server_holds_it(tmp_
             timeout=30,
         )
         assert answered.status_code == 200, answered.text
+
+
+def add_file_request(request_id: int, lines: int, line: str, id_last: bool) -> Iterator[bytes]:
+    """An apply_patch request (dry run) adding a file of ``lines`` copies of ``line``, in
+    OpenAI's format, made a line of the patch at a time; its id where the Python SDK writes it
+    (first) or the TypeScript SDK (last)."""
+    head, tail = '{"method":"tools/call","params":', f',"jsonrpc":"2.0","id":{request_id}}}'
+    if not id_last:
+        head, tail = f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":', "}"
+    yield (head + '{"name":"apply_patch","arguments":{"dry_run":true,"patch":"').encode()
+    yield json.dumps("*** Begin Patch\n*** Add File: big.txt\n")[1:-1].encode()
+    escaped = json.dumps(f"+{line}\n")[1:-1].encode()
+    for _ in range(lines):
+        yield escaped
+    yield (json.dumps("*** End Patch\n")[1:-1] + '"}}' + tail).encode()
+
+
+@pytest.mark.parametrize("id_last", [False, True], ids=["id-first", "id-last"])
+def test_a_400_mib_patch_over_stdio_is_refused_before_it_is_held(server: tuple[RawStdio, Path], id_last: bool) -> None:
+    box, _ = server
+    answer = box.stream(add_file_request(1000, 400, "x" * MiB, id_last))
+    assert peak_rss_mb(box.proc.pid) <= REFUSED_PEAK_MB
+    assert answer["id"] == 1000, answer
+    assert answer["error"]["code"] == -32600 and "over the" in answer["error"]["message"], answer
+    again = box.call("apply_patch", patch="*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n", dry_run=True)
+    assert again["result"]["isError"] is False, again
+
+
+def test_a_patch_over_the_write_limit_is_refused_within_150_mb(server: tuple[RawStdio, Path]) -> None:
+    box, _ = server
+    answer = box.stream(add_file_request(1000, 330_000, "x" * 99, False))  # 33 MB: the longest request line
+    assert answer["result"]["content"][0]["text"].startswith("TOO_LARGE"), answer
+    assert peak_rss_mb(box.proc.pid) <= REFUSED_PEAK_MB
+
+
+@pytest.mark.parametrize("line", ["", "a line of some ordinary text"], ids=["empty-lines", "ordinary-lines"])
+def test_a_16_mb_patch_costs_a_small_multiple_of_its_size(server: tuple[RawStdio, Path], line: str) -> None:
+    box, _ = server
+    started = peak_rss_mb(box.proc.pid)
+    lines = 16_000_000 // (len(line) + 2)
+    answer = box.stream(add_file_request(1000, lines, line, False))
+    assert answer["result"]["isError"] is False, answer
+    assert answer["result"]["_meta"]["vfs-mcp/result"]["files"][0]["added"] == lines
+    # The reply holds the diff (up to the 10 MiB read limit) twice: as text and in _meta.
+    assert peak_rss_mb(box.proc.pid) - started <= 8 * 16

@@ -131,4 +131,6 @@ def hashed_into(result: Any, ops: list[Op]) -> Callable[[], None] | None:
 
 def printable(text: str) -> str:
     """Text safe to send: bytes kept by surrogateescape shown as U+FFFD."""
+    if text.isascii():  # known to the string itself: no copy
+        return text
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
