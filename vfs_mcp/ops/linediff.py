@@ -113,11 +113,15 @@ class Matching:
 def match(a: Sequence[str], b: Sequence[str], work: int | None = None) -> Matching:
     """The lines ``a`` and ``b`` share, in at most ``work`` steps (by default ``BASE_WORK`` and
     ``WORK_PER_LINE`` for each of their lines): as many as can be, unless the budget ran out.
-    Nothing it holds on to is a line of theirs."""
+    ``b`` is read from start to end (twice), and sliced; nothing it holds on to is a line of theirs."""
     n, m = len(a), len(b)
     budget = BASE_WORK + WORK_PER_LINE * (n + m) if work is None else work
-    in_b = bytes(map(set(b).__contains__, a))  # for each line of a: whether b has it too
-    in_a = bytes(map(set(a).__contains__, b))
+    of_a = set(a)
+    in_a = bytes(map(of_a.__contains__, b))  # for each line of b: whether a has it too
+    both = set(filter(of_a.__contains__, b))  # no line of b but those: b may make its lines as asked
+    del of_a
+    in_b = bytes(map(both.__contains__, a))
+    del both
     kept = array("i", itertools.compress(range(n), in_b)), array("i", itertools.compress(range(m), in_a))
     found, cut = _myers(list(itertools.compress(a, in_b)), list(itertools.compress(b, in_a)), budget)
     matching = Matching(n, m, found, kept, (_breaks(in_b), _breaks(in_a)))

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import AnyStr
+from typing import AnyStr, overload
 
 from vfs_mcp.ops import linediff
 from vfs_mcp.ops.literal import newlines
@@ -205,8 +205,8 @@ def _matched(old: str, new: str, lo: int, context: int, max_chars: int) -> Diff:
     """The diff of two texts of whole lines (the first is line ``lo + 1``), their lines matched;
     what it shows is cut from the texts, not joined from their lines, which are let go once
     matched."""
-    a, b = split_lines(old), split_lines(new)
-    starts = _starts(a), _starts(b)
+    a, b = split_lines(old), _Lines(new)
+    starts = _starts(a), b.starts
     matching = linediff.match(a, b)
     del a, b
     out = _Cutter(max_chars)
@@ -238,9 +238,41 @@ def _matched(old: str, new: str, lo: int, context: int, max_chars: int) -> Diff:
     return out.diff(matching.m - same, matching.n - same, unmatched)
 
 
-def _starts(lines: list[str]) -> array[int]:
+def _starts(lines: Iterable[str]) -> array[int]:
     """Where each of ``lines`` starts in their text, and where the last ends."""
     return array("q", itertools.accumulate(map(len, lines), initial=0))
+
+
+class _Lines(Sequence[str]):
+    """The lines of a text, each made when it is asked for (read in turn, or sliced): the
+    lines of a diff's new text are never all held at once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = _starts(self)
+
+    def __iter__(self) -> Iterator[str]:
+        at = 0
+        while at < len(self.text):  # some 64 KiB of whole lines at a time
+            end = self.text.find("\n", at + CHUNK) + 1 or len(self.text)
+            yield from split_lines(self.text[at:end])
+            at = end
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            start, stop, _ = index.indices(len(self))
+            return split_lines(self.text[self.starts[start] : self.starts[stop]]) if start < stop else []
+        at = range(len(self))[index]
+        return self.text[self.starts[at] : self.starts[at + 1]]
 
 
 def _replaced(old: str, new: str, span: _Span, lo: int, max_chars: int) -> Diff:
