@@ -4,7 +4,9 @@ measured (``processes.run_limited``).
 
     python hostile_diffs.py CASE URL OPTIONS_JSON MAX_RESPONSE_CHARS
 
-prints one JSON line: whether the call failed, its text, the sizes of both views of the reply
+(CASE: a name of ``CASES``, or the JSON of a random case for ``generated``) prints one JSON
+line: the size of what the call read (files and request, in characters and lines), whether
+the call failed, its text, the sizes of both views of the reply
 (the text blocks, the fields in ``_meta``) and the fields themselves but for the diff, and the
 process's peak resident memory while it served the call (the files written before it aside).
 """
@@ -69,6 +71,59 @@ def every_line() -> tuple[dict[str, str], str, dict[str, Any]]:
     return {"a.txt": old, "b.txt": new}, "compare_files", {"file1": "a.txt", "file2": "b.txt"}
 
 
+def generated(spec: dict[str, Any]) -> tuple[dict[str, str], str, dict[str, Any]]:
+    """A random case: ``spec["lines"]`` lines, a share of them (``spec["repeat"]``) among
+    ``spec["distinct"]`` values repeated all over, the others each its own, and
+    ``spec["changes"]`` changes made by ``spec["tool"]`` (edits, line edits, a patch's hunks, or
+    a second file's differences)."""
+    pick = random.Random(spec["seed"])
+    filler = "x" * spec["pad"]
+
+    def line() -> str:
+        if pick.random() < spec["repeat"]:
+            return f"common {pick.randrange(spec['distinct'])} {filler}"
+        return f"{pick.randrange(1 << 40)} {filler}"
+
+    old = [line() for _ in range(spec["lines"])]
+    changes, tool, dry_run = spec["changes"], spec["tool"], spec["dry_run"]
+    text = "".join(f"{value}\n" for value in old)
+    if tool == "compare_files":
+        new = list(old)
+        for _ in range(changes):
+            at = pick.randrange(len(new) + 1)
+            kind = pick.randrange(3)
+            if kind == 0 or not new:
+                new.insert(at, line())
+            elif kind == 1:
+                del new[min(at, len(new) - 1)]
+            else:
+                new[min(at, len(new) - 1)] = line()
+        files = {"a.txt": text, "b.txt": "".join(f"{value}\n" for value in new)}
+        return files, tool, {"file1": "a.txt", "file2": "b.txt"}
+    if tool == "edit_file":  # each edit replaces a line everywhere: the common ones many times
+        count = max(1, min(changes, 1000))
+        common = [f"common {k} {filler}" for k in range(min(spec["distinct"], count))]
+        values = sorted({*common, *pick.sample(old, min(len(old), count - len(common)))})
+        edits = [{"oldText": value, "newText": f"new {k}", "replace_all": True} for k, value in enumerate(values)]
+        return {"f.txt": text}, tool, {"path": "f.txt", "edits": edits, "dry_run": dry_run}
+    if tool == "edit_file_at_line":
+        numbers = pick.sample(range(1, len(old) + 1), min(len(old), max(1, changes)))
+        actions = ("replace", "insert_before", "insert_after", "delete")
+        edits = [{"line_number": n, "action": pick.choice(actions), "content": f"new {n}\nand more"} for n in numbers]
+        return {"f.txt": text}, tool, {"path": "f.txt", "line_edits": edits, "dry_run": dry_run}
+    hunks, end = [], 0  # apply_patch: a hunk changing each line picked, with its context
+    for at in sorted(pick.sample(range(len(old)), min(len(old), changes))):
+        if at - 3 < end:
+            continue
+        before, after = old[at - 3 : at], old[at + 1 : at + 4]
+        body = [f" {v}\n" for v in before] + [f"-{old[at]}\n", f"+changed {at}\n"] + [f" {v}\n" for v in after]
+        size = len(before) + 1 + len(after)
+        hunks.append(f"@@ -{at - 2},{size} +{at - 2},{size} @@\n" + "".join(body))
+        end = at + 4
+    patch = "--- a/f.txt\n+++ b/f.txt\n" + "".join(hunks)
+    return {"f.txt": text}, tool, {"patch": patch, "dry_run": dry_run}
+
+
 CASES: dict[str, Callable[[], tuple[dict[str, str], str, dict[str, Any]]]] = {
     "replace_all": replace_all,
     "line_edits": line_edits,
@@ -111,13 +166,15 @@ def peak_mb() -> float:
 def main() -> None:
     case, url, options, cap = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
     mount = open_mount(MountSpec(url, options=options))
-    files, tool, arguments = CASES[case]()
+    files, tool, arguments = CASES[case]() if case in CASES else generated(json.loads(case))
     written(mount, files)
-    inputs = sum(len(text) for text in files.values())
-    del files
+    request = json.dumps(arguments)
+    inputs = sum(len(text) for text in files.values()) + len(request)
+    lines = sum(text.count("\n") for text in files.values()) + request.count("\\n") + 1
+    del files, request
     Path("/proc/self/clear_refs").write_text("5")  # the peak from here on: the call's, not the setup's
     reply = asyncio.run(call(mount, cap, tool, arguments))
-    print(json.dumps({"inputs": inputs, "peak_mb": peak_mb(), **reply}))
+    print(json.dumps({"inputs": inputs, "lines": lines, "peak_mb": peak_mb(), **reply}))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ costs a few times its size, not an object for each of its lines.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -43,37 +42,52 @@ _UPDATE_END = re.compile(r"^\*\*\*(?! End of File[^\S\n]*$)", re.M)
 _NO_END = "the patch has no *** End Patch line"
 
 
-@dataclass
 class Hunk:
-    body: str = ""
-    """Its lines, each its sign (``' '`` context, ``'-'`` removed, ``'+'`` added) then its text,
-    between newlines."""
-    anchor: str = ""
-    """Text after ``@@`` in OpenAI's format: a line the hunk comes after (may be empty)."""
-    old_start: int | None = None
-    """The unified diff's old start line (1-based), a hint used only when the hunk has no context."""
-    old_ends_without_newline: bool = False
-    new_ends_without_newline: bool = False
+    """A hunk's lines: as one string, ``body`` (each line its sign, ``' '`` context, ``'-'``
+    removed, ``'+'`` added, then its text, between newlines), or as ``signs`` and ``texts``;
+    either is made from the other when first asked for."""
 
-    @classmethod
-    def of(cls, signs: str, texts: list[str], **fields: object) -> Hunk:
-        """A hunk of lines given as their signs and their texts (kept: not found again)."""
-        hunk = cls("\n".join(map(str.__add__, signs, texts)), **fields)  # type: ignore[arg-type]
-        hunk.__dict__.update(signs=signs, texts=texts)  # what ``signs`` and ``texts`` would make
-        return hunk
+    def __init__(
+        self,
+        body: str | None = None,
+        *,
+        signs: str | None = None,
+        texts: list[str] | None = None,
+        anchor: str = "",
+        old_start: int | None = None,
+    ) -> None:
+        self._body, self._signs, self._texts = body, signs, texts
+        self.anchor = anchor
+        """Text after ``@@`` in OpenAI's format: a line the hunk comes after (may be empty)."""
+        self.old_start = old_start
+        """The unified diff's old start line (1-based), a hint used only when the hunk has no context."""
+        self.old_ends_without_newline = False
+        self.new_ends_without_newline = False
 
-    @functools.cached_property
+    @property
+    def body(self) -> str:
+        if self._body is None:
+            self._body = "\n".join(map(str.__add__, self.signs, self.texts))
+        return self._body
+
+    @property
     def signs(self) -> str:
         """One character a line: ``' '`` context, ``'-'`` removed, ``'+'`` added."""
-        return "".join(_SIGNS.findall(self.body))
+        if self._signs is None:
+            self._signs = "".join(_SIGNS.findall(self.body))
+        return self._signs
 
-    @functools.cached_property
+    @property
     def texts(self) -> list[str]:
         """Each line's text, without its sign and newline."""
-        return _TEXTS.findall(self.body)
+        if self._texts is None:
+            self._texts = _TEXTS.findall(self.body)
+        return self._texts
 
     def count(self, sign: str) -> int:
         """How many lines have ``sign`` (no line is made for it)."""
+        if self._signs is not None:
+            return self._signs.count(sign)
         return self.body.startswith(sign) + self.body.count("\n" + sign)
 
     @property
@@ -288,7 +302,7 @@ def _updated(text: str, at: int, files: _Files, patch: FilePatch) -> int:
         while texts and texts[-1] == "" and signs[-1] == " ":  # a blank line that closes a hunk is layout
             signs.pop()
             texts.pop()
-        files.hunk(patch, Hunk.of("".join(signs), texts, anchor=anchor))
+        files.hunk(patch, Hunk(signs="".join(signs), texts=texts, anchor=anchor))
     if not patch.hunks and patch.move_to is None:
         raise InvalidArgument(f"{patch.path}: an *** Update File has no hunks")
     files.add(patch)
