@@ -22,7 +22,7 @@ import itertools
 import math
 import operator
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 BASE_WORK = 1_000_000
@@ -113,7 +113,7 @@ class Matching:
 def match(a: Sequence[str], b: Sequence[str], work: int | None = None) -> Matching:
     """The lines ``a`` and ``b`` share, in at most ``work`` steps (by default ``BASE_WORK`` and
     ``WORK_PER_LINE`` for each of their lines): as many as can be, unless the budget ran out.
-    ``b`` is read from start to end (twice), and sliced; nothing it holds on to is a line of theirs."""
+    ``b`` is only read in turn (three times) and sliced; nothing kept is a line of theirs."""
     n, m = len(a), len(b)
     budget = BASE_WORK + WORK_PER_LINE * (n + m) if work is None else work
     of_a = set(a)
@@ -193,28 +193,22 @@ def _myers(a: Sequence[str], b: Sequence[str], work: int) -> tuple[list[tuple[in
 
 
 def _run(a: Sequence[str], b: Sequence[str], x: int, y: int) -> int:
-    """How many lines from ``a[x]`` and ``b[y]`` on are equal: slices compared, doubling while
-    they match, halving where they do not."""
-    room = min(len(a) - x, len(b) - y)
-    equal, step = 0, 1
-    while equal < room:
-        size = min(step, room - equal)
-        if a[x + equal : x + equal + size] == b[y + equal : y + equal + size]:
-            equal += size
-            step *= 2
-        elif size == 1:
-            break
-        else:
-            step = size // 2
-    return equal
+    """How many lines from ``a[x]`` and ``b[y]`` on are equal."""
+    return _alike(min(len(a) - x, len(b) - y), lambda i, k: a[x + i : x + i + k] == b[y + i : y + i + k])
 
 
 def _run_back(a: Sequence[str], b: Sequence[str], n: int, m: int, room: int) -> int:
     """How many lines ``a[:n]`` and ``b[:m]`` end with alike, at most ``room``."""
+    return _alike(room, lambda i, k: a[n - i - k : n - i] == b[m - i - k : m - i])
+
+
+def _alike(room: int, same: Callable[[int, int], bool]) -> int:
+    """The largest ``i <= room`` with ``same(0, i)``, where ``same(i, k)`` compares ``k`` lines
+    ``i`` on: slices compared, doubling while they match, halving where they do not."""
     equal, step = 0, 1
     while equal < room:
         size = min(step, room - equal)
-        if a[n - equal - size : n - equal] == b[m - equal - size : m - equal]:
+        if same(equal, size):
             equal += size
             step *= 2
         elif size == 1:

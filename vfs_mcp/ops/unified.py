@@ -102,7 +102,8 @@ class Diff:
             )
         if self.left_out is not None:
             added, removed = self.left_out
-            rest = f"{added:,} more lines added and {removed:,} removed" if added or removed else "context lines"
+            rest = f"{added:,} more {'line' if added == 1 else 'lines'} added and {removed:,} removed"
+            rest = rest if added or removed else "context lines"
             out.append(f"[diff cut at {self.limit:,} characters: {rest} not shown]")
         return out
 
@@ -369,14 +370,15 @@ def unified_diff(
 
 def rendered(found: Diff, name: str, new_name: str | None = None) -> str:
     """``found`` as a unified diff, git style, ending with what it leaves out (empty when
-    there are no hunks)."""
-    if not found.hunks:
+    the texts are equal)."""
+    notes = found.notes()
+    if not found.hunks and not notes:
         return ""
     out = [f"--- {name}\n", f"+++ {new_name or name}\n"]
     for hunk in found.hunks:
         out.append(hunk.header())
         out += [_signed(sign, block) for sign, block in hunk.rows]
-    out += [note + "\n" for note in found.notes()]
+    out += [note + "\n" for note in notes]
     return printable("".join(out))
 
 

@@ -12,12 +12,14 @@ them, non-blocking: no worker thread hands over each line read and each reply wr
 third of a millisecond of every call. Terminals and files (and Windows) are read and written
 by worker threads, as the SDK does, and keep their blocking mode.
 
-A line the SDK's parser refuses is read again (``replies.reread``): a request whose JSON holds
-a lone surrogate escape (``"\\udcc3"``, as a client names a file whose name is not valid
-UTF-8) is served; a line that cannot be (a batch, too deep, a number too long, not JSON) is
-answered with a JSON-RPC error, never left unanswered. A line longer than any request needs
-(``line_limit``: twice the largest write, and 1 MiB) is never held: it is let go as it comes,
-but for its ends, and answered with an error under its id (``replies.refused_line``).
+A line is parsed by ``json`` (its strings made once; pydantic's JSON parse held a request three
+times over) and checked by the SDK's models; one that fails is read again by the SDK's parser,
+then ``replies.reread``: a request whose JSON holds a lone surrogate escape (``"\\udcc3"``, as a
+client names a file whose name is not valid UTF-8) is served; a line that cannot be (a batch,
+too deep, a number too long, not JSON) is answered with a JSON-RPC error, never left unanswered.
+A line longer than any request needs (``line_limit``: twice the largest write, and 1 MiB) is
+never held: it is let go as it comes, but for its ends, and answered with an error under its id
+(``replies.refused_line``).
 """
 
 from __future__ import annotations
