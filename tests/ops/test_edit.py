@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import literal, unified
+from vfs_mcp.ops import line_edits as line_ops
+from vfs_mcp.ops import literal, textfile, unified
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -605,6 +606,52 @@ async def test_out_of_order_line_edits_apply_bottom_up_against_the_original_numb
     assert sandbox.get("six.txt") == b"zero\nl1\nl3\nthree-and-a-half\nl4\nfive\nfive-b\nsix\n"
     assert [o["line_number"] for o in body["edits"]] == [2, 5, 1, 3, 6]
     assert all(o["applied"] for o in body["edits"])
+
+
+def bottom_up(lines: list[str], edits: list[tuple[int, str, str]]) -> list[str]:
+    """Line edits made one by one from the bottom up, as the numbering promises: at one line,
+    what goes after it first, then the line itself, then what goes before it."""
+    order = {"insert_after": 0, "replace": 1, "delete": 1, "insert_before": 2}
+    out = list(lines)
+    ranked = sorted(enumerate(edits), key=lambda e: (e[1][0], -order[e[1][1]], e[0]), reverse=True)
+    for _, (index, action, content) in ranked:
+        new = content.split("\n")
+        if action == "replace":
+            out[index : index + 1] = new
+        elif action == "delete":
+            del out[index]
+        elif action == "insert_before":
+            out[index:index] = new
+        else:
+            out[index + 1 : index + 1] = new
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    size=st.integers(1, 8),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 7),
+            st.sampled_from(["replace", "delete", "insert_before", "insert_after"]),
+            st.sampled_from(["x", "y\nz", ""]),
+        ),
+        max_size=10,
+    ),
+)
+def test_many_line_edits_of_one_line_apply_in_one_pass_as_they_would_from_the_bottom_up(
+    size: int, edits: list[tuple[int, str, str]]
+) -> None:
+    edits = [(index % size, action, content) for index, action, content in edits]
+    targeted = [index for index, action, _ in edits if action in ("replace", "delete")]
+    assume(len(set(targeted)) == len(targeted))  # two edits of one line's content are refused
+    lines = [f"l{n}" for n in range(size)]
+    plan = [
+        (index, number, line_ops.LineEdit(line_number=index + 1, action=action, content=content))  # type: ignore[arg-type]
+        for number, (index, action, content) in enumerate(edits)
+    ]
+    doc = textfile.TextFile(None, b"", "utf-8", False, None)  # type: ignore[arg-type]
+    assert line_ops._applied(lines, plan, doc) == bottom_up(lines, edits)
 
 
 async def test_relative_line_numbers_count_from_zero_at_the_offset(sandbox):
