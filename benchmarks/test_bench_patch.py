@@ -3,7 +3,8 @@ same run: 1,000 one-line hunks (3 lines of context each, a unified diff as ``git
 it) on a 100,000-line file (quick: 100 hunks on 10,000 lines), against GNU ``patch`` and
 ``git apply``. Every round starts from the original file (restored outside the timing) and
 every result is checked against what ``patch`` makes of it. Timings are reported, never
-asserted (README: goal ≤ 3x ``patch``).
+asserted (README: goal ≤ 3x ``patch``). ``compare_files`` of the file before and after the
+patch is the diff of a normal size (one line changed in a hundred), beside GNU ``diff -u``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from stdio_server import StdioServer
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.compare import compare_files
 from vfs_mcp.ops.patch import PatchResult, apply_patch
 
 
@@ -120,3 +122,32 @@ def test_apply_patch_ratio(patch_case: PatchCase) -> None:
         f"\napply_patch {timings['apply_patch'] * 1000:.1f} ms, patch {timings['patch'] * 1000:.1f} ms, "
         f"git apply {timings['git apply'] * 1000:.1f} ms: {ratio:.2f}x patch (target ≤ 3x: {'met' if ratio <= 3 else 'MISSED'})"
     )
+
+
+def compared(case: PatchCase) -> None:
+    """The file as the patch leaves it (``patched.txt``), beside the original (restored)."""
+    case.restore()
+    (case.folder / "patched.txt").write_bytes(case.patched)
+
+
+def compare_group(case: PatchCase) -> str:
+    lines = case.original.count(b"\n")
+    return f"7b compare_files: {case.hunks} changed lines of {lines:,} vs diff -u"
+
+
+def test_compare_files(benchmark: Any, patch_case: PatchCase) -> None:
+    compared(patch_case)
+    vfs = JailedFS(Jail(open_mounts([MountSpec(str(patch_case.folder))])))
+    benchmark.group = compare_group(patch_case)
+    result = benchmark(lambda: compare_files(vfs, "big.txt", "patched.txt"))
+    assert result.added == result.removed == patch_case.hunks and result.cut is None
+
+
+@pytest.mark.skipif(shutil.which("diff") is None, reason="GNU diff is not installed")
+def test_diff_u_baseline(benchmark: Any, patch_case: PatchCase) -> None:
+    compared(patch_case)
+    benchmark.group = compare_group(patch_case)
+    done = benchmark(
+        lambda: subprocess.run(["diff", "-u", "big.txt", "patched.txt"], cwd=patch_case.folder, capture_output=True)
+    )
+    assert done.stdout.count(b"\n+LINE ") == patch_case.hunks

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.patchparse import Hunk
-from vfs_mcp.ops.textfile import line_range
+from vfs_mcp.ops.unified import line_range
 
 PLACING_BUDGET = 50_000_000
 """Line comparisons one patch may spend placing its hunks (a few seconds at most)."""
@@ -352,10 +352,10 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
     """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
     they are: linear in what they touch, no line-matching search. Each hunk keeps the context
     the patch gave it. ``new_lines``: the new file's lines, None when it was ``spliced``."""
-    new_size = len(old.texts) + sum(item.hunk.signs.count("+") - item.hunk.signs.count("-") for item in placed)
+    new_size = len(old.texts) + sum(item.hunk.count("+") - item.hunk.count("-") for item in placed)
     shift = 0
     for item in placed:
-        signs, texts = item.hunk.signs, item.hunk.texts
+        signs = item.hunk.signs
         old_count = len(signs) - signs.count("+")
         new_count = len(signs) - signs.count("-")
         new_at = item.at + shift
@@ -367,7 +367,7 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
         if not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
             # Found exactly, and short of either file's last line: the hunk's own lines are the
             # file's, and none of them lacks a newline.
-            yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
+            yield head + item.hunk.body + "\n"
             continue
         assert new_lines is not None  # a spliced file's hunks are all as above
         out = [head]

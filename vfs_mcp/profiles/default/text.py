@@ -73,7 +73,7 @@ def compare_files(
     encoding: TextCoding = "utf-8",
     format: FormatArg = "text",
 ) -> CallToolResult:
-    result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes)
+    result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes, settings.diff_chars)
     return report(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
 
 
@@ -135,8 +135,8 @@ def edit_file(
     options: Annotated[edit.EditOptions | None, Hidden] = None,  # the fallbacks, all on: rarely turned off
     expected_hash: str | None = None,
 ) -> CallToolResult:
-    limit = settings.max_edit_bytes
-    result = edit.edit_file(vfs, path, edits, encoding, dry_run, options, expected_hash, max_bytes=limit)
+    limit, shown = settings.max_edit_bytes, settings.diff_chars
+    result = edit.edit_file(vfs, path, edits, encoding, dry_run, options, expected_hash, limit, shown)
     return answer(edit_text(result), data=result)
 
 
@@ -150,7 +150,7 @@ def apply_patch(
         dry_run,
         max_bytes=settings.max_edit_bytes,
         max_write=settings.max_write_bytes,
-        max_diff=settings.max_read_bytes,
+        max_diff=settings.diff_chars,
     )
     return answer(patch_text(result), data=result)
 
@@ -179,6 +179,7 @@ def edit_file_at_line(
         encoding,
         dry_run,
         max_bytes=settings.max_edit_bytes,
+        max_diff=settings.diff_chars,
     )
     status, text = line_edit_text(result)
     return answer(text, data={**result.model_dump(mode="json"), "status": status})
