@@ -29,7 +29,7 @@ plan again on the new state (a bounded number of times); a plan whose caller pin
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -111,14 +111,15 @@ def run(
     touches: Iterable[Target] = (),
     dry_run: bool = False,
     replans: int = REPLANS,
-    undoing: Record | None = None,
+    undoing: Sequence[Record] = (),
 ) -> T:
     """Plan a change and commit it (see the module's docstring); the plan's result.
 
     ``touches``: the paths the change will write, when known before planning (their folders
     are locked for the first plan). ``dry_run``: plan only, without locks; nothing changes.
-    ``undoing``: the record this change takes back (its steps run one after the other, and the
-    change gets no record of its own).
+    ``undoing``: the records this change takes back, newest first (the plan's steps are theirs,
+    in that order: they run one after the other, each record's noted in the log once all are
+    made, and the change gets no record of its own).
     """
     if dry_run:
         return plan().result
@@ -141,19 +142,49 @@ def run(
                     vfs,
                     planned.ops,
                     keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
-                    journal=None if undoing is not None else pending,
-                    sequential=undoing is not None,
+                    journal=None if undoing else pending,
+                    sequential=bool(undoing),
+                    progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
                 )
             except Stale:
                 attempt += 1
                 if attempt >= replans:
                     raise
                 continue
-            if undoing is None:
+            if not undoing:
                 pending.made(receipt.undo, receipt.why_not, recorded)
         if planned.after is not None:
             planned.after()
         return planned.result
+
+
+class _Undoing:
+    """An undo of several records, newest first: each record's steps all made is noted in the
+    log (a crash after it: recovery lets that record go, and carries on from the next), and
+    taken back from the log before the steps are taken back after a failure (a crash then: the
+    undo is carried to its end)."""
+
+    def __init__(self, changelog: ChangeLog, undoing: Sequence[Record]) -> None:
+        self.changelog = changelog
+        self.ends: dict[int, str] = {}
+        end = 0
+        for record in undoing:
+            end += len(record.steps)
+            self.ends[end - 1] = record.id
+        self.noted: list[str] = []
+
+    def made(self, index: int) -> None:
+        change_id = self.ends.get(index)
+        if change_id is not None:
+            self.changelog.undone(change_id)
+            self.noted.append(change_id)
+
+    def failed(self) -> None:
+        for change_id in self.noted:
+            try:
+                self.changelog.undone(change_id, False)
+            except OSError as err:
+                log.log.error("the undo of %s could not be marked unfinished: %s", change_id, err)
 
 
 class _Pending:
@@ -162,10 +193,11 @@ class _Pending:
     def __init__(self, changelog: ChangeLog, tool: str) -> None:
         self.changelog, self.tool = changelog, tool
         self.id = log.new_id()
+        self.created = changelog.clock()  # planned, about to commit: its place in the log
 
     def pending(self, back: list[Op], finish: list[Op]) -> None:
         try:
-            self.changelog.pending(self.id, self.tool, back, finish)
+            self.changelog.pending(self.id, self.tool, self.created, back, finish)
         except OSError as err:
             raise Internal(
                 f"the state store {self.changelog.store.url} cannot be written ({err.strerror or err}); "
@@ -180,7 +212,7 @@ class _Pending:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
             else:
-                self.changelog.atomic(self.tool, undo, why_not)
+                self.changelog.atomic(self.tool, self.created, undo, why_not)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")

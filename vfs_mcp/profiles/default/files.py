@@ -112,12 +112,15 @@ def undo(
     path: str | None = None,
     change_id: str | None = None,
     dry_run: bool = False,
+    and_after: bool = False,
 ) -> CallToolResult:
     changelog = log_of(vfs)
     journal = session_journal(changelog, settings.undo_limit)
-    result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run)
+    result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run, and_after)
     lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
     head = f"{'would undo' if dry_run else 'undid'} {result.tool} (change {result.change_id})"
+    if len(result.undone) > 1:
+        head += f" and {plural(len(result.undone) - 1, 'later change')}: {', '.join(result.undone[:-1])}"
     tail = f"{plural(result.remaining, 'change')} left to undo" + (
         f"; {result.dropped} older ones were dropped (--undo-limit)" if result.dropped else ""
     )
