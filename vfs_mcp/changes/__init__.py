@@ -35,7 +35,7 @@ from typing import Generic, TypeVar
 
 from vfs_mcp.changes import log
 from vfs_mcp.changes.commit import commit
-from vfs_mcp.changes.locks import covers, folders_of, held, needed_by, widen
+from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import (
     ABSENT,
@@ -60,6 +60,7 @@ from vfs_mcp.changes.ops import (
 from vfs_mcp.changes.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
+from vfs_mcp.jail import versions
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 
@@ -121,11 +122,19 @@ def run(
     in that order: they run one after the other, each record's noted in the log once all are
     made, and the change gets no record of its own).
     """
+    # Planned on, checked against and keeping what is there now, whatever version a replay pins
+    # for the call's reads; what a commit reads is not an input of the call.
+    with versions.unpinned():
+        return _run(vfs, plan, folders_of(touches), dry_run, replans, undoing)
+
+
+def _run(
+    vfs: JailedFS, plan: Callable[[], Plan[T]], folders: Folders, dry_run: bool, replans: int, undoing: Sequence[Record]
+) -> T:
     if dry_run:
         return plan().result
     changelog = log_of(vfs)
     recording = log.current()
-    folders = folders_of(touches)
     attempt = 0
     while True:
         with held(vfs, folders):
@@ -138,14 +147,15 @@ def run(
                 continue
             pending = _Pending(changelog, recording.tool if recording else "a change")
             try:
-                receipt, recorded = commit(
-                    vfs,
-                    planned.ops,
-                    keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
-                    journal=None if undoing else pending,
-                    sequential=bool(undoing),
-                    progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
-                )
+                with versions.unnoted():
+                    receipt, recorded = commit(
+                        vfs,
+                        planned.ops,
+                        keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
+                        journal=None if undoing else pending,
+                        sequential=bool(undoing),
+                        progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
+                    )
             except Stale:
                 attempt += 1
                 if attempt >= replans:
