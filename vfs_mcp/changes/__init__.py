@@ -145,7 +145,7 @@ def _run(
             if not covers(folders, needed):
                 widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            pending = _Pending(changelog, recording.tool if recording else "a change")
+            pending = _Pending(changelog, recording)
             try:
                 with versions.unnoted():
                     receipt, recorded = commit(
@@ -198,10 +198,13 @@ class _Undoing:
 
 
 class _Pending:
-    """A change's record in the log: written before the first step of a change of several."""
+    """A change's record in the log: written before the first step of a change of several
+    (crash safety), kept for undo when a tool call made it (``recording``; a program's change
+    through the ``vfs`` protocol has no undo to keep it for)."""
 
-    def __init__(self, changelog: ChangeLog, tool: str) -> None:
-        self.changelog, self.tool = changelog, tool
+    def __init__(self, changelog: ChangeLog, recording: log.Recording | None) -> None:
+        self.changelog, self.recording = changelog, recording
+        self.tool = recording.tool if recording is not None else "a change"
         self.id = log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
 
@@ -218,10 +221,12 @@ class _Pending:
         self.changelog.abandoned(self.id)
 
     def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
+        if self.recording is None:
+            undo, why_not = None, "no tool call keeps it"
         try:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
-            else:
+            elif self.recording is not None:
                 self.changelog.atomic(self.tool, self.created, undo, why_not)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
