@@ -210,7 +210,7 @@ class _Pending:
 
     def pending(self, back: list[Op], finish: list[Op]) -> None:
         try:
-            self.changelog.pending(self.id, self.tool, self.created, back, finish)
+            self.changelog.pending(self.id, self.tool, back, finish, self.created)
         except OSError as err:
             raise Internal(
                 f"the state store {self.changelog.store.url} cannot be written ({err.strerror or err}); "
@@ -227,7 +227,7 @@ class _Pending:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
             elif self.recording is not None:
-                self.changelog.atomic(self.tool, self.created, undo, why_not)
+                self.changelog.atomic(self.tool, undo, why_not, self.created)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")

@@ -200,10 +200,13 @@ class ChangeLog:
 
     # -- writing a change's record ------------------------------------------------------------
 
-    def pending(self, change_id: str, tool: str, created: float, steps: list[Op], finish: list[Op]) -> None:
+    def pending(
+        self, change_id: str, tool: str, steps: list[Op], finish: list[Op], created: float | None = None
+    ) -> None:
         """Record a change of several steps, durably, before its first step is made (``created``:
-        when it began to commit, from ``clock``)."""
-        record = Record(change_id, self.store.instance, tool, created, steps, atomic=False, finish=finish)
+        when it began to commit, from ``clock``; now by default)."""
+        when = self.clock() if created is None else created
+        record = Record(change_id, self.store.instance, tool, when, steps, atomic=False, finish=finish)
         self.store.write(self._pending(change_id), records.encode(record), durable=True)
 
     def made(self, change_id: str, steps: list[Op] | None, why_not: str | None) -> None:
@@ -220,14 +223,15 @@ class ChangeLog:
         """A pending change failed and was taken back whole: it never happened."""
         self.store.delete(self._pending(change_id))
 
-    def atomic(self, tool: str, created: float, steps: list[Op] | None, why_not: str | None) -> None:
-        """Record a change of one step, once made (``created``: when it began to commit)."""
+    def atomic(self, tool: str, steps: list[Op] | None, why_not: str | None, created: float | None = None) -> None:
+        """Record a change of one step, once made (``created``: when it began to commit; now by
+        default)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self._note(None, why_not)
             return
         change_id = new_id()
-        record = Record(change_id, self.store.instance, tool, created, steps)
+        record = Record(change_id, self.store.instance, tool, self.clock() if created is None else created, steps)
         self.store.write(f"changes/{change_id}.rec", records.encode(record))
         self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
 
