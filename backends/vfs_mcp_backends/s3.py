@@ -118,16 +118,25 @@ class S3Mount(BackendMount):
         listed: list[tuple[list[Child], str | None]] = sync(fs.loop, every)
         return listed
 
+    def _request(self, path: str, version: str | None = None) -> dict[str, Any] | None:
+        """The arguments of a GET or HEAD of the object ``path`` (of the VersionId ``version``,
+        or the one the path names on a version-aware store); None for a bucket."""
+        fs: Any = self.fs
+        bucket, key, named = fs.split_path(path)
+        if not key:
+            return None
+        request: dict[str, Any] = {"Bucket": bucket, "Key": key, **fs.req_kw}
+        if version or named:
+            request["VersionId"] = version or named
+        return request
+
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
         """One GET: the object's metadata from its answer (as ``info`` gives it: its ETag with
         it) and its body when it holds at most ``limit`` bytes (a larger one is left unread)."""
         fs: Any = self.fs
-        bucket, key, version = fs.split_path(path)
-        if not key:
+        request = self._request(path)
+        if request is None:
             return None
-        request: dict[str, Any] = {"Bucket": bucket, "Key": key, **fs.req_kw}
-        if version:
-            request["VersionId"] = version
 
         async def get() -> tuple[dict[str, Any], bytes | None]:
             out = await fs._call_s3("get_object", **request)
@@ -146,12 +155,9 @@ class S3Mount(BackendMount):
     ) -> tuple[dict[str, Any], bytes] | None:
         """One GET with a Range (a HEAD for an empty range), of the VersionId ``version`` when given."""
         fs: Any = self.fs
-        bucket, key, _ = fs.split_path(path)
-        if not key:
+        request = self._request(path, version)
+        if request is None:
             return None
-        request: dict[str, Any] = {"Bucket": bucket, "Key": key, **fs.req_kw}
-        if version:
-            request["VersionId"] = version
 
         async def get() -> tuple[dict[str, Any], bytes]:
             size: int | None = None
