@@ -66,8 +66,8 @@ def commit(
     change may keep; past it a change is still made when nothing after it could fail (its last
     step), but cannot be undone. ``journal``: where the change is recorded before its first
     step when it has several (see the module's docstring). ``progress``: told of each
-    ``sequential`` step made, and of a failure before the steps made are taken back. Returns the receipt, and whether the change was recorded before it
-    was made."""
+    ``sequential`` step made, and of a failure before the steps made are taken back. Returns
+    the receipt, and whether the change was recorded before it was made."""
     state = Preparation(keep)
     if sequential or (len(ops) == 1 and not many_calls(ops[0])):
         return _one_by_one(vfs, ops, state, progress), False

@@ -19,8 +19,8 @@ the instance, then the id (``records.Summary.order``): "later" for a restore poi
 Recovery (``recover``). A pending record whose instance is dead is a change cut short: its
 steps are run back, each only where its path still holds what the change left (``recovery``);
 an undo under way whose instance is dead is finished the same way (a restore point's records
-newest first, each one whose steps were all made — its mark says ``done`` — only let go). It runs when a server
-starts, and with every lease renewal on a shared store (a replica that died).
+newest first, each one whose steps were all made — its mark says ``done`` — only let go). It
+runs when a server starts, and with every lease renewal on a shared store (a replica that died).
 """
 
 from __future__ import annotations
@@ -367,11 +367,10 @@ class ChangeLog:
             if mounts.intersection(later_one.mounts):
                 chosen.append(later_one)
                 mounts.update(later_one.mounts)
-        limit = RESTORE_CHANGES
-        if len(chosen) + 1 > limit:
+        if len(chosen) + 1 > RESTORE_CHANGES:
             raise TooLarge(
                 f"undoing change {change_id} and every later one takes back {len(chosen) + 1} changes, more than "
-                f"one undo takes back ({limit}); undo to a later change first"
+                f"one undo takes back ({RESTORE_CHANGES}); undo to a later change first"
             )
         making = [item.name for item in self.store.listing("pending") if item.name.count(".") == 2]
         for under_way in self._summaries("pending", making):

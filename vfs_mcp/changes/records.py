@@ -3,9 +3,9 @@ restore, in one object of the state store.
 
     b"VFSMCP1\\n" | header length (4 bytes, big-endian) | header (JSON) | the images' bytes
 
-The header names the change (id, owner, tool, time), says whether it was made in one atomic
-step, and lists its steps; its place in the log is ``Summary.order`` (see there); a file image in it points at its bytes after the header (offset,
-size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
+The header names the change (id, owner, tool, time: its place in the log is ``Summary.order``),
+says whether it was made in one atomic step, and lists its steps; a file image in it points at
+its bytes after the header (offset, size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
 store, and checked, only when an undo restores it. Paths are kept as (mount URL, path inside):
 a record is taken back only through a server that serves that mount.
 """
