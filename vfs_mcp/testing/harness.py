@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.server.build import build_server
@@ -182,11 +183,14 @@ class VfsClient(Client):
     """An ``mcp.Client`` connected in-process to a vfs-mcp server, with the harness's extras.
 
     ``fs`` reaches the mount's files directly; ``calls`` lists every tool call the server
-    answered (from this client or any other connected to ``server``). Make one with ``connect``.
+    answered (from this client or any other connected to ``server``), with the version of each
+    file it read, as ``recorder`` (the server's middleware) saw it. Make one with ``connect``,
+    or ``recorded`` for a server built elsewhere.
     """
 
     fs: HarnessFS
     calls: list[ToolCall] = field(default_factory=list)
+    recorder: Recorder | None = None
 
     async def __aenter__(self) -> Self:
         await super().__aenter__()
@@ -230,10 +234,15 @@ def connect(
     ValueError for an unknown profile.
     """
     served = dataclasses.replace(fs.mount, backend=FaultyMount(fs.mount.backend, faults)) if faults else fs.mount
-    server = build_server([served, *(other.mount for other in extra)], _settings(profile, server_options))
-    calls: list[ToolCall] = []
-    server.middleware.append(Recorder(calls))
-    return VfsClient(server, fs=fs, calls=calls)
+    return recorded(build_server([served, *(other.mount for other in extra)], _settings(profile, server_options)), fs)
+
+
+def recorded(server: MCPServer, fs: HarnessFS) -> VfsClient:
+    """A client (not yet connected) of ``server``, whose first mount ``fs`` is, recording every
+    tool call the server answers from now on (``client.calls``)."""
+    recorder = Recorder([])
+    server.middleware.append(recorder)
+    return VfsClient(server, fs=fs, calls=recorder.calls, recorder=recorder)
 
 
 def memory_fs(files: Seed = None, *, read_only: bool = False, name: str = "workspace") -> HarnessFS:

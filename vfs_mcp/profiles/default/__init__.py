@@ -89,8 +89,8 @@ TOOLS = (
     Tool(
         FILES + "undo",
         "Undo",
-        "Take back a whole change: the one change_id names (its reply gave it), else this session's newest "
-        "(to path, if given); only if its files are as it left them, else CONFLICT. dry_run: preview.",
+        "Take back a change if its files are as left (else CONFLICT): change_id's (from its reply), else this "
+        "session's newest (to path, if given). and_after: all later ones of its mounts too. dry_run: preview.",
         read_only=False,
         destructive=True,
     ),

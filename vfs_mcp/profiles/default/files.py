@@ -106,18 +106,27 @@ def get_working_directory(vfs: JailedFS, settings: Settings) -> CallToolResult:
     return answer(f"current_dir: {result.current_dir}\nscript_dir: {result.script_dir}", data=result)
 
 
+SHOWN_IDS = 20
+"""Ids of the later changes a restore point's reply names in its text (its fields name all)."""
+
+
 def undo(
     vfs: JailedFS,
     settings: Settings,
     path: str | None = None,
     change_id: str | None = None,
     dry_run: bool = False,
+    and_after: bool = False,
 ) -> CallToolResult:
     changelog = log_of(vfs)
     journal = session_journal(changelog, settings.undo_limit)
-    result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run)
+    result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run, and_after)
     lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
     head = f"{'would undo' if dry_run else 'undid'} {result.tool} (change {result.change_id})"
+    later = result.undone[:-1]
+    if later:
+        more = f" and {len(later) - SHOWN_IDS} more" if len(later) > SHOWN_IDS else ""
+        head += f" and {plural(len(later), 'later change')}: {', '.join(later[:SHOWN_IDS])}{more}"
     tail = f"{plural(result.remaining, 'change')} left to undo" + (
         f"; {result.dropped} older ones were dropped (--undo-limit)" if result.dropped else ""
     )
