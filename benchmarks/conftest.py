@@ -221,15 +221,37 @@ def numbered_log(data_dir: Path, scale: Scale) -> LogFile:
     return _log(data_dir, "numbered.log", lines=scale.lines)
 
 
+EDIT_OLD, EDIT_NEW = "retries = 3", "retries = 5"
+
+
+def seeded_for_edit(data: bytes) -> bytes:
+    """``data`` with a line holding ``EDIT_OLD`` once, in its middle: what the edit rows replace."""
+    middle = data.index(b"\n", len(data) // 2) + 1
+    return data[:middle] + f"config: {EDIT_OLD}\n".encode() + data[middle:]
+
+
 @pytest.fixture(scope="session")
 def edit_case(data_dir: Path, scale: Scale) -> EditCase:
     host = data_dir / "edit.txt"
     write_log(host, size=scale.edit_bytes)
-    data = host.read_bytes()
-    middle = data.index(b"\n", len(data) // 2) + 1
-    original = data[:middle] + b"config: retries = 3\n" + data[middle:]
+    original = seeded_for_edit(host.read_bytes())
     host.write_bytes(original)
-    return EditCase("edit.txt", host, original, old="retries = 3", new="retries = 5")
+    return EditCase("edit.txt", host, original, old=EDIT_OLD, new=EDIT_NEW)
+
+
+def patch_case_text(lines: int, hunks: int) -> tuple[str, str]:
+    """A file of ``lines`` numbered lines, and a unified diff (as ``git diff`` writes it, for
+    ``big.txt``) of ``hunks`` one-line changes spread evenly, 3 lines of context each."""
+    step = lines // hunks
+    original = "".join(f"line {n} of the file\n" for n in range(lines))
+    body = []
+    for k in range(hunks):
+        n = k * step + step // 2
+        body.append(f"@@ -{n - 2},7 +{n - 2},7 @@\n")
+        body += [f" line {m} of the file\n" for m in range(n - 3, n)]
+        body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
+        body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
+    return original, "--- a/big.txt\n+++ b/big.txt\n" + "".join(body)
 
 
 # -- a source tree for grep and the analytics tools ------------------------------------------

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import REGEX, SCALE, write_log
+from conftest import REGEX, SCALE, seeded_for_edit, write_log
 from stdio_server import StdioServer
 
 if TYPE_CHECKING:
@@ -227,8 +227,7 @@ def edit_target(work: Path) -> Iterator[Callable[[], None]]:
     """Puts the unique string back into edit.txt; the file is restored at the end."""
     path = work / "edit.txt"
     original = path.read_bytes()
-    middle = original.index(b"\n", len(original) // 2) + 1
-    seeded = original[:middle] + b"config: retries = 3\n" + original[middle:]
+    seeded = seeded_for_edit(original)
 
     def restore() -> None:  # returns nothing: pytest-benchmark would take a value as the arguments
         path.write_bytes(seeded)

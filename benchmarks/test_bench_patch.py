@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Scale
+from conftest import Scale, patch_case_text
 from stdio_server import StdioServer
 
 from vfs_mcp.jail.filesystem import JailedFS
@@ -44,18 +44,9 @@ class PatchCase:
 @pytest.fixture(scope="session")
 def patch_case(data_dir: Path, scale: Scale) -> PatchCase:
     lines, hunks = (10_000, 100) if scale.quick else (100_000, 1_000)
-    step = lines // hunks
     folder = data_dir / "patching"
     folder.mkdir()
-    original = "".join(f"line {n} of the file\n" for n in range(lines))
-    body = []
-    for k in range(hunks):
-        n = k * step + step // 2
-        body.append(f"@@ -{n - 2},7 +{n - 2},7 @@\n")
-        body += [f" line {m} of the file\n" for m in range(n - 3, n)]
-        body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
-        body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
-    diff = "--- a/big.txt\n+++ b/big.txt\n" + "".join(body)
+    original, diff = patch_case_text(lines, hunks)
     (folder / "change.diff").write_text(diff)
     (folder / "big.txt").write_text(original)
     subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=folder, check=True)
