@@ -10,7 +10,6 @@ a proxy that adds latency (``latency_proxy.py``).
 
 from __future__ import annotations
 
-import compileall
 import functools
 import os
 import random
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builds import compile_working_tree
 from latency_proxy import LatencyProxy
 
 from vfs_mcp.jail.filesystem import JailedFS
@@ -171,14 +171,8 @@ class EditCase:
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled() -> None:
-    """Our packages' bytecode written, as an install writes it (pip compiles what it installs;
-    an editable install under PYTHONDONTWRITEBYTECODE never does): every server a benchmark
-    starts then loads our modules as a user's would, instead of compiling them each time."""
-    import vfs_mcp
-    import vfs_mcp_backends
-
-    for package in (vfs_mcp, vfs_mcp_backends):
-        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
+    """Every server a benchmark starts loads our bytecode, as an install would."""
+    compile_working_tree()
 
 
 @pytest.fixture(scope="session")
@@ -239,9 +233,9 @@ def edit_case(data_dir: Path, scale: Scale) -> EditCase:
     return EditCase("edit.txt", host, original, old=EDIT_OLD, new=EDIT_NEW)
 
 
-def patch_case_text(lines: int, hunks: int) -> tuple[str, str]:
+def patch_case_text(lines: int, hunks: int, name: str = "big.txt") -> tuple[str, str]:
     """A file of ``lines`` numbered lines, and a unified diff (as ``git diff`` writes it, for
-    ``big.txt``) of ``hunks`` one-line changes spread evenly, 3 lines of context each."""
+    ``name``) of ``hunks`` one-line changes spread evenly, 3 lines of context each."""
     step = lines // hunks
     original = "".join(f"line {n} of the file\n" for n in range(lines))
     body = []
@@ -251,7 +245,7 @@ def patch_case_text(lines: int, hunks: int) -> tuple[str, str]:
         body += [f" line {m} of the file\n" for m in range(n - 3, n)]
         body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
         body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
-    return original, "--- a/big.txt\n+++ b/big.txt\n" + "".join(body)
+    return original, f"--- a/{name}\n+++ b/{name}\n" + "".join(body)
 
 
 # -- a source tree for grep and the analytics tools ------------------------------------------
