@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,6 +127,44 @@ def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_it
     loaded = modules_loaded_by(script)
 
     assert {"vfs_mcp.profiles.default.text", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.changes"} <= loaded
+
+
+def test_a_first_read_imports_no_part_of_the_write_path(tmp_path: Path) -> None:
+    # A client that calls at once meets no warm-up (it starts after tools/list): what a read's
+    # first call imports, it pays for.
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    script = (
+        "import anyio\n"
+        "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
+        "from vfs_mcp.server.build import build_server\n"
+        f"server = build_server(open_mounts([MountSpec({str(tmp_path)!r})]))\n"
+        "for name, arguments in [('read_file_lines', {'path': 'a.txt', 'offset': 1}),"
+        " ('read_file', {'path': 'a.txt'}), ('list_allowed_directories', {})]:\n"
+        "    assert not anyio.run(server.call_tool, name, arguments).is_error\n"
+    )
+    loaded = modules_loaded_by(script)
+
+    writing = ("vfs_mcp.changes", "vfs_mcp.ops.write", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.ops.compare")
+    assert "vfs_mcp.ops.lines" in loaded
+    assert sorted(m for m in loaded if m.startswith(writing)) == []
+
+
+def test_the_warm_up_imports_nothing_while_a_call_is_in_flight() -> None:
+    script = (
+        "import sys, time\n"
+        "from vfs_mcp.server import tools\n"
+        "from vfs_mcp.settings import Settings\n"
+        "tools.WARM_AFTER = 0.01\n"
+        "with tools.in_flight():\n"
+        "    warming = tools.warm(Settings())\n"
+        "    time.sleep(0.3)\n"
+        "    print('during', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+        "warming.join()\n"
+        "print('after', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+    )
+    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+
+    assert printed.split() == ["during", "False", "after", "True"]
 
 
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:

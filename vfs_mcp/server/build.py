@@ -120,8 +120,10 @@ class VfsServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        """The call through the pipeline's steps (``vfs_mcp.server.calls``)."""
-        result = await calls.run(calls.Call(self, name, arguments, context))
+        """The call through the pipeline's steps (``vfs_mcp.server.calls``); the warm-up waits
+        while it runs (``tools.in_flight``)."""
+        with tools.in_flight():
+            result = await calls.run(calls.Call(self, name, arguments, context))
         return result if isinstance(result, InputRequiredResult) else replies.wired(result)
 
     async def call_registered(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:

@@ -9,12 +9,13 @@ only those ``--tools`` names.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import inspect
 import threading
 import time
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.from_thread
@@ -111,15 +112,20 @@ def warm(settings: Settings) -> threading.Thread:
 
     A process that ends first stops it at exit, between two tools, and waits for it: a thread
     still importing while the interpreter finalizes crashes in native modules (pydantic-core
-    panics), which a short-lived client (``vfs-mcp call``) would print."""
+    panics), which a short-lived client (``vfs-mcp call``) would print.
+
+    It gives way to calls: it imports nothing while one is in flight (``in_flight``), so a
+    client that calls at once does not share the interpreter with it; a call meets at most
+    the rest of one tool's import."""
     stop = threading.Event()
 
     def load() -> None:
         try:
-            import vfs_mcp.changes  # noqa: F401  # imported for the first write
-
             for profile in dict.fromkeys(settings.profiles):
                 for tool in profiles.tools_of(profile):
+                    while not _NO_CALL.wait(WARM_AFTER):
+                        if stop.is_set():
+                            return
                     if stop.is_set():
                         return
                     _ = tool.adapter
@@ -136,6 +142,24 @@ def warm(settings: Settings) -> threading.Thread:
 
 _WARMING: set[tuple[threading.Event, threading.Timer]] = set()
 """The warm-ups not yet over (``warm``)."""
+_NO_CALL = threading.Event()
+_NO_CALL.set()
+_calls = 0
+"""Tool calls in flight (``in_flight``); counted on the event loop's thread."""
+
+
+@contextlib.contextmanager
+def in_flight() -> Iterator[None]:
+    """A tool call is being answered: the warm-up waits until none is."""
+    global _calls
+    _calls += 1
+    _NO_CALL.clear()
+    try:
+        yield
+    finally:
+        _calls -= 1
+        if not _calls:
+            _NO_CALL.set()
 
 
 @atexit.register

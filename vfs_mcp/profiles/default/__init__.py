@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from vfs_mcp.profiles.table import Tool
 
-FILES, TEXT, SEARCH, ANALYTICS = (f"{__name__}.{module}:" for module in ("files", "text", "search", "analytics"))
+FILES, WRITES, LINES, TEXT, SEARCH, ANALYTICS = (
+    f"{__name__}.{module}:" for module in ("files", "writes", "lines", "text", "search", "analytics")
+)
 
 TOOLS = (
     # reading files and folders
@@ -45,12 +47,12 @@ TOOLS = (
     Tool(FILES + "get_working_directory", "Working directory", "The working directory."),
     # reading text
     Tool(
-        TEXT + "read_file_lines",
+        LINES + "read_file_lines",
         "Read lines",
         "Lines of a text file from a 0-based offset; limit: how many (default all). Fast deep in huge files.",
     ),
-    Tool(TEXT + "head_file", "Head of file", "First lines of a text file."),
-    Tool(TEXT + "tail_file", "Tail of file", "Last lines of a text file, read from the end (fast on huge logs)."),
+    Tool(LINES + "head_file", "Head of file", "First lines of a text file."),
+    Tool(LINES + "tail_file", "Tail of file", "Last lines of a text file, read from the end (fast on huge logs)."),
     Tool(TEXT + "compare_files", "Compare files", "Unified diff of two text files."),
     # searching
     Tool(
@@ -90,7 +92,7 @@ TOOLS = (
     ),
     # writing files and folders (and undo)
     Tool(
-        FILES + "undo",
+        WRITES + "undo",
         "Undo",
         "Take back this session's newest change (to path, if given): a write, edit, patch (whole), move, copy "
         "or delete; only if its files are still as it left them, else CONFLICT. dry_run shows what it would do.",
@@ -98,7 +100,7 @@ TOOLS = (
         destructive=True,
     ),
     Tool(
-        FILES + "write_file",
+        WRITES + "write_file",
         "Write file",
         "Create or replace a file (atomically on local disks), or append to it. expected_hash: sha256 from "
         "read_file; refuses if it changed. Partial changes: edit_file.",
@@ -107,28 +109,28 @@ TOOLS = (
         idempotent=True,
     ),
     Tool(
-        FILES + "create_directory",
+        WRITES + "create_directory",
         "Create directory",
         "Create a directory (parents too, by default).",
         read_only=False,
         idempotent=True,
     ),
     Tool(
-        FILES + "move_file",
+        WRITES + "move_file",
         "Move file",
         "Move or rename a file or directory, across mounts too.",
         read_only=False,
         destructive=True,
     ),
     Tool(
-        FILES + "copy_file",
+        WRITES + "copy_file",
         "Copy file",
         "Copy a file, or a directory with recursive=true, across mounts too.",
         read_only=False,
         destructive=True,
     ),
     Tool(
-        FILES + "delete_path",
+        WRITES + "delete_path",
         "Delete path",
         "Delete a file, a symlink (not its target) or, with recursive=true, a directory. force: missing is OK.",
         read_only=False,
