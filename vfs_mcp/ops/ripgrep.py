@@ -20,6 +20,8 @@ import sysconfig
 import threading
 from typing import IO, TYPE_CHECKING, Any, cast
 
+import orjson
+
 from vfs_mcp.errors import Internal, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import caller_globs
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
 
 STDERR_KEEP = 64 * 1024
 _FILE_ERROR = re.compile(r"^rg: (\./.+?|[^/:]+): (.+)$")
-_SUBMATCHES = '"submatches":['
+_SUBMATCHES = b'"submatches":['
+_CLOSE = ord("]")
 _DECODER = json.JSONDecoder()
 
 
@@ -291,13 +294,14 @@ def _message(raw: bytes) -> dict[str, Any]:
 
     A 2 MB line of ``a a a ...`` searched for ``a`` is a 54 MB message of a million submatches:
     parsing them all would hold the interpreter lock for seconds while other clients wait.
+    orjson parses the message (a tenth of the json module's time, on hundreds a page).
     """
+    at = raw.rfind(_SUBMATCHES)  # "submatches" is the last field of "data", "data" of the message
+    if at < 0 or raw[at + len(_SUBMATCHES)] == _CLOSE:
+        return cast(dict[str, Any], orjson.loads(raw))
     text = raw.decode("utf-8")
-    at = text.rfind(_SUBMATCHES)  # "submatches" is the last field of "data", "data" of the message
-    if at < 0 or text[at + len(_SUBMATCHES)] == "]":
-        return cast(dict[str, Any], json.loads(text))
-    first, _ = _DECODER.raw_decode(text, at + len(_SUBMATCHES))
-    message = cast(dict[str, Any], json.loads(text[:at] + _SUBMATCHES + "]}}"))
+    first, _ = _DECODER.raw_decode(text, text.rfind('"submatches":[') + len(_SUBMATCHES))
+    message = cast(dict[str, Any], orjson.loads(raw[:at] + _SUBMATCHES + b"]}}"))
     message["data"]["submatches"] = [first]
     return message
 
