@@ -673,7 +673,9 @@ def test_a_ripgrep_match_message_is_read_with_its_first_submatch_only() -> None:
     line = "é " + "a " * 100_000 + "\n"
     submatches = [{"match": {"text": "a"}, "start": 3 + 2 * k, "end": 4 + 2 * k} for k in range(100_000)]
     data = {"path": {"text": "ü.txt"}, "lines": {"text": line}, "line_number": 7, "submatches": submatches}
-    raw = json.dumps({"type": "match", "data": data}, ensure_ascii=False).encode()
+    raw = json.dumps(
+        {"type": "match", "data": data}, ensure_ascii=False, separators=(",", ":")
+    ).encode()  # as rg writes
 
     message = _message(raw)
 
