@@ -167,6 +167,28 @@ def test_the_warm_up_imports_nothing_while_a_call_is_in_flight() -> None:
     assert printed.split() == ["during", "False", "after", "True"]
 
 
+def test_the_warm_up_waits_while_calls_follow_each_other() -> None:
+    # A script's calls one after the other: each imports what it needs, none shares the
+    # interpreter with the warm-up (it starts once no call came for WARM_AFTER).
+    script = (
+        "import sys, time\n"
+        "from vfs_mcp.server import tools\n"
+        "from vfs_mcp.settings import Settings\n"
+        "tools.WARM_AFTER = 0.1\n"
+        "warming = tools.warm(Settings())\n"
+        "until = time.monotonic() + 0.5\n"
+        "while time.monotonic() < until:\n"
+        "    with tools.in_flight():\n"
+        "        time.sleep(0.005)\n"
+        "print('during', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+        "warming.join()\n"
+        "print('after', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+    )
+    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+
+    assert printed.split() == ["during", "False", "after", "True"]
+
+
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:
     # A thread still importing while the interpreter finalizes crashes in native modules
     # (pydantic-core panicked under `vfs-mcp call`). Here the warm-up has 10 s of work left

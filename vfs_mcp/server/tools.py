@@ -100,7 +100,7 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
 
 
 WARM_AFTER = 0.05
-"""Seconds after ``tools/list`` is answered that ``warm`` starts importing."""
+"""Seconds after ``tools/list`` is answered, and after the last call, that ``warm`` imports."""
 
 
 def warm(settings: Settings) -> threading.Thread:
@@ -114,19 +114,17 @@ def warm(settings: Settings) -> threading.Thread:
     still importing while the interpreter finalizes crashes in native modules (pydantic-core
     panics), which a short-lived client (``vfs-mcp call``) would print.
 
-    It gives way to calls: it imports nothing while one is in flight (``in_flight``), so a
-    client that calls at once does not share the interpreter with it; a call meets at most
-    the rest of one tool's import."""
+    It gives way to calls: it imports nothing while one is in flight (``in_flight``) nor
+    until ``WARM_AFTER`` has passed since the last, so a client that calls at once, or calls
+    after calls, does not share the interpreter with it (each call imports what it needs
+    itself); a call meets at most the rest of one tool's import."""
     stop = threading.Event()
 
     def load() -> None:
         try:
             for profile in dict.fromkeys(settings.profiles):
                 for tool in profiles.tools_of(profile):
-                    while not _NO_CALL.wait(WARM_AFTER):
-                        if stop.is_set():
-                            return
-                    if stop.is_set():
+                    if not _quiet(stop):
                         return
                     _ = tool.adapter
         finally:
@@ -148,18 +146,34 @@ _calls = 0
 """Tool calls in flight (``in_flight``); counted on the event loop's thread."""
 
 
+_last_call = 0.0
+"""When the last call ended (``time.monotonic``)."""
+
+
 @contextlib.contextmanager
 def in_flight() -> Iterator[None]:
-    """A tool call is being answered: the warm-up waits until none is."""
-    global _calls
+    """A tool call is being answered: the warm-up waits until none has been for ``WARM_AFTER``."""
+    global _calls, _last_call
     _calls += 1
     _NO_CALL.clear()
     try:
         yield
     finally:
         _calls -= 1
+        _last_call = time.monotonic()
         if not _calls:
             _NO_CALL.set()
+
+
+def _quiet(stop: threading.Event) -> bool:
+    """Wait until no call has been in flight for ``WARM_AFTER``; False when ``stop`` came first."""
+    while not stop.is_set():
+        if _NO_CALL.wait(WARM_AFTER):
+            idle = time.monotonic() - _last_call
+            if idle >= WARM_AFTER:
+                return not stop.is_set()
+            stop.wait(WARM_AFTER - idle)
+    return False
 
 
 @atexit.register
