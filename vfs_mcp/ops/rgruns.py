@@ -77,17 +77,18 @@ class Runs:
     what they wrote to stderr."""
 
     def __init__(self, cmd: list[str], cwd: str, chunks: list[list[str]] | None, stdin: IO[bytes] | int) -> None:
-        self._folder = tempfile.mkdtemp(prefix="vfs-mcp-rg-") if chunks else None
-        if chunks and self._folder:
-            rules = []
-            for k, names in enumerate(chunks):
-                path = os.path.join(self._folder, f"run{k}.ignore")
-                with open(path, "w", encoding="utf-8") as out:
-                    out.write(ignore_rules(names))
-                rules.append(path)
-            self._cmds = [[*cmd[:-2], "--ignore-file", path, *cmd[-2:]] for path in rules]
-        else:
-            self._cmds = [cmd]
+        self._folder: str | None = None
+        self._cmds = [cmd]
+        if chunks:
+            try:
+                self._folder = tempfile.mkdtemp(prefix="vfs-mcp-rg-")
+                rules = [os.path.join(self._folder, f"run{k}.ignore") for k in range(len(chunks))]
+                for path, names in zip(rules, chunks, strict=True):
+                    with open(path, "w", encoding="utf-8") as out:
+                        out.write(ignore_rules(names))
+                self._cmds = [[*cmd[:-2], "--ignore-file", path, *cmd[-2:]] for path in rules]
+            except OSError:  # no temp folder to write in: one run
+                pass
         self._cwd, self._stdin = cwd, stdin
         self._procs: list[subprocess.Popen[bytes]] = []
         self._outputs: list[_Output] = []
