@@ -3,7 +3,8 @@ same run: 1,000 one-line hunks (3 lines of context each, a unified diff as ``git
 it) on a 100,000-line file (quick: 100 hunks on 10,000 lines), against GNU ``patch`` and
 ``git apply``. Every round starts from the original file (restored outside the timing) and
 every result is checked against what ``patch`` makes of it. Timings are reported, never
-asserted (README: goal ≤ 3x ``patch``).
+asserted (README: goal ≤ 3x ``patch``). The call end to end over stdio is a row of
+``side_by_side.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 
 import pytest
 from conftest import Scale, patch_case_text
-from stdio_server import StdioServer
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -82,12 +82,6 @@ def test_gnu_patch_baseline(benchmark: Any, patch_case: PatchCase) -> None:
 
 def test_git_apply_baseline(benchmark: Any, patch_case: PatchCase) -> None:
     run(benchmark, patch_case, lambda: subprocess.run(["git", "apply", "change.diff"], cwd=patch_case.folder))
-
-
-def test_apply_patch_over_stdio(benchmark: Any, patch_case: PatchCase) -> None:
-    """End to end: the patch sent to a ``vfs-mcp`` process over stdio, its answer read back."""
-    with StdioServer(patch_case.folder) as server:
-        run(benchmark, patch_case, lambda: server.call("apply_patch", patch=patch_case.diff))
 
 
 def test_apply_patch_ratio(patch_case: PatchCase) -> None:
