@@ -46,7 +46,8 @@ def built(rev: str, repo: Path) -> Path:
     subprocess.run(["tar", "-x", "-C", str(source)], stdin=archive.stdout, check=True)
     if archive.wait() != 0:
         raise RuntimeError(f"git archive {commit} failed")
-    subprocess.run([sys._base_executable, "-m", "venv", str(folder / "venv")], check=True)
+    base = getattr(sys, "_base_executable", sys.executable)  # the interpreter this venv was made from
+    subprocess.run([base, "-m", "venv", str(folder / "venv")], check=True)
     install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     installed = subprocess.run([*install, str(source / "backends"), str(source)], capture_output=True, text=True)
     if installed.returncode != 0:
@@ -63,4 +64,5 @@ def compile_working_tree() -> None:
     import vfs_mcp_backends
 
     for package in (vfs_mcp, vfs_mcp_backends):
+        assert package.__file__ is not None
         compileall.compile_dir(Path(package.__file__).parent, quiet=1)

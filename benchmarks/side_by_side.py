@@ -18,6 +18,7 @@ runs: ``test_bench_side_by_side.py``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -27,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -120,11 +121,15 @@ class Figures:
     first: list[float] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     peak: int = 0
+    parts: dict[str, list[float]] = field(default_factory=dict)
+    """A floor's components, when it is a sum (the edit's)."""
 
     def add(self, other: Figures) -> None:
         self.first += other.first
         self.times += other.times
         self.peak = max(self.peak, other.peak)
+        for name, samples in other.parts.items():
+            self.parts.setdefault(name, []).extend(samples)
 
 
 def server_env() -> dict[str, str]:
@@ -181,11 +186,15 @@ def calls(
 
 
 def start(build: Build, data: Data, scale: Scale) -> Figures:
-    started_at = time.perf_counter()
-    with started(build, data) as server:
-        elapsed = time.perf_counter() - started_at
-        assert any(tool["name"] == "read_file" for tool in server.tools)
-        return Figures(times=[elapsed], peak=server.peak_rss())
+    """Spawn, initialize, tools/list answered: ``scale.calls`` fresh servers a round."""
+    figures = Figures()
+    for _ in range(scale.calls):
+        started_at = time.perf_counter()
+        with started(build, data) as server:
+            figures.times.append(time.perf_counter() - started_at)
+            assert any(tool["name"] == "read_file" for tool in server.tools)
+            figures.peak = max(figures.peak, server.peak_rss())
+    return figures
 
 
 def lines_first(build: Build, data: Data, scale: Scale) -> Figures:
@@ -273,7 +282,8 @@ def rg() -> str:
 
 
 def floor_import(data: Data, scale: Scale) -> Figures:
-    return timed(command(sys.executable, "-c", "import os, mcp.server; os._exit(0)"), 1)
+    """The SDK's import, ended as the timed servers are (killed: no interpreter teardown)."""
+    return timed(command(sys.executable, "-c", "import os, mcp.server; os._exit(0)"), scale.calls)
 
 
 def floor_grep(data: Data, scale: Scale) -> Figures:
@@ -340,7 +350,8 @@ def floor_edit(data: Data, scale: Scale) -> Figures:
     """The edit's end-to-end floor, per sample: a bare tool's round trip + the durable edit's
     minimum in the same round (what any server on the SDK pays)."""
     trip, durable = bare_round_trip(data, scale), durable_edit(data, scale)
-    return Figures(times=[t + min(durable.times) for t in trip.times])
+    parts = {"bare SDK tool": trip.times, "durable edit in process": durable.times}
+    return Figures(times=[t + min(durable.times) for t in trip.times], parts=parts)
 
 
 # -- the rows ---------------------------------------------------------------------------------------
@@ -430,41 +441,56 @@ def cell(samples: list[float]) -> str:
     return f"{ms(statistics.median(samples))} ({ms(min(samples))})" if samples else "—"
 
 
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def ratio(ours: list[float], other: list[float]) -> str:
+    """``median / median (min / min)``."""
+    return f"{median(ours) / median(other):.2f}x ({min(ours) / min(other):.2f}x)"
+
+
 def verdict(result: Result, label: str, reference: str | None) -> str:
-    ours = statistics.median(result.builds[label].times)
-    if result.row.goal is not None and result.floor.times:
-        ratio = ours / statistics.median(result.floor.times)
-        return f"{ratio:.2f}x floor ({'met' if ratio <= result.row.goal else 'MISSED'}: ≤ {result.row.goal}x)"
-    if reference is not None:
-        ratio = ours / statistics.median(result.builds[reference].times)
-        return f"{ratio:.2f}x {reference} ({'met' if ratio <= 1 else 'MISSED'}: ≤ 1x)"
-    if result.floor.times:
-        return f"{ours / statistics.median(result.floor.times):.2f}x floor"
-    return ""
+    """The row's goal and whether ``label``'s median meets it."""
+    ours = median(result.builds[label].times)
+    if result.row.goal is not None:
+        met = ours <= result.row.goal * median(result.floor.times)
+        return f"≤ {result.row.goal}x floor: {'met' if met else 'MISSED'}"
+    if reference is None:
+        return "≤ the older build"
+    return f"≤ {reference}: {'met' if ours <= median(result.builds[reference].times) else 'MISSED'}"
 
 
 def table(results: list[Result], builds: list[Build]) -> str:
+    """The figures as a markdown table (ms, median (min)), then the first calls and the floors' parts."""
     labels = [b.label for b in builds]
-    reference = labels[0] if len(labels) > 1 else None
-    head = ["workload", *labels, *([f"{labels[1]} / {labels[0]}"] if reference else []), "floor", "goal", "peak MB"]
+    reference, ours = (labels[0] if len(labels) > 1 else None), labels[-1]
+    head = ["workload", *labels]
+    head += [f"{ours} / {reference}"] if reference else []
+    head += ["floor", f"{ours} / floor", "goal", "peak MB" + (f" ({' / '.join(labels)})" if reference else "")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for result in results:
         cells = [result.row.name, *(cell(result.builds[label].times) for label in labels)]
         if reference:
-            a, b = (statistics.median(result.builds[label].times) for label in labels)
-            cells.append(f"{(b / a - 1) * 100:+.0f} %")
-        floor = f"{result.row.floor_name} {cell(result.floor.times)}" if result.floor.times else "—"
-        peaks = " / ".join(f"{result.builds[label].peak / 10**6:.0f}" for label in labels)
-        cells += [floor, verdict(result, labels[-1], reference), peaks]
+            cells.append(ratio(result.builds[ours].times, result.builds[reference].times))
+        has_floor = bool(result.floor.times)
+        cells.append(f"{result.row.floor_name} {cell(result.floor.times)}" if has_floor else "—")
+        cells.append(ratio(result.builds[ours].times, result.floor.times) if has_floor else "—")
+        cells.append(verdict(result, ours, reference))
+        cells.append(" / ".join(f"{result.builds[label].peak / 10**6:.0f}" for label in labels))
         lines.append("| " + " | ".join(cells) + " |")
-    firsts = [
-        f"{r.row.name}: " + ", ".join(f"{label} {cell(r.builds[label].first)}" for label in labels)
+    notes = ["", "First call of each server, the calls above are those after it (ms, median (min)):"]
+    notes += [
+        f"- {r.row.name}: " + ", ".join(f"{label} {cell(r.builds[label].first)}" for label in labels)
         for r in results
         if all(r.builds[label].first for label in labels)
     ]
-    return (
-        "\n".join(lines) + "\n\nFirst call of each server (ms, median (min)):\n" + "\n".join(f"- {f}" for f in firsts)
-    )
+    notes += [
+        f"- floor of {r.row.name}: " + ", ".join(f"{name} {cell(samples)}" for name, samples in r.floor.parts.items())
+        for r in results
+        if r.floor.parts
+    ]
+    return "\n".join(lines + notes)
 
 
 def load() -> str:
@@ -497,6 +523,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="quick sizes (also when VFS_BENCH_QUICK=1)")
     parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 2)")
     parser.add_argument("-k", dest="only", help="only the rows whose name holds this text")
+    parser.add_argument("--json", type=Path, help="also write every sample here (seconds)")
     args = parser.parse_args(argv)
     quick = args.quick or os.environ.get("VFS_BENCH_QUICK", "") not in ("", "0")
     scale = QUICK if quick else FULL
@@ -506,7 +533,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.against:
         repo = HERE.parent
         builds.insert(0, Build(args.against, str(built(args.against, repo))))
-    compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
+    results = compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
+    if args.json:
+        samples = {
+            r.row.name: {"builds": {k: asdict(v) for k, v in r.builds.items()}, "floor": asdict(r.floor)}
+            for r in results
+        }
+        args.json.write_text(json.dumps(samples, indent=1))
 
 
 if __name__ == "__main__":
