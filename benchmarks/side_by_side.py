@@ -40,6 +40,8 @@ from conftest import REGEX, SourceTree, log_line, patch_case_text, seeded_for_ed
 from stdio_server import StdioServer  # noqa: E402
 
 MEMORY_BOUND = 150 * 10**6
+SLOW_CALL = 2.0
+"""Seconds from which one call of a build stands for all (f37b77b's apply_patch took 15 s)."""
 READ_BYTES = 10 * 10**6
 EDIT_BYTES = 10**6
 SMALL_FILES = 100
@@ -123,11 +125,14 @@ class Figures:
     peak: int = 0
     parts: dict[str, list[float]] = field(default_factory=dict)
     """A floor's components, when it is a sum (the edit's)."""
+    slow: bool = False
+    """A call took over ``SLOW_CALL``: its first call stands for the build, no more rounds."""
 
     def add(self, other: Figures) -> None:
         self.first += other.first
         self.times += other.times
         self.peak = max(self.peak, other.peak)
+        self.slow = self.slow or other.slow
         for name, samples in other.parts.items():
             self.parts.setdefault(name, []).extend(samples)
 
@@ -177,6 +182,10 @@ def calls(
                 (figures.times if n else figures.first).append(server.elapsed)
                 if not n:
                     check(data, result)
+                if server.elapsed > SLOW_CALL:
+                    figures.times.append(server.elapsed)
+                    figures.slow = True
+                    break
             figures.peak = server.peak_rss()
         if after:
             after(data)
@@ -425,7 +434,8 @@ def run_rows(builds: list[Build], data: Data, scale: Scale, rows: tuple[Row, ...
         floor = Figures()
         for r in range(scale.rounds):
             for build in builds if r % 2 == 0 else builds[::-1]:
-                figures[build.label].add(row.measure(build, data, scale))
+                if not figures[build.label].slow:
+                    figures[build.label].add(row.measure(build, data, scale))
             if row.floor:
                 floor.add(row.floor(data, scale))
         yield Result(row, figures, floor)
@@ -466,13 +476,12 @@ def table(results: list[Result], builds: list[Build]) -> str:
     labels = [b.label for b in builds]
     reference, ours = (labels[0] if len(labels) > 1 else None), labels[-1]
     head = ["workload", *labels]
-    head += [f"{ours} / {reference}"] if reference else []
+    head += [f"{label} / {reference}" for label in labels[1:]]
     head += ["floor", f"{ours} / floor", "goal", "peak MB" + (f" ({' / '.join(labels)})" if reference else "")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for result in results:
         cells = [result.row.name, *(cell(result.builds[label].times) for label in labels)]
-        if reference:
-            cells.append(ratio(result.builds[ours].times, result.builds[reference].times))
+        cells += [ratio(result.builds[label].times, result.builds[labels[0]].times) for label in labels[1:]]
         has_floor = bool(result.floor.times)
         cells.append(f"{result.row.floor_name} {cell(result.floor.times)}" if has_floor else "—")
         cells.append(ratio(result.builds[ours].times, result.floor.times) if has_floor else "—")
@@ -519,7 +528,13 @@ def compare(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("--against", metavar="REV", help="a git revision to build and run beside the working tree")
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        action="append",
+        default=[],
+        help="a git revision to build and run beside the working tree (again for more; the first is the reference)",
+    )
     parser.add_argument("--quick", action="store_true", help="quick sizes (also when VFS_BENCH_QUICK=1)")
     parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 2)")
     parser.add_argument("-k", dest="only", help="only the rows whose name holds this text")
@@ -530,9 +545,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.rounds:
         scale = Scale(scale.tree_files, scale.patch_lines, scale.patch_hunks, args.rounds, scale.calls)
     builds = [Build("working tree", sys.executable)]
-    if args.against:
-        repo = HERE.parent
-        builds.insert(0, Build(args.against, str(built(args.against, repo))))
+    repo = HERE.parent
+    builds[:0] = [Build(rev, str(built(rev, repo))) for rev in args.against]
     results = compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
     if args.json:
         samples = {
