@@ -66,7 +66,7 @@ class Scale:
 
 
 FULL = Scale(tree_files=20_000, patch_lines=100_000, patch_hunks=1_000, rounds=5, calls=5)
-QUICK = Scale(tree_files=2_000, patch_lines=10_000, patch_hunks=100, rounds=2, calls=3)
+QUICK = Scale(tree_files=2_000, patch_lines=10_000, patch_hunks=100, rounds=1, calls=3)
 
 
 @dataclass(frozen=True)
@@ -536,7 +536,7 @@ def main(argv: list[str] | None = None) -> None:
         help="a git revision to build and run beside the working tree (again for more; the first is the reference)",
     )
     parser.add_argument("--quick", action="store_true", help="quick sizes (also when VFS_BENCH_QUICK=1)")
-    parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 2)")
+    parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 1)")
     parser.add_argument("-k", dest="only", help="only the rows whose name holds this text")
     parser.add_argument("--json", type=Path, help="also write every sample here (seconds)")
     args = parser.parse_args(argv)
