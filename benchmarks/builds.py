@@ -1,13 +1,21 @@
-"""Another revision of vfs-mcp, installed once as a user installs it, for a benchmark to start
-beside the working tree: ``git archive REV`` into ``~/.cache/vfs-mcp-bench/<commit>/src``
-and a venv of its own beside it (``venv``), into which pip installs that source (not
-editable: pip writes the bytecode, as for a user). A folder whose install did not finish is
-made again. ``VFS_BENCH_CACHE`` moves the cache.
+"""Builds of vfs-mcp for a benchmark to start side by side, each in a venv of its own that
+holds what a user's install holds (not the test tools of ``.venv``: the distributions
+installed change what a start costs, fsspec reading every one's entry points).
+
+- another revision (``built``): ``git archive REV`` into ``~/.cache/vfs-mcp-bench/<commit>/src``
+  and ``venv`` beside it, into which pip installs that source (not editable: pip writes the
+  bytecode, as for a user);
+- the working tree (``working_tree``): a venv with its dependencies and the tree installed
+  editable, made again when ``pyproject.toml`` changes; ``compile_working_tree`` writes its
+  bytecode.
+
+A folder whose install did not finish is made again. ``VFS_BENCH_CACHE`` moves the cache.
 """
 
 from __future__ import annotations
 
 import compileall
+import hashlib
 import os
 import shutil
 import subprocess
@@ -48,12 +56,36 @@ def built(rev: str, repo: Path) -> Path:
         raise RuntimeError(f"git archive {commit} failed")
     base = getattr(sys, "_base_executable", sys.executable)  # the interpreter this venv was made from
     subprocess.run([base, "-m", "venv", str(folder / "venv")], check=True)
-    install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    installed = subprocess.run([*install, str(source / "backends"), str(source)], capture_output=True, text=True)
-    if installed.returncode != 0:
-        raise RuntimeError(f"pip could not install {rev}:\n{installed.stdout}{installed.stderr}")
+    _install(python, rev, str(source / "backends"), str(source))
     (folder / INSTALLED).touch()
     return python
+
+
+def working_tree(repo: Path) -> Path:
+    """The interpreter of a venv that holds the working tree ``repo`` installed editable and
+    its dependencies, nothing else (made the first time, and again when a ``pyproject.toml``
+    changes)."""
+    key = hashlib.sha256(str(repo.resolve()).encode())
+    for name in ("pyproject.toml", "backends/pyproject.toml"):
+        key.update((repo / name).read_bytes())
+    folder = CACHE / f"tree-{key.hexdigest()[:16]}"
+    python = folder / "venv" / "bin" / "python"
+    if (folder / INSTALLED).exists():
+        return python
+    shutil.rmtree(folder, ignore_errors=True)
+    print(f"installing the working tree in {folder} ...", file=sys.stderr, flush=True)
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(folder / "venv")], check=True)
+    _install(python, "the working tree", "-e", str(repo / "backends"), "-e", str(repo))
+    (folder / INSTALLED).touch()
+    return python
+
+
+def _install(python: Path, what: str, *targets: str) -> None:
+    install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *targets]
+    installed = subprocess.run(install, capture_output=True, text=True)
+    if installed.returncode != 0:
+        raise RuntimeError(f"pip could not install {what}:\n{installed.stdout}{installed.stderr}")
 
 
 def compile_working_tree() -> None:

@@ -35,7 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from builds import built, compile_working_tree  # noqa: E402
+from builds import built, compile_working_tree, working_tree  # noqa: E402
 from conftest import REGEX, SourceTree, log_line, patch_case_text, seeded_for_edit, write_log  # noqa: E402
 from stdio_server import StdioServer  # noqa: E402
 
@@ -77,13 +77,15 @@ class Data:
     tree: SourceTree
     patched: bytes
     patch: str
+    python: str = sys.executable
+    """The interpreter the SDK's floors run in (the working tree's build)."""
 
     @property
     def log_text(self) -> str:
         return "".join(map(log_line, range(LINE_OFFSET, LINE_OFFSET + LINE_LIMIT)))
 
 
-def write_data(root: Path, scale: Scale) -> Data:
+def write_data(root: Path, scale: Scale, python: str = sys.executable) -> Data:
     tree = SourceTree(scale.tree_files, duplicate_pairs=max(1, scale.tree_files // 200))
     for rel, content in tree.files():
         path = root / "src" / rel
@@ -104,7 +106,7 @@ def write_data(root: Path, scale: Scale) -> Data:
     (folder / "change.diff").write_text(diff)
     subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=folder, check=True)
     patched = (folder / "big.txt").read_bytes()
-    return Data(root, tree, patched, diff)
+    return Data(root, tree, patched, diff, python)
 
 
 # -- builds and what one round of a row measures -------------------------------------------------
@@ -292,7 +294,7 @@ def rg() -> str:
 
 def floor_import(data: Data, scale: Scale) -> Figures:
     """The SDK's import, ended as the timed servers are (killed: no interpreter teardown)."""
-    return timed(command(sys.executable, "-c", "import os, mcp.server; os._exit(0)"), scale.calls)
+    return timed(command(data.python, "-c", "import os, mcp.server; os._exit(0)"), scale.calls)
 
 
 def floor_grep(data: Data, scale: Scale) -> Figures:
@@ -325,7 +327,7 @@ def floor_patch(data: Data, scale: Scale) -> Figures:
 def bare_round_trip(data: Data, scale: Scale) -> Figures:
     """A bare SDK tool's round trip: a fresh ``bare_server.py``, called as the rows call ours."""
     figures = Figures()
-    server = StdioServer(data.root, command=[sys.executable, str(HERE / "bare_server.py")], cwd=data.root)
+    server = StdioServer(data.root, command=[data.python, str(HERE / "bare_server.py")], cwd=data.root)
     with server:
         for n in range(1 + scale.calls * 4):
             server.call("ping")
@@ -515,7 +517,7 @@ def compare(
     compile_working_tree()
     results = []
     with tempfile.TemporaryDirectory(prefix="vfs-bench-side-by-side-") as folder:
-        data = write_data(Path(folder), scale)
+        data = write_data(Path(folder), scale, builds[-1].python)
         out(f"rounds: {scale.rounds}, each build alternating; {load()}")
         for result in run_rows(builds, data, scale, rows):
             results.append(result)
@@ -544,8 +546,9 @@ def main(argv: list[str] | None = None) -> None:
     scale = QUICK if quick else FULL
     if args.rounds:
         scale = Scale(scale.tree_files, scale.patch_lines, scale.patch_hunks, args.rounds, scale.calls)
-    builds = [Build("working tree", sys.executable)]
     repo = HERE.parent
+    # Beside another build, the working tree runs from a venv like a user's (not .venv's test tools).
+    builds = [Build("working tree", str(working_tree(repo)) if args.against else sys.executable)]
     builds[:0] = [Build(rev, str(built(rev, repo))) for rev in args.against]
     results = compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
     if args.json:
