@@ -149,44 +149,45 @@ def test_a_first_read_imports_no_part_of_the_write_path(tmp_path: Path) -> None:
     assert sorted(m for m in loaded if m.startswith(writing)) == []
 
 
-def test_the_warm_up_imports_nothing_while_a_call_is_in_flight() -> None:
+def warm_up_meanwhile(calls: str, warm_after: float) -> list[str]:
+    """Whether the warm-up had imported the default profile's file adapters when ``calls`` (a
+    script's lines, run in a fresh interpreter, that start it as ``warming`` and set ``during``
+    to ``loaded()`` while calls are still made) looked, and once it is over."""
     script = (
         "import sys, time\n"
         "from vfs_mcp.server import tools\n"
         "from vfs_mcp.settings import Settings\n"
-        "tools.WARM_AFTER = 0.01\n"
-        "with tools.in_flight():\n"
-        "    warming = tools.warm(Settings())\n"
-        "    time.sleep(0.3)\n"
-        "    print('during', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+        f"tools.WARM_AFTER = {warm_after}\n"
+        "loaded = lambda: 'vfs_mcp.profiles.default.files' in sys.modules\n"
+        f"{calls}"
+        "print('during', during)\n"
         "warming.join()\n"
-        "print('after', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+        "print('after', loaded())\n"
     )
-    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
 
-    assert printed.split() == ["during", "False", "after", "True"]
+
+def test_the_warm_up_imports_nothing_while_a_call_is_in_flight() -> None:
+    in_flight = (
+        "with tools.in_flight():\n    warming = tools.warm(Settings())\n    time.sleep(0.3)\n    during = loaded()\n"
+    )
+
+    assert warm_up_meanwhile(in_flight, 0.01) == ["during", "False", "after", "True"]
 
 
 def test_the_warm_up_waits_while_calls_follow_each_other() -> None:
     # A script's calls one after the other: each imports what it needs, none shares the
     # interpreter with the warm-up (it starts once no call came for WARM_AFTER).
-    script = (
-        "import sys, time\n"
-        "from vfs_mcp.server import tools\n"
-        "from vfs_mcp.settings import Settings\n"
-        "tools.WARM_AFTER = 0.1\n"
+    calls = (
         "warming = tools.warm(Settings())\n"
         "until = time.monotonic() + 0.5\n"
         "while time.monotonic() < until:\n"
         "    with tools.in_flight():\n"
         "        time.sleep(0.005)\n"
-        "print('during', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
-        "warming.join()\n"
-        "print('after', 'vfs_mcp.profiles.default.files' in sys.modules)\n"
+        "during = loaded()\n"
     )
-    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
 
-    assert printed.split() == ["during", "False", "after", "True"]
+    assert warm_up_meanwhile(calls, 0.1) == ["during", "False", "after", "True"]
 
 
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:
