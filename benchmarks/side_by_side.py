@@ -1,9 +1,10 @@
 """The issue's end-to-end rows for two builds in one session, alternating, beside their floors:
 ``./dev bench --against REV`` (``python benchmarks/side_by_side.py --against REV``).
 
-Each build serves from its own interpreter (``builds.py`` installs REV once; the working
-tree runs from ``.venv``), and each round of a row starts a fresh server of each build in
-turn (A, B, then B, A: the load hits both) through the smallest JSON-RPC client
+Each build serves from a venv of its own that holds what a user's install holds
+(``builds.py``: REV installed once; the working tree installed editable once, its bytecode
+written at each run), and each round of a row starts a fresh server of each build in turn
+(A, B, then B, A: the load hits both) through the smallest JSON-RPC client
 (``stdio_server.py``, no SDK on our side, so the client is the same whatever build it
 drives): spawn, initialize, tools/list, then the row's calls at once, with no pause that
 would let the server finish its warm-up first. The first call of each server is reported
@@ -11,8 +12,8 @@ apart from the calls after it. Floors (``rg``, ``find``, ``cat``, ``sed``, ``pat
 SDK's import, a bare SDK tool's round trip) run in the same rounds. Every answer is checked;
 timings are printed, never asserted. Peak memory is each row's server's ``VmHWM``.
 
-Without ``--against`` the working tree runs alone against its floors (the quick tier CI
-runs: ``test_bench_side_by_side.py``).
+Without ``--against`` the working tree runs alone against its floors, from ``.venv`` (the
+quick tier CI runs: ``test_bench_side_by_side.py``).
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def calls(
                 if not n:
                     check(data, result)
                 if server.elapsed > SLOW_CALL:
-                    figures.times.append(server.elapsed)
+                    figures.times += [] if n else [server.elapsed]
                     figures.slow = True
                     break
             figures.peak = server.peak_rss()
