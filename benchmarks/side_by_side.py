@@ -538,6 +538,7 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="a git revision to build and run beside the working tree (again for more; the first is the reference)",
     )
+    parser.add_argument("--no-working-tree", action="store_true", help="only the --against builds (two revisions, say)")
     parser.add_argument("--quick", action="store_true", help="quick sizes (also when VFS_BENCH_QUICK=1)")
     parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 1)")
     parser.add_argument("-k", dest="only", help="only the rows whose name holds this text")
@@ -548,9 +549,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.rounds:
         scale = Scale(scale.tree_files, scale.patch_lines, scale.patch_hunks, args.rounds, scale.calls)
     repo = HERE.parent
-    # Beside another build, the working tree runs from a venv like a user's (not .venv's test tools).
-    builds = [Build("working tree", str(working_tree(repo)) if args.against else sys.executable)]
-    builds[:0] = [Build(rev, str(built(rev, repo))) for rev in args.against]
+    builds = [Build(rev, str(built(rev, repo))) for rev in args.against]
+    if not args.no_working_tree or not builds:
+        # Beside another build, the working tree runs from a venv like a user's (not .venv's test tools).
+        builds.append(Build("working tree", str(working_tree(repo)) if builds else sys.executable))
     results = compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
     if args.json:
         samples = {
