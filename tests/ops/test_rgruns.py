@@ -96,6 +96,16 @@ def test_a_folder_with_an_ignore_file_at_its_top_is_searched_in_one_run(tmp_path
     assert rgruns.chunks(str(tmp_path), include_globs=False) is None
 
 
+def test_a_flat_folder_is_searched_in_one_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rgruns, "MAX_NAMES", 8)
+    for n in range(9):
+        (tmp_path / f"f{n}.txt").write_text("x\n")
+    assert rgruns.chunks(str(tmp_path), include_globs=False) is None
+
+    (tmp_path / "f0.txt").unlink()
+    assert rgruns.chunks(str(tmp_path), include_globs=False) is not None
+
+
 def test_include_globs_and_unspellable_names_leave_one_run(tmp_path: Path) -> None:
     for folder in ("a", "b", "c"):
         (tmp_path / folder).mkdir()

@@ -10,12 +10,13 @@ globs, ``--max-depth``, hidden files) means what it means to one run over the fo
 
 A folder is searched in one run where that would not hold: an ignore file at its top (its
 rules and ours would meet in one precedence order), include globs given to ripgrep (they
-override ignore files), an entry name the ignore syntax cannot spell, or fewer than two
-entries. Stopping (a full page, the time budget) kills every run started.
+override ignore files), an entry name the ignore syntax cannot spell, fewer than two entries
+or more than ``MAX_NAMES``. Stopping (a full page, the time budget) kills every run started.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -30,6 +31,8 @@ from vfs_mcp.ops.ignore import IGNORE_FILES
 RUNS = 4
 """Runs a folder is cut into at most (each costs a ripgrep start, a few ms)."""
 AT_ONCE = 2
+MAX_NAMES = 4096
+"""Top-level entries past which a folder is searched in one run."""
 AHEAD_BYTES = 4 << 20
 """Output a run that is not read yet may hold in memory before it waits."""
 STDERR_KEEP = 64 * 1024
@@ -42,9 +45,13 @@ def chunks(folder: str, include_globs: bool) -> list[list[str]] | None:
     if include_globs:
         return None
     try:
-        names = sorted(os.listdir(folder), key=os.fsencode)
+        with os.scandir(folder) as entries:
+            listed = [entry.name for entry in itertools.islice(entries, MAX_NAMES + 1)]
     except OSError:
         return None  # ripgrep reports it
+    if len(listed) > MAX_NAMES:
+        return None  # a flat folder: its listing and the runs' ignore files would cost more than they save
+    names = sorted(listed, key=os.fsencode)
     count = min(RUNS, len(names))
     if count < 2 or any(name in IGNORE_FILES or not _spellable(name) for name in names):
         return None
