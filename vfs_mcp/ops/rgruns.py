@@ -12,6 +12,8 @@ A folder is searched in one run where that would not hold: an ignore file at its
 rules and ours would meet in one precedence order), include globs given to ripgrep (they
 override ignore files), an entry name the ignore syntax cannot spell, fewer than two entries
 or more than ``MAX_NAMES``. Stopping (a full page, the time budget) kills every run started.
+(A top-level entry made between the listing and the runs is not searched: one run that had
+listed the folder a moment earlier would miss it the same way.)
 """
 
 from __future__ import annotations
