@@ -3,8 +3,9 @@ same run: 1,000 one-line hunks (3 lines of context each, a unified diff as ``git
 it) on a 100,000-line file (quick: 100 hunks on 10,000 lines), against GNU ``patch`` and
 ``git apply``. Every round starts from the original file (restored outside the timing) and
 every result is checked against what ``patch`` makes of it. Timings are reported, never
-asserted (README: goal ≤ 3x ``patch``). ``compare_files`` of the file before and after the
-patch is the diff of a normal size (one line changed in a hundred), beside GNU ``diff -u``.
+asserted (README: goal ≤ 3x ``patch``). The call end to end over stdio is a row of
+``side_by_side.py``. ``compare_files`` of the file before and after the patch is the diff of a
+normal size (one line changed in a hundred), beside GNU ``diff -u``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Scale
-from stdio_server import StdioServer
+from conftest import Scale, patch_case_text
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -46,18 +46,9 @@ class PatchCase:
 @pytest.fixture(scope="session")
 def patch_case(data_dir: Path, scale: Scale) -> PatchCase:
     lines, hunks = (10_000, 100) if scale.quick else (100_000, 1_000)
-    step = lines // hunks
     folder = data_dir / "patching"
     folder.mkdir()
-    original = "".join(f"line {n} of the file\n" for n in range(lines))
-    body = []
-    for k in range(hunks):
-        n = k * step + step // 2
-        body.append(f"@@ -{n - 2},7 +{n - 2},7 @@\n")
-        body += [f" line {m} of the file\n" for m in range(n - 3, n)]
-        body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
-        body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
-    diff = "--- a/big.txt\n+++ b/big.txt\n" + "".join(body)
+    original, diff = patch_case_text(lines, hunks)
     (folder / "change.diff").write_text(diff)
     (folder / "big.txt").write_text(original)
     subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=folder, check=True)
@@ -93,12 +84,6 @@ def test_gnu_patch_baseline(benchmark: Any, patch_case: PatchCase) -> None:
 
 def test_git_apply_baseline(benchmark: Any, patch_case: PatchCase) -> None:
     run(benchmark, patch_case, lambda: subprocess.run(["git", "apply", "change.diff"], cwd=patch_case.folder))
-
-
-def test_apply_patch_over_stdio(benchmark: Any, patch_case: PatchCase) -> None:
-    """End to end: the patch sent to a ``vfs-mcp`` process over stdio, its answer read back."""
-    with StdioServer(patch_case.folder) as server:
-        run(benchmark, patch_case, lambda: server.call("apply_patch", patch=patch_case.diff))
 
 
 def test_apply_patch_ratio(patch_case: PatchCase) -> None:

@@ -18,9 +18,10 @@ from results import assert_error, changed, ok
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState, StateUnavailable, default_folder, open_state
+from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.state_place import StateUnavailable, default_folder
 from vfs_mcp.ops import patch, transfers, write
 from vfs_mcp.ops.undo import undo
 from vfs_mcp.server.build import build_server
