@@ -1,4 +1,4 @@
-"""Per-tool metrics (seed 002's per-operation metrics) and the optional audit log.
+"""Per-tool metrics (the ``vfs://metrics`` resource, docs/protocol.md) and the optional audit log.
 
 Metrics: calls, errors by code, latency percentiles over the most recent calls, and the
 bytes each tool read and wrote through the jail. A client sees its own session's calls
