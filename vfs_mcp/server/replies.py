@@ -49,7 +49,13 @@ def wired(result: CallToolResult) -> CallToolResult:
     return WireResult.model_construct(_fields_set=result.model_fields_set, **fields)
 
 
-def encodes(result: Any) -> bool:
+def encodable_reply(result: Any) -> Any:
+    """``result`` as it is when it goes on the wire as it is (``_encodes``), else with every
+    lone surrogate in it replaced (``encodable_value``)."""
+    return result if _encodes(result) else encodable_value(result)
+
+
+def _encodes(result: Any) -> bool:
     """Whether ``result`` goes on the wire as it is: the text of its content blocks searched (a
     10 MB file's text is neither copied nor serialized here), the rest serialized as the
     transport will, in compiled code (not a walk over a tree's 20,000 names). A tool result

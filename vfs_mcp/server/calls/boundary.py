@@ -34,7 +34,7 @@ from vfs_mcp.errors import Internal, InvalidArgument, NotFound, VfsError
 from vfs_mcp.profiles.results import failed
 from vfs_mcp.server.calls.call import Call, Next, Result
 from vfs_mcp.server.client_logs import calls
-from vfs_mcp.server.replies import encodable, encodable_value, encodes
+from vfs_mcp.server.replies import encodable, encodable_reply, encodable_value
 
 
 class NotServed(InvalidArgument):
@@ -90,4 +90,5 @@ async def replies(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> H
         if encodable(str(exc)) == str(exc):
             raise
         raise MCPError(INTERNAL_ERROR, encodable(str(exc))) from exc
-    return result if encodes(result) else encodable_value(result)
+    reply: HandlerResult = encodable_reply(result)
+    return reply
