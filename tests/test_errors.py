@@ -1,4 +1,4 @@
-"""Unit tests of ``vfs_mcp.errors``: the one boundary where foreign exceptions become codes (SPEC §3);
+"""Unit tests of ``vfs_mcp.errors``: the one boundary where foreign exceptions become codes (docs/protocol.md, "Errors");
 and how an error names a path the caller wrote another way (``vfs_mcp.jail.resolve.as_written``).
 
 Every exception built here carries ``/secret/host/path`` in its text, in its filename, or in
@@ -24,7 +24,7 @@ from vfs_mcp.testing import local_server, memory_server
 SECRET = "/secret/host/path"
 SHOWN = "memory://m/docs/report.txt"
 
-# SPEC §3: code -> (HTTP-like status, JSON-RPC code).
+# docs/protocol.md, "Errors": code -> (HTTP-like status, JSON-RPC code).
 SPEC_CODES: dict[str, tuple[int, int]] = {
     "NOT_FOUND": (404, -32602),
     "ACCESS_DENIED": (403, -32603),
@@ -70,7 +70,9 @@ def test_all_errors_covers_exactly_the_spec_codes():
 @pytest.mark.parametrize("cls", ALL_ERRORS, ids=lambda cls: cls.code)
 def test_each_error_class_carries_its_spec_status_and_json_rpc_code(cls):
     assert issubclass(cls, VfsError)
-    assert issubclass(cls, ToolError), "tool errors must reach the MCP layer as tool errors"
+    assert not issubclass(cls, ToolError), (
+        "our errors know nothing of MCP: vfs_mcp.server.boundary turns them into replies"
+    )
     assert (cls.status, cls.jsonrpc_code) == SPEC_CODES[cls.code]
     err = cls("something went wrong; do this instead")
     assert str(err) == f"{cls.code}: something went wrong; do this instead"

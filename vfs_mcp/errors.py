@@ -1,6 +1,6 @@
-"""One error tree for every tool (SPEC §3).
+"""One error tree for every tool (docs/protocol.md, "Errors").
 
-    VfsError (mcp ToolError)           code            status  JSON-RPC
+    VfsError (Exception)               code            status  JSON-RPC
     ├── NotFound                       NOT_FOUND        404    -32602
     ├── AccessDenied                   ACCESS_DENIED    403    -32603
     ├── ReadOnly                       READ_ONLY        403    -32603
@@ -14,7 +14,10 @@
     └── Internal                       INTERNAL         500    -32603
 
 Foreign exceptions (``OSError`` from fsspec, botocore's ``ClientError``, codec errors)
-become one of these in ``translate`` — the single boundary, used by the jail. Messages
+become one of these in ``translate`` — the single boundary, used by the jail. These are plain
+exceptions that know nothing of MCP: the server turns them into MCP results and JSON-RPC
+errors in one module (``vfs_mcp.server.boundary``), so the jail, the write path, the
+operations and the ``vfs`` fsspec protocol load no part of the MCP SDK. Messages
 name paths as the mount names them (results' spelling; ``jail.as_written`` adds the caller's
 where it differs), never what lies behind a mount (a bucket's backing path, an outside target).
 """
@@ -25,14 +28,12 @@ import errno
 import logging
 from typing import ClassVar
 
-from mcp.server.mcpserver.exceptions import ToolError
-
 from vfs_mcp_backends.store_errors import STORE_CODES, error_code, storage_problem
 
 log = logging.getLogger("vfs_mcp")
 
 
-class VfsError(ToolError):
+class VfsError(Exception):
     """A failure the model can act on: a stable code and a one-line message."""
 
     code: ClassVar[str] = "INTERNAL"

@@ -35,7 +35,7 @@ from test_jail_attacks import (  # the arena and the attack tables
     diff,
 )
 
-from vfs_mcp.fsspec_protocol import JailFileSystem
+from vfs_mcp.transports.fsspec_protocol import JailFileSystem
 
 arena = test_jail_attacks.arena  # the fixtures, found by pytest under these names
 local_arena = test_jail_attacks.local_arena

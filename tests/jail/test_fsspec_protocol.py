@@ -14,7 +14,7 @@ import pandas
 import pytest
 from fsspec.tests.abstract import AbstractFixtures
 
-from vfs_mcp.fsspec_protocol import JailFileSystem
+from vfs_mcp.transports.fsspec_protocol import JailFileSystem
 from vfs_mcp_backends.testkit import FsspecSuite
 
 

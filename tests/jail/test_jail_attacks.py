@@ -1,4 +1,4 @@
-"""Escape attempts against every path-taking tool (SPEC §2 "the jail", §3 "Errors").
+"""Escape attempts against every path-taking tool (docs/security.md; the codes of docs/protocol.md, "Errors").
 
 Each table row is one attack path. A table test (one per table and backend: building an
 S3 sandbox costs about a second, so rows are looped, not parametrised) sends every row to
@@ -1166,7 +1166,7 @@ async def test_symlink_refusals_never_name_the_outside_target(local_arena: Arena
 
 
 # A concurrent process swaps a directory the jail has just checked for a link pointing out
-# (SPEC §2: "swapping a directory for a symlink between check and use gains nothing").
+# (docs/security.md: "swapping a directory for a symlink between check and use gains nothing").
 RACES = {
     "read_file": {"path": "swap/secret.txt"},
     "write_file": {"path": "swap/secret.txt", "content": PWNED},

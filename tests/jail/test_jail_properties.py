@@ -1,4 +1,4 @@
-"""Property tests for ``Jail.resolve`` (SPEC §2): whatever string a model sends as a path,
+"""Property tests for ``Jail.resolve`` (docs/security.md): whatever string a model sends as a path,
 resolution either refuses it with one of our errors or names a place inside a mount.
 
 Paths are built from an alphabet heavy in what breaks resolvers: ``..``, ``.``, ``/``, ``//``,

@@ -20,13 +20,13 @@ import pytest
 from jail.test_config import refusal
 from mcp import Client
 
-from vfs_mcp.fsspec_protocol import JailFileSystem
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.profiles.results import error_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
+from vfs_mcp.transports.fsspec_protocol import JailFileSystem
 
 pytestmark = pytest.mark.anyio
 

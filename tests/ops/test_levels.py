@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import Sandbox, make_sandbox
 
-from vfs_mcp.jail.reads import Listing
+from vfs_mcp.jail.entries import Listing
 from vfs_mcp.ops import levels
 from vfs_mcp.ops.tree import cut
 from vfs_mcp.ops.walk import Sieve, sifted

@@ -80,3 +80,31 @@ async def test_arguments_the_schema_rejects_are_invalid_argument_naming_each_and
         "edit_file: path must be a string; edits must have at least 1 item(s); dry_run must be a boolean; "
         "options must be an object"
     )
+
+
+CONVERSIONS = {"failed", "MCPError", "ResourceError", "ResourceNotFoundError", "ToolError"}
+"""What turns an error into an MCP reply: an error result (``results.failed``), a JSON-RPC error,
+or the SDK's errors that become one."""
+BOUNDARY = Path("vfs_mcp/server/calls/boundary.py")
+
+
+def conversions(root: Path) -> list[str]:
+    """Each place under ``root``'s ``vfs_mcp/`` that turns an error into an MCP reply
+    (``path:line name``), outside the boundary."""
+    found = []
+    for path in sorted((root / "vfs_mcp").rglob("*.py")):
+        if path.relative_to(root) == BOUNDARY:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in CONVERSIONS and not (name == "failed" and isinstance(func, ast.Attribute) and not node.args):
+                found.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    return found
+
+
+def test_only_the_boundary_turns_errors_into_replies() -> None:
+    assert conversions(ROOT) == []
+    assert (ROOT / BOUNDARY).exists()

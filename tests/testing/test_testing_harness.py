@@ -1,4 +1,4 @@
-"""The test harness (SPEC §8), used exactly as its users use it: everything comes from ``vfs_mcp.testing``.
+"""The test harness (docs/testing-agents.md), used exactly as its users use it: everything comes from ``vfs_mcp.testing``.
 
 The plugin's fixtures have their own module (test_testing_plugin.py); the guide's examples run in
 test_docs_examples.py.

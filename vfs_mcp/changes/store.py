@@ -49,7 +49,7 @@ def put(vfs: JailedFS, target: Target, data: bytes, *, mode: int | None = None) 
     with vfs.guard(target):
         ensure_wanted()
         target.mount.fs.pipe_file(target.fs_path, data, **_options(target, mode))
-        vfs._wrote(len(data))
+        vfs.wrote(len(data))
         target.mount.backend.invalidate(target.fs_path)
 
 
@@ -66,7 +66,7 @@ def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> 
             raise Stale(f"{target.display} {how}") from None
         finally:
             target.mount.backend.invalidate(target.fs_path)
-        vfs._wrote(len(data))
+        vfs.wrote(len(data))
 
 
 def stream(vfs: JailedFS, target: Target, chunks: Iterable[bytes], *, mode: int | None = None) -> str:
@@ -96,7 +96,7 @@ def _staged(vfs: JailedFS, target: Target, mode: str, chunks: Iterable[bytes], o
         try:
             for chunk in chunks:
                 handle.write(chunk)
-                vfs._wrote(len(chunk))
+                vfs.wrote(len(chunk))
             handle.close()
             ensure_wanted()
             handle.commit()

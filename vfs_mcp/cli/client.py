@@ -110,7 +110,7 @@ _NAMES = {"boolean": "true or false", "integer": "an integer", "number": "a numb
 def coerce_arguments(tool: Tool, raw: Mapping[str, str]) -> dict[str, Any]:
     """Turn text arguments (``key=value``, XML attributes) into the types ``tool`` declares.
 
-    A camelCase key the tool spells in snake_case is renamed (seed 004 writes
+    A camelCase key the tool spells in snake_case is renamed (docs/xml-interface.md writes
     ``excludePatterns``). Keys the tool does not know pass through unchanged, for the
     server to refuse with a suggestion. Raises UsageError naming the argument when a value
     does not fit its type.

@@ -13,6 +13,7 @@ from vfs_mcp.cli.options import add_server_options, parser, server_from
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.server.build import VfsServer, build_server
+from vfs_mcp.server.calls.known_tool import why_not_served
 from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.settings import Settings
 
@@ -196,7 +197,7 @@ def tools_main(argv: Sequence[str]) -> int:
     if unknown:
         assert isinstance(server, VfsServer)
         for name in unknown:
-            print(f"vfs-mcp tools: {server.why_not_served(name)}", file=sys.stderr)
+            print(f"vfs-mcp tools: {why_not_served(server, name)}", file=sys.stderr)
         return 2
     sys.stdout.write("\n".join(printing.render_tool(by_name[name], style) for name in args.names))
     return 0

@@ -2,7 +2,7 @@
 
     vfs-mcp [ROOT ...] [options]          serve the mounts over stdio (by default the client's roots,
                                           or the current folder for a client that offers none)
-    vfs-mcp xml [FILE] [--root ROOT ...]  run <mcp:filesystem> blocks from FILE or stdin (seed 004)
+    vfs-mcp xml [FILE] [--root ROOT ...]  run <mcp:filesystem> blocks from FILE or stdin (docs/xml-interface.md)
     vfs-mcp call TOOL [key=value ...]     call one tool on a server started over stdio, or --url
     vfs-mcp tools [--profile NAME]        list a profile's tools with one line each
     vfs-mcp replay FILE -- [ROOT ...]     replay a recorded session on a server; report the first difference

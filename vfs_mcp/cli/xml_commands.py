@@ -15,10 +15,10 @@ on its undefined entity before anything expands.
 
 Commands run in order on one MCP client, so ``cd`` carries over to every command after it,
 across blocks too. ``read``, ``write``, ``list``, ``search``, ``cd`` and ``grep`` name
-default-profile tools (with seed 004's defaults: ``write`` creates parent folders, ``grep``
+default-profile tools (with docs/xml-interface.md's defaults: ``write`` creates parent folders, ``grep``
 ignores case); any other element names a tool, its attributes the arguments (coerced to the
 tool's schema types), its text the ``content`` of tools that take one. Each command gives a
-CommandResult with the HTTP-like status of SPEC §3; a failure never stops the commands
+CommandResult with the HTTP-like status of its code (docs/protocol.md, "Errors"); a failure never stops the commands
 after it.
 """
 

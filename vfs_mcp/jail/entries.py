@@ -67,7 +67,7 @@ class Listing:
     items: list[tuple[str, Kind, int]]
     skipped: list[str]
     last: bool = True
-    """False for a page that more pages follow (``JailedReads.pages``)."""
+    """False for a page that more pages follow (``JailedFS.pages``)."""
     listed: int = 0
     """Store entries read for this page (keys on S3)."""
     until: str = ""

@@ -1,6 +1,6 @@
 """The root jail: every path a tool receives goes through ``Jail.resolve`` and nothing else.
 
-Rules (SPEC §2), in the order they are applied:
+Rules (docs/security.md, "What every backend guarantees"), in the order they are applied:
 
 1. Input checks: a string, not empty, no NUL byte, no chained protocol (``zip::``).
 2. Which mount: a URL goes to the mount of the same scheme whose root is a whole-component

@@ -2,51 +2,36 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import AbstractContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Any
+from typing import Any
 
-import anyio
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
-from mcp.server.mcpserver.resolve import (
-    ListRoots,
-    Resolve,
-    build_resolver_plans,
-    find_resolved_parameters,
-    resolve_arguments,
-)
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.shared.exceptions import MCPError
 from mcp_types import (
-    INTERNAL_ERROR,
     CallToolResult,
     EmptyResult,
     InputRequiredResult,
-    ListRootsResult,
     NotificationParams,
     SetLevelRequestParams,
 )
 from mcp_types import Tool as MCPTool
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl
 
 from vfs_mcp import profiles
-from vfs_mcp.errors import AccessDenied
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.server import calls, client_logs, replies, resources, sdk, tools, watch
-from vfs_mcp.server.calls.call import request_of
-from vfs_mcp.server.client_logs import log
+from vfs_mcp.server.calls import boundary, roots
 from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.server.roots import ClientRoots
-from vfs_mcp.sessions import SessionState, serving, session_state
 from vfs_mcp.settings import Settings
 
 STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}
@@ -90,30 +75,13 @@ def _version() -> str:
         return "0"
 
 
-# -- client roots -------------------------------------------------------------------------
-
-
-def _ask_for_roots() -> ListRoots:
-    return ListRoots()
-
-
-async def _client_roots(roots: Annotated[ListRootsResult, Resolve(_ask_for_roots)]) -> ListRootsResult:
-    """The consumer the SDK's resolver machinery fills: mid-call ``roots/list`` through
-    2025-11-25, an ``InputRequiredResult`` round on 2026-07-28."""
-    return roots
-
-
-_ROOTS_PARAMS = find_resolved_parameters(_client_roots)
-_ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
-
-
 class VfsServer(MCPServer):
-    """MCPServer whose every failure carries a stable code (arguments rejected by the schema
-    included), and whose every call is counted in its metrics (and audit log, if any).
-
-    It also asks the client for its roots when they decide the mounts, forwards its log
-    records to a client that asked for them, and watches subscribed files (``watches``
-    while it runs).
+    """MCPServer whose requests for a client's files (tool calls, resource reads,
+    subscriptions) run through the steps of ``vfs_mcp.server.calls``: session, log records for
+    the client, the client's roots, and the one error boundary, which gives every failure a
+    stable code; a tool call's also metrics (and audit log), limits and its changes' record.
+    It holds the server's parts (jail, settings, metrics, roots, watches) and wires them: the
+    logic is in the steps.
     """
 
     metrics: Metrics | None = None
@@ -122,7 +90,7 @@ class VfsServer(MCPServer):
     client_roots: ClientRoots | None = None
     watches: watch.Watches | None = None
     many_clients: bool = False
-    """Served over HTTP: clients without a session must not share state (``_session_of``)."""
+    """Served over HTTP: clients without a session must not share state (``calls.session``)."""
     stateless: bool = False
     """Served over HTTP without sessions (``--stateless``): no request has one."""
     warming: threading.Thread | None = None
@@ -144,94 +112,24 @@ class VfsServer(MCPServer):
             result = await calls.run(calls.Call(self, name, arguments, context))
         return result if isinstance(result, InputRequiredResult) else replies.wired(result)
 
-    async def call_registered(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:
-        """The SDK's own call of a registered tool (the pipeline's last step)."""
-        return await super().call_tool(name, arguments, context)
-
-    def session_of(self, context: Context[Any, Any] | None) -> AbstractContextManager[SessionState | None]:
-        """Whose state a request sees (``vfs_mcp.sessions``): its MCP session's, in the eras
-        with sessions; the server's own on a one-client transport (stdio, in-process); a
-        fresh one per request over HTTP without sessions (stateless, or the 2026 era)."""
-        request = request_of(context)
-        connection = watch.connection_state(request)[1] if request is not None else None
-        if (
-            not self.stateless
-            and connection is not None
-            and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        ):
-            return serving(session_state(connection))
-        return serving(SessionState(sessionless=True)) if self.many_clients else serving(None)
-
-    def why_not_served(self, name: str) -> str:
-        """Why there is no tool ``name``: left out by read-only mounts or ``--tools``, or none
-        of the profiles has it (with the closest name served)."""
-        settings, vfs = self.vfs_settings, self.vfs
-        if settings is not None and vfs is not None and name in tools.profile_tools(settings):
-            if all(mount.read_only for mount in vfs.mounts) and not tools.profile_tools(settings)[name]:
-                return f"{name} is not served: every mount is read-only, so no tool that writes is listed"
-            if settings.tools:
-                return f"{name} is not served: --tools {','.join(settings.tools)} leaves it out"
-        import difflib  # here: only a name that is not known needs it
-
-        known = difflib.get_close_matches(name, [tool.name for tool in sdk.registered_tools(self)], n=1)
-        hint = f"; did you mean {known[0]!r}?" if known else "; tools/list shows the tools this server offers"
-        return f"there is no tool named {name!r}{hint}"
-
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
-        asking = await self.settle_roots(context)
-        if asking is not None:
-            return asking
-        if self.client_roots is not None and self.client_roots.denied and str(uri) != resources.METRICS_URI:
-            raise ResourceError(str(AccessDenied(self.client_roots.denied)))
-        with self.session_of(context):
-            return await super().read_resource(uri, context)
+        """The read through the steps of every request (``calls.serve``)."""
 
-    # -- roots ------------------------------------------------------------------------
+        async def answer() -> Iterable[ReadResourceContents] | InputRequiredResult:
+            return await super(VfsServer, self).read_resource(uri, context)
 
-    async def settle_roots(self, context: Context[Any, Any] | None) -> InputRequiredResult | None:
-        """Ask the client for its roots when they are due, and apply them to the jail.
+        read: Iterable[ReadResourceContents] | InputRequiredResult = await calls.serve(
+            calls.Call(self, str(uri), {}, context, kind="resource"), answer
+        )
+        return read
 
-        Returns the ``InputRequiredResult`` to answer with while a 2026-07-28 client is being
-        asked; None once the mounts are settled for this request.
-        """
-        roots, request = self.client_roots, request_of(context)
-        if roots is None or self.vfs is None or context is None or request is None:
-            return None
-        if not roots.due(request.protocol_version in MODERN_PROTOCOL_VERSIONS):
-            return None
-        capabilities = request.session.client_capabilities
-        uris: list[str] | None = None
-        if capabilities is not None and capabilities.roots is not None:
-            try:
-                answer = await resolve_arguments(_ROOTS_PARAMS, _ROOTS_PLANS, {}, context)
-            except MCPError as err:  # the client failed to answer, or there is no channel to ask on
-                log.warning("could not get the client's roots: %s", err)
-            else:
-                if isinstance(answer, InputRequiredResult):
-                    return answer
-                uris = [str(root.uri) for root in answer["roots"].roots]
-        # Checking the roots touches the disk (real paths, folders): not on the event loop.
-        await anyio.to_thread.run_sync(roots.settle, self.vfs.jail, uris)
-        return None
-
-    async def _settle_for(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        """Settle the roots ahead of a subscription, a request that cannot answer with an input
-        round: a 2026-07-28 client that offers roots must have made a call or read first."""
-        asking = await self.settle_roots(Context(request_context=ctx, mcp_server=self))
-        if asking is not None:
-            raise MCPError(INTERNAL_ERROR, "the client's roots are not known yet; call a tool first")
-
-    def watchable(self, uri: str) -> Target:
-        """The file a subscription names, through the jail and the client's roots (VfsError if not)."""
-        assert self.vfs is not None
-        roots = self.client_roots
-        if roots is not None and roots.denied:
-            raise AccessDenied(roots.denied)
-        if roots is not None and not roots.known:
-            raise AccessDenied("the client's roots are not known yet; call a tool or read a resource first")
-        return self.vfs.resolve(uri)
+    async def through(
+        self, ctx: ServerRequestContext[Any, Any], kind: calls.Kind, uri: str, answer: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """A subscription request through the steps of every request (``watch.Through``)."""
+        return await calls.serve(calls.Call(self, uri, {}, Context(request_context=ctx, mcp_server=self), kind), answer)
 
 
 @asynccontextmanager
@@ -241,7 +139,8 @@ async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
     assert server.vfs is not None and server.vfs_settings is not None
     if server.client_roots is not None:
         server.client_roots.reset(server.vfs.jail)
-    async with watch.watching(server.vfs, server.watchable, server.vfs_settings.poll_interval) as watches:
+    allow = functools.partial(roots.watchable, server)
+    async with watch.watching(server.vfs, allow, server.vfs_settings.poll_interval) as watches:
         server.watches = watches
         try:
             yield watches
@@ -264,7 +163,7 @@ def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
 
     lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
     lowlevel.add_notification_handler("notifications/roots/list_changed", NotificationParams, roots_changed)
-    watch.serve(lowlevel, bus, server._settle_for)
+    watch.serve(lowlevel, bus, server.through)
 
 
 def _record_changes(vfs: JailedFS, settings: Settings) -> None:
@@ -314,6 +213,6 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
     _serve_protocol(server, bus)
     sdk.withdraw_requests(server, "prompts/list", "prompts/get")  # no prompts: no capability, -32601 for both
-    server.middleware.insert(0, replies.encodable_replies)
+    server.middleware.insert(0, boundary.replies)
     client_logs.forward()
     return server

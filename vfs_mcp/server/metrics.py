@@ -1,4 +1,4 @@
-"""Per-tool metrics (seed 002's per-operation metrics) and the optional audit log.
+"""Per-tool metrics (the ``vfs://metrics`` resource, docs/protocol.md) and the optional audit log.
 
 Metrics: calls, errors by code, latency percentiles over the most recent calls, and the
 bytes each tool read and wrote through the jail. A client sees its own session's calls
@@ -84,10 +84,10 @@ class Metrics:
         self.audit = Path(audit_log) if audit_log else None
 
     def record(
-        self, tool: str, arguments: dict[str, Any], result: Any, seconds: float, tally: Tally | None = None
+        self, tool: str, arguments: dict[str, Any], code: str, seconds: float, tally: Tally | None = None
     ) -> None:
-        """Count one call of ``tool`` (``UNKNOWN_TOOL`` for a name the server does not have)."""
-        code = outcome(result)
+        """Count one call of ``tool`` (``UNKNOWN_TOOL`` for a name the server does not have)
+        and its outcome, ``OK`` or an error code."""
         with self.lock:
             for table in self._tables():
                 table.setdefault(tool, ToolStats()).add(code, seconds, tally)

@@ -1,7 +1,8 @@
 """What leaves the server, whatever an operation returned: encodable, and bounded.
 
-Every request's reply passes ``encodable_replies`` (server middleware): no string in it may
-hold a lone surrogate, which the transport cannot encode. ``cap_reply`` cuts a reply to the
+Every request's reply is made encodable (``encodable_value``, by the server's outermost
+middleware, ``calls.boundary.replies``): no string in it may hold a lone surrogate, which the
+transport cannot encode. ``cap_reply`` cuts a reply to the
 server's character limit in each view. ``lenient`` reads a request line that pydantic's JSON
 parser refused because it holds a lone surrogate escape.
 """
@@ -12,11 +13,8 @@ import json
 import re
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     CallToolResult,
@@ -29,24 +27,6 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
 from vfs_mcp.profiles.results import META_CUT, META_RESULT, compact_json
-
-
-async def encodable_replies(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """The one place every reply passes (tool results, resources, listings, errors): no string
-    in it may hold a lone surrogate, which the transport cannot encode (the server would exit
-    with the client waiting forever). See ``tooling.encodable``."""
-    try:
-        result = await call_next(ctx)
-    except MCPError as exc:
-        error = encodable_value(exc.error)
-        if error is exc.error:
-            raise
-        raise MCPError(error.code, error.message, error.data) from exc
-    except Exception as exc:
-        if encodable(str(exc)) == str(exc):
-            raise
-        raise MCPError(INTERNAL_ERROR, encodable(str(exc))) from exc
-    return result if _encodes(result) else encodable_value(result)
 
 
 class WireResult(CallToolResult):
@@ -67,6 +47,12 @@ def wired(result: CallToolResult) -> CallToolResult:
     """``result`` as a ``WireResult`` (the same fields, not validated again)."""
     fields = {name: getattr(result, name) for name in type(result).model_fields}
     return WireResult.model_construct(_fields_set=result.model_fields_set, **fields)
+
+
+def encodable_reply(result: Any) -> Any:
+    """``result`` as it is when it goes on the wire as it is (``_encodes``), else with every
+    lone surrogate in it replaced (``encodable_value``)."""
+    return result if _encodes(result) else encodable_value(result)
 
 
 def _encodes(result: Any) -> bool:

@@ -4,7 +4,8 @@ Subscriptions to file resources are served by ``vfs_mcp.server.watch``.
 
 Local files are ``file:///abs/path``, others their backend URL (``s3://b/k``,
 ``memory://m/x``). A read resolves the URI through the same jail as the tools: the SDK's
-template checks are a first filter, the jail decides. Text comes back as text, anything
+template checks are a first filter, the jail decides. A read passes the steps of every request
+(``calls.serve``: its session, the client's roots, the error boundary). Text comes back as text, anything
 else (binary, not UTF-8) as a blob.
 """
 
@@ -14,10 +15,9 @@ import json
 from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
-from vfs_mcp.errors import NotFound, VfsError
+from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.ops.text import looks_binary
@@ -32,17 +32,13 @@ def base_uri(mount: Mount) -> str:
 
 
 def read(vfs: JailedFS, uri: str, max_bytes: int = DEFAULT_MAX_READ_BYTES) -> str | bytes:
-    """A file's content for a resource read: text when it is UTF-8 text, else bytes."""
-    try:
-        target = vfs.resolve(uri)
-        entry = vfs.require_file(target)
-        if entry.size > max_bytes:
-            raise VfsError(f"{target.display} is over {max_bytes} bytes; read it with read_file ranges")
-        data = vfs.cat(target)
-    except NotFound as err:
-        raise ResourceNotFoundError(str(err)) from err
-    except VfsError as err:
-        raise ResourceError(str(err)) from err
+    """A file's content for a resource read: text when it is UTF-8 text, else bytes. Raises
+    VfsError (the read's error boundary, ``calls.boundary``, makes it a JSON-RPC error)."""
+    target = vfs.resolve(uri)
+    entry = vfs.require_file(target)
+    if entry.size > max_bytes:
+        raise VfsError(f"{target.display} is over {max_bytes} bytes; read it with read_file ranges")
+    data = vfs.cat(target)
     if looks_binary(data):
         return data
     try:

@@ -152,7 +152,7 @@ class ClientRoots:
     known: bool = False
     """Whether this client's roots were settled at least once (they may be due again)."""
     denied: str | None = None
-    """Why no mount is usable (``mount`` mode): tools answer ACCESS_DENIED with it."""
+    """Why no mount is usable (``mount`` mode): requests for files are refused with it (``check``)."""
     refused: list[Refusal] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -163,6 +163,11 @@ class ClientRoots:
         if self.fetched_at is None:
             return True
         return modern and time.monotonic() - self.fetched_at >= self.refresh
+
+    def check(self) -> None:
+        """ACCESS_DENIED, saying why, when the client's roots leave no mount (``mount`` mode)."""
+        if self.denied:
+            raise AccessDenied(self.denied)
 
     def reset(self, jail: Jail) -> None:
         """A new client: forget the last one's roots; they are asked for at its first request."""

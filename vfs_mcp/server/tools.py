@@ -1,5 +1,6 @@
 """The profiles' tables registered on the MCP SDK: each row's adapter bound to the server's
-jailed filesystem and settings, run in a worker thread, its errors turned into error results.
+jailed filesystem and settings, run in a worker thread (its errors become error results at
+the boundary, ``calls.boundary``).
 
 ``register`` lists the chosen profiles' tools in their tables' order (the tools that write
 only when some mount is writable), then ``toolset.publish`` compacts their schemas and keeps
@@ -26,15 +27,13 @@ from mcp_types import CallToolResult
 from pydantic.fields import FieldInfo
 
 from vfs_mcp import profiles
-from vfs_mcp.errors import VfsError
-from vfs_mcp.jail.filesystem import JailedFS, commit_scope
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import as_written
-from vfs_mcp.profiles.results import failed
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.server import schemas, sdk, toolset
-from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.replies import encodable
 from vfs_mcp.settings import Settings
+from vfs_mcp_backends import commit_scope
 
 if TYPE_CHECKING:
     from vfs_mcp.ops.grepquery import Progress
@@ -234,7 +233,7 @@ def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Bound:
 
     call.__module__, _, call.__name__ = tool.where.partition(":")
     call.__qualname__ = call.__name__
-    wrapper: Any = catching(call)
+    wrapper: Any = in_worker(call)
     wrapper.sign = sign
     return typing.cast(Bound, wrapper)
 
@@ -247,24 +246,21 @@ def _alias(annotation: Any) -> str | None:
     return None
 
 
-def catching(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
-    """Run a tool in a worker thread and turn our errors into error results.
+def in_worker(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
+    """Run a tool in a worker thread; what it raises goes up to the error boundary
+    (``calls.boundary``).
 
-    The SDK would prefix and flatten a raised error; and it waits for a sync tool's thread
-    even after the call was cancelled or timed out. Here the thread is abandoned on
-    cancellation (it finishes in the background), so a slow mount cannot hang the caller;
-    ``commit_scope`` makes sure the abandoned thread commits no change after that.
+    The SDK waits for a sync tool's thread even after the call was cancelled or timed out.
+    Here the thread is abandoned on cancellation (it finishes in the background), so a slow
+    mount cannot hang the caller; ``commit_scope`` makes sure the abandoned thread commits no
+    change after that.
     """
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
-        try:
-            with as_written(), commit_scope():
-                call = functools.partial(fn, *args, **kwargs)
-                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
-        except VfsError as err:
-            calls.info("%s failed: %s", fn.__name__, err.code)
-            return failed(err)
+        with as_written(), commit_scope():
+            call = functools.partial(fn, *args, **kwargs)
+            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
     return wrapper
 

@@ -21,7 +21,7 @@ BASIC = (
     "get_file_info list_allowed_directories edit_file change_directory get_working_directory"
 )
 FAMILIES: dict[str, frozenset[str]] = {
-    # The groups of seed 000 (§2), for the default profile's names.
+    # The sets docs/deployment.md names (`--tools`), for the default profile's names.
     "basic": frozenset(BASIC.split()),
     "lines": frozenset({"read_file_lines", "head_file", "tail_file", "edit_file_at_line"}),
     "search": frozenset({"grep_files", "search_files", "directory_tree"}),
@@ -36,7 +36,7 @@ FAMILIES: dict[str, frozenset[str]] = {
     ),
 }
 SETS = ("all", "read-only", "write", *FAMILIES)
-"""Names ``--tools`` takes besides tool names: every tool, by annotation, or by seed 000's group."""
+"""Names ``--tools`` takes besides tool names: every tool, by annotation, or by a set of docs/deployment.md's table."""
 TOOLS_HELP = f"list only these tools: names and sets ({', '.join(SETS)}), comma-separated (default: all)"
 
 

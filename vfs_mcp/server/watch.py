@@ -25,16 +25,14 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
-from mcp.shared.exceptions import MCPError
 from mcp_types import (
-    INVALID_PARAMS,
     EmptyResult,
     SubscribeRequestParams,
     SubscriptionsListenRequestParams,
@@ -42,7 +40,7 @@ from mcp_types import (
 )
 from watchfiles import awatch
 
-from vfs_mcp.errors import VfsError
+from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.server import sdk
@@ -257,42 +255,48 @@ def connection_state(ctx: ServerRequestContext[Any, Any]) -> tuple[dict[str, Any
     return (connection.state if connection is not None else {}), connection
 
 
-def serve(
-    lowlevel: Server[Any], bus: SubscriptionBus, before: Callable[[ServerRequestContext[Any, Any]], Awaitable[None]]
-) -> None:
-    """Serve subscriptions in both eras; ``before`` runs ahead of a subscription (it settles the roots).
+Through = Callable[
+    [ServerRequestContext[Any, Any], Literal["subscribe", "listen"], str, Callable[[], Awaitable[Any]]], Awaitable[Any]
+]
+"""Runs a subscription request (its context, ``subscribe`` or ``listen``, its URI) through the
+steps of every request (``calls.serve``: session, the client's roots, the error boundary),
+answered by the function given."""
+
+
+def serve(lowlevel: Server[Any], bus: SubscriptionBus, through: Through) -> None:
+    """Serve subscriptions in both eras, each request ``through`` the steps of every request.
 
     The server's lifespan context must be the ``Watches`` of the run.
     """
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> EmptyResult:
-        await before(ctx)
-        watches: Watches = ctx.lifespan_context
-        state, connection = connection_state(ctx)
-        subscriptions: dict[str, Callable[[], None]] | None = state.get(_SUBSCRIPTIONS)
-        if subscriptions is None:
-            subscriptions = state[_SUBSCRIPTIONS] = {}
-            if connection is not None:
-                connection.exit_stack.callback(_remove_all, subscriptions)
         uri = str(params.uri)
-        if uri in subscriptions:
-            return EmptyResult()
-        if len(subscriptions) >= MAX_SUBSCRIPTIONS:
-            raise MCPError(
-                INVALID_PARAMS,
-                f"cannot subscribe to {uri}: this client already watches {MAX_SUBSCRIPTIONS} resources, "
-                "the most one client may; unsubscribe from some first",
-            )
-        session = ctx.session
 
-        async def tell(changed: str) -> None:
-            await session.send_resource_updated(changed)
+        async def answer() -> EmptyResult:
+            watches: Watches = ctx.lifespan_context
+            state, connection = connection_state(ctx)
+            subscriptions: dict[str, Callable[[], None]] | None = state.get(_SUBSCRIPTIONS)
+            if subscriptions is None:
+                subscriptions = state[_SUBSCRIPTIONS] = {}
+                if connection is not None:
+                    connection.exit_stack.callback(_remove_all, subscriptions)
+            if uri in subscriptions:
+                return EmptyResult()
+            if len(subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise InvalidArgument(
+                    f"this client already watches {MAX_SUBSCRIPTIONS} resources, the most one client may; "
+                    "unsubscribe from some first"
+                )
+            session = ctx.session
 
-        try:
+            async def tell(changed: str) -> None:
+                await session.send_resource_updated(changed)
+
             subscriptions[uri] = watches.add(uri, tell)
-        except VfsError as err:
-            raise MCPError(INVALID_PARAMS, f"cannot subscribe to {uri}: {err}") from err
-        return EmptyResult()
+            return EmptyResult()
+
+        result: EmptyResult = await through(ctx, "subscribe", uri, answer)
+        return result
 
     async def unsubscribe(ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> EmptyResult:
         state, _ = connection_state(ctx)
@@ -308,29 +312,28 @@ def serve(
 
     async def listen(ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> Any:
         assert listen_entry is not None
-        watches: Watches = ctx.lifespan_context
-        try:
-            await before(ctx)
-        except MCPError as err:  # the URIs below are then refused one by one, saying why
-            log.info("subscriptions before the client's roots: %s", err)
-        removers: list[Callable[[], None]] = []
         wanted = list(params.notifications.resource_subscriptions or ())
-        if len(wanted) > MAX_SUBSCRIPTIONS:
-            raise MCPError(
-                INVALID_PARAMS,
-                f"{len(wanted)} resources in one listen; one client may watch at most {MAX_SUBSCRIPTIONS}",
-            )
-        for uri in wanted:
+
+        async def answer() -> Any:
+            watches: Watches = ctx.lifespan_context
+            if len(wanted) > MAX_SUBSCRIPTIONS:
+                raise InvalidArgument(
+                    f"{len(wanted)} resources in one listen; one client may watch at most {MAX_SUBSCRIPTIONS}"
+                )
+            removers: list[Callable[[], None]] = []
+            for uri in wanted:
+                try:
+                    removers.append(watches.add(uri, publish))
+                except VfsError as err:
+                    # The stream still honours the URI (the spec's "never fires"); say why on stderr.
+                    log.warning("not watching %s: %s", uri, err)
             try:
-                removers.append(watches.add(uri, publish))
-            except VfsError as err:
-                # The stream still honours the URI (the spec's "never fires"); say why on stderr.
-                log.warning("not watching %s: %s", uri, err)
-        try:
-            return await listen_entry.handler(ctx, params)
-        finally:
-            for remove in removers:
-                remove()
+                return await listen_entry.handler(ctx, params)
+            finally:
+                for remove in removers:
+                    remove()
+
+        return await through(ctx, "listen", "", answer)
 
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)

@@ -1,17 +1,23 @@
-"""A tool call's handling: an ordered chain of small steps, each a module of its own.
+"""Every request the server answers for a client's files, as an ordered chain of small steps,
+each a module of its own.
 
-``STEPS`` lists them outermost first (docs/architecture.md, "The call pipeline", names each
-with its test). A step is ``async (call, next) -> result``: it may act before and after the
-steps inside it (``await next(call)``), or answer without them; the last one calls the
-tool. Adding a concern is adding a step here. An ``InputRequiredResult`` (a round asking the
-client for its roots) passes back out untouched: the call comes again.
+``AROUND`` are the steps of every such request (a tool call, a resource read, a subscription):
+its client's log records, its session, and the error boundary, the one place our errors
+become MCP replies. ``STEPS`` are a tool call's, outermost first (docs/architecture.md, "The
+call pipeline", names each with its test); ``serve`` runs a resource read or a subscription
+through ``AROUND`` and the client's roots. A step is ``async (call, next) -> result``: it may
+act before and after the steps inside it (``await next(call)``), or answer without them; the
+last one answers. A step that refuses raises our error, never a reply. Adding a concern is
+adding a step here. An ``InputRequiredResult`` (a round asking the client for its roots)
+passes back out untouched: the request comes again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from vfs_mcp.server.calls import (
+    boundary,
     capped,
     counted,
     journaled,
@@ -24,11 +30,13 @@ from vfs_mcp.server.calls import (
     session,
     timeout,
 )
-from vfs_mcp.server.calls.call import Call, Next, Result, Step
+from vfs_mcp.server.calls.call import Call, Kind, Next, Result, Step
+
+AROUND: tuple[Step, ...] = (logs.step, session.step, boundary.step)
+"""The steps of every request, outermost first."""
 
 STEPS: tuple[Step, ...] = (
-    logs.step,
-    session.step,
+    *AROUND,
     metered.step,
     capped.step,
     timeout.step,
@@ -39,6 +47,7 @@ STEPS: tuple[Step, ...] = (
     known_arguments.step,
     run_tool.step,
 )
+"""A tool call's steps, outermost first."""
 
 
 async def run(call: Call, steps: Sequence[Step] = STEPS) -> Result:
@@ -55,4 +64,14 @@ async def run(call: Call, steps: Sequence[Step] = STEPS) -> Result:
     return await at(0)(call)
 
 
-__all__ = ["STEPS", "Call", "Next", "Result", "Step", "run"]
+async def serve(call: Call, answer: Callable[[], Awaitable[Result]]) -> Result:
+    """A resource read or a subscription (``call.kind``) through ``AROUND`` and the client's
+    roots, answered by ``answer``."""
+
+    async def answering(_call: Call, _next: Next) -> Result:
+        return await answer()
+
+    return await run(call, (*AROUND, roots.step, answering))
+
+
+__all__ = ["AROUND", "STEPS", "Call", "Kind", "Next", "Result", "Step", "run", "serve"]

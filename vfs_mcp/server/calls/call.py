@@ -1,51 +1,54 @@
-"""What every step of a tool call sees (``Call``) and the shape of a step."""
+"""What every step of a request sees (``Call``) and the shape of a step."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cached_property
+from typing import Any, Literal, Protocol
 
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.tally import Tally
+from vfs_mcp.server import sdk
 from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.server.roots import ClientRoots
-from vfs_mcp.sessions import SessionState
 from vfs_mcp.settings import Settings
 
-Result = CallToolResult | InputRequiredResult
+Result = Any
+"""What a request is answered with: a ``CallToolResult`` or ``InputRequiredResult`` for a tool
+call, the contents (or an ``InputRequiredResult``) for a resource read, an ``EmptyResult`` or
+the stream's end for a subscription."""
+
+Kind = Literal["tool", "resource", "subscribe", "listen"]
+"""A tool call, a resource read, a ``resources/subscribe`` (before 2026-07-28), a
+``subscriptions/listen`` stream (2026-07-28)."""
 
 
 class Server(Protocol):
-    """What the steps ask of the server (``vfs_mcp.server.build.VfsServer``)."""
+    """What the steps read of the server (``vfs_mcp.server.build.VfsServer``): its parts, never its logic."""
 
     metrics: Metrics | None
     vfs_settings: Settings | None
     vfs: JailedFS | None
     client_roots: ClientRoots | None
-
-    def session_of(self, context: Context[Any, Any] | None) -> AbstractContextManager[SessionState | None]: ...
-
-    async def settle_roots(self, context: Context[Any, Any] | None) -> InputRequiredResult | None: ...
-
-    def why_not_served(self, name: str) -> str: ...
-
-    async def call_registered(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any: ...
+    many_clients: bool
+    stateless: bool
 
 
 @dataclass
 class Call:
-    """One tool call on its way through the steps."""
+    """One request on its way through the steps."""
 
     server: Server
     name: str
+    """The tool's name; the URI a resource read or a subscription names ("" for a listen stream)."""
     arguments: dict[str, Any]
     context: Context[Any, Any] | None
+    kind: Kind = "tool"
     tally: Tally = field(default_factory=Tally)
     """The bytes the call moved (``counted`` sets it; ``metered`` reads it)."""
 
@@ -53,6 +56,13 @@ class Call:
     def request(self) -> ServerRequestContext[Any, Any] | None:
         """The MCP request the call came in (None for a direct ``call_tool``)."""
         return request_of(self.context)
+
+    @cached_property
+    def tool(self) -> Tool | None:
+        """The registered tool the call names (None: not served, or not a tool call), looked up once."""
+        if self.kind != "tool" or not isinstance(self.server, MCPServer):
+            return None
+        return sdk.registered_tool(self.server, self.name)
 
 
 def request_of(context: Context[Any, Any] | None) -> ServerRequestContext[Any, Any] | None:

@@ -1,4 +1,4 @@
-"""Step 4: a reply longer than ``--max-response-chars`` is cut, saying so (``replies.cap_reply``)."""
+"""A reply longer than ``--max-response-chars`` is cut, saying so (``replies.cap_reply``)."""
 
 from __future__ import annotations
 

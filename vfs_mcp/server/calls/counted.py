@@ -1,4 +1,4 @@
-"""Step 6: the bytes the call reads and writes through the jail, for the metrics (``call.tally``)."""
+"""The bytes the call reads and writes through the jail, for the metrics (``call.tally``)."""
 
 from __future__ import annotations
 

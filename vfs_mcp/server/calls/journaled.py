@@ -1,4 +1,4 @@
-"""Step 7: a successful call's changes kept as its session's (their records are in the change
+"""A successful call's changes kept as its session's (their records are in the change
 log already): the reply names each change's id, in its text and in ``_meta``, and says when a
 change cannot be undone or pushed older ones out of the log."""
 

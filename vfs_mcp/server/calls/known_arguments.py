@@ -1,30 +1,26 @@
-"""Step 10: arguments the tool does not take are INVALID_ARGUMENT (the SDK would drop them
-silently), naming the closest one it takes, what it takes, and other spellings it accepts."""
+"""Arguments the tool does not take are INVALID_ARGUMENT (the SDK would drop them silently),
+naming the closest one it takes, what it takes, and other spellings it accepts."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.profiles.results import failed
-from vfs_mcp.server import sdk, toolset
+from vfs_mcp.server import toolset
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 
 async def step(call: Call, next_step: Next) -> Result:
-    unknown = unknown_arguments(call.server, call.name, call.arguments)  # type: ignore[arg-type]
+    unknown = unknown_arguments(call.tool, call.arguments) if call.tool is not None else ""
     if unknown:
-        return failed(InvalidArgument(f"{call.name} has no argument {unknown}"))
+        raise InvalidArgument(f"{call.name} has no argument {unknown}")
     return await next_step(call)
 
 
-def unknown_arguments(server: MCPServer, name: str, arguments: dict[str, Any]) -> str:
-    """Describe the arguments ``name`` does not take ("" when it takes them all)."""
-    tool = sdk.registered_tool(server, name)
-    if tool is None:
-        return ""
+def unknown_arguments(tool: Tool, arguments: dict[str, Any]) -> str:
+    """Describe the arguments ``tool`` does not take ("" when it takes them all)."""
     listed = list(tool.parameters.get("properties") or {})
     fields = tool.fn_metadata.arg_model.model_fields
     accepted = {field.alias or key for key, field in fields.items()} - {tool.context_kwarg}

@@ -1,4 +1,4 @@
-"""Step 1: the server's log records made during the call go to a client that asked for them."""
+"""The server's log records made while a request is served go to a client that asked for them."""
 
 from __future__ import annotations
 

@@ -1,29 +1,32 @@
-"""Step 11, the last: the SDK validates the arguments and runs the tool; arguments its schema
-rejects are INVALID_ARGUMENT naming each one and what it must be, a crash is INTERNAL (logged)."""
+"""The last step: the SDK validates the arguments and runs the tool; arguments its schema
+rejects are INVALID_ARGUMENT naming each one and what it must be, our error raised by the tool
+is raised on, a crash is INTERNAL (logged)."""
 
 from __future__ import annotations
 
 import re
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
-from vfs_mcp.errors import Internal, InvalidArgument
-from vfs_mcp.profiles.results import failed
+from vfs_mcp.errors import Internal, InvalidArgument, VfsError
 from vfs_mcp.server.calls.call import Call, Next, Result
 from vfs_mcp.server.client_logs import log
 
 
 async def step(call: Call, next_step: Next) -> Result:
+    assert isinstance(call.server, MCPServer)
     try:
-        result: Result = await call.server.call_registered(call.name, call.arguments, call.context)
-        return result
-    except UnexpectedToolError:
+        return await MCPServer.call_tool(call.server, call.name, call.arguments, call.context)
+    except UnexpectedToolError as exc:
+        if isinstance(exc.__cause__, VfsError):
+            raise exc.__cause__ from None
         log.exception("tool %s crashed", call.name)
-        return failed(Internal(f"{call.name} failed unexpectedly; the detail is in the server log"))
+        raise Internal(f"{call.name} failed unexpectedly; the detail is in the server log") from exc
     except ToolError as exc:
         if isinstance(exc.__cause__, ValidationError):
-            return failed(InvalidArgument(f"{call.name}: {describe(exc.__cause__)}"))
+            raise InvalidArgument(f"{call.name}: {describe(exc.__cause__)}") from exc
         raise
 
 

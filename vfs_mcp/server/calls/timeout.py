@@ -1,12 +1,11 @@
-"""Step 5: a call that outlasts ``--call-timeout`` is an INTERNAL error naming the limit (its
-worker thread is abandoned, and commits nothing after that: ``profiles.results.catching``)."""
+"""A call that outlasts ``--call-timeout`` is an INTERNAL error naming the limit (its worker
+thread is abandoned, and commits nothing after that: ``tools.in_worker``)."""
 
 from __future__ import annotations
 
 import anyio
 
 from vfs_mcp.errors import Internal
-from vfs_mcp.profiles.results import failed
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 
@@ -16,4 +15,6 @@ async def step(call: Call, next_step: Next) -> Result:
         with anyio.fail_after(limit):
             return await next_step(call)
     except TimeoutError:
-        return failed(Internal(f"{call.name} timed out after {limit:g} s; the mount is slow or unreachable, try again"))
+        raise Internal(
+            f"{call.name} timed out after {limit:g} s; the mount is slow or unreachable, try again"
+        ) from None
