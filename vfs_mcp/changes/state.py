@@ -8,6 +8,8 @@ mount — the change log with its before-images, the ide buffers, and who is ali
                                         ``changes/`` once the last is made
     pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
     buffers/<handle>                    an ide buffer
+    review/<layer>.*                    the pending layer of a mount under review (its index,
+                                        its files' bytes: ``vfs_mcp_backends.layers``)
 
 ``LocalState`` is a private folder on this machine: made 0700 and never a link, its files 0600,
 written whole (a temp name, then a rename) and, when a record must be durable before a change
@@ -47,7 +49,7 @@ log = logging.getLogger("vfs_mcp")
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review")
 
 
 class StateUnavailable(OSError):
