@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import errno
 import io
-import os
 import posixpath
 import stat
 import tempfile
@@ -42,7 +41,6 @@ from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import (
     BackendMount,
-    Capabilities,
     Child,
     Keep,
     Page,
@@ -101,6 +99,7 @@ class OverlayFS(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
         self.empty_dirs, self.links, self.modes, self.etags = caps.empty_dirs, caps.symlinks, caps.modes, caps.etags
         self.stamps = caps.timestamps
         self.real_top = base.host_path(base.root) if caps.host_paths else None
+        self.folder_times = _folder_times(base)
         # A local folder without auto_mkdir refuses a file whose folder is missing; memory and
         # object stores make the folders a file's path names.
         self.implicit_parents = bool(getattr(self.bfs, "auto_mkdir", True)) or not caps.empty_dirs
@@ -265,7 +264,7 @@ class OverlayFS(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
             info["mode"] = stat.S_IFDIR | mode
         if self.links:
             info["islink"] = False
-        return self._stamped(info, node.time) if node is not None and node.time else info
+        return self._stamped(info, node.time) if node is not None and node.time and self.folder_times else info
 
     # -- links ---------------------------------------------------------------------------------
 
@@ -1133,8 +1132,8 @@ class OverlayMount(BackendMount):
         fs = self.overlay
         rel = fs._rel(path)
         fs.layer.fresh()
-        _, mapped = fs._where(rel)
-        if mapped == rel and not fs.layer.has_below(rel):
+        node, mapped = fs._where(rel)
+        if node is None and mapped == rel and not fs.layer.has_below(rel):
             yield from self.under.pages(path, maxdepth, metadata, keep)
             return
         hidden = fs._hider(rel)
@@ -1225,10 +1224,25 @@ class OverlayMount(BackendMount):
         return f'"{fs._put(fs._rel(path), data, if_match=if_match, create_only=create_only, conditional=True)}"'
 
 
+def _folder_times(base: BackendMount) -> bool:
+    """Whether the store's folders have times (a disk's do; memory's and key prefixes' do not)."""
+    try:
+        info = base.fs.info(base.root)
+    except (OSError, ValueError):
+        return False
+    return any(info.get(key) is not None for key in ("mtime", "LastModified", "created", "atime"))
+
+
 def _pages_or_one(pages: Iterator[Page]) -> Iterator[Page | None]:
     """The store's pages, or one None when it lists none (a folder only the layer holds)."""
     found = False
-    for page in pages:
+    while True:
+        try:
+            page = next(pages)
+        except StopIteration:
+            break
+        except (FileNotFoundError, NotADirectoryError):
+            break  # the store has no folder there: the layer's alone
         found = True
         yield page
     if not found:

@@ -28,6 +28,7 @@ plan again on the new state (a bounded number of times); a plan whose caller pin
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp_backends.scopes import labelled
 
 __all__ = [
     "ABSENT",
@@ -137,13 +139,16 @@ def run(
                 continue
             pending = _Pending(changelog, recording.tool if recording else "a change")
             try:
-                receipt, recorded = commit(
-                    vfs,
-                    planned.ops,
-                    keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
-                    journal=None if undoing is not None else pending,
-                    sequential=undoing is not None,
-                )
+                # Each write is labelled with the change's id: a store that keeps what wrote
+                # each path (a mount under review) keeps it. An undo's writes are no change of their own.
+                with labelled(pending.id) if undoing is None else contextlib.nullcontext():
+                    receipt, recorded = commit(
+                        vfs,
+                        planned.ops,
+                        keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
+                        journal=None if undoing is not None else pending,
+                        sequential=undoing is not None,
+                    )
             except Stale:
                 attempt += 1
                 if attempt >= replans:
@@ -180,7 +185,7 @@ class _Pending:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
             else:
-                self.changelog.atomic(self.tool, undo, why_not)
+                self.changelog.atomic(self.tool, undo, why_not, self.id)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")

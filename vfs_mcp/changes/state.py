@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
+from vfs_mcp_backends.layers import Layer
 
 log = logging.getLogger("vfs_mcp")
 
@@ -77,6 +78,7 @@ class StateStore(ABC):
     def __init__(self) -> None:
         self.instance = new_instance_id()
         self._tickers: list[Callable[[], None]] = []
+        self._layers: dict[str, Layer] = {}
         _open.add(self)
 
     @abstractmethod
@@ -129,8 +131,27 @@ class StateStore(ABC):
         """The real host folder of a store on this machine's disk (None elsewhere)."""
         return None
 
+    @property
+    def on_this_machine(self) -> bool:
+        """Whether reading it costs no network (a folder here, memory)."""
+        return True
+
+    def layer(self, url: str) -> Layer:
+        """The pending layer of the mount served as ``url`` under review (one per store and URL
+        in a process): read afresh at each use where the store is on this machine, at most every
+        ``LOOK_SECONDS`` elsewhere (and before each change)."""
+        with _layers_lock:
+            found = self._layers.get(url)
+            if found is None:
+                found = Layer(self, url, look_every=0.0 if self.on_this_machine else LOOK_SECONDS)
+                self._layers[url] = found
+            return found
+
 
 _open: weakref.WeakSet[StateStore] = weakref.WeakSet()
+_layers_lock = threading.Lock()
+LOOK_SECONDS = 1.0
+"""How stale a replica's view of a pending layer on a shared store may be (its own changes show at once)."""
 
 
 def close_all() -> None:
@@ -343,6 +364,10 @@ class ObjectState(StateStore):
         if folder not in FOLDERS or not base or "/" in base:
             raise ValueError(f"not a state name: {name!r}")
         return f"{self.mount.root.rstrip('/')}/{name}"
+
+    @property
+    def on_this_machine(self) -> bool:
+        return self.mount.capabilities.local_io
 
     def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         path = self._path(name)

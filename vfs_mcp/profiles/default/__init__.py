@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from vfs_mcp.profiles.table import Tool
 
-FILES, TEXT, SEARCH, ANALYTICS = (f"{__name__}.{module}:" for module in ("files", "text", "search", "analytics"))
+FILES, TEXT, SEARCH, ANALYTICS, REVIEW = (
+    f"{__name__}.{module}:" for module in ("files", "text", "search", "analytics", "review")
+)
 
 TOOLS = (
     # reading files and folders
@@ -93,6 +95,15 @@ TOOLS = (
         "(to path, if given); only if its files are as it left them, else CONFLICT. dry_run: preview.",
         read_only=False,
         destructive=True,
+    ),
+    Tool(
+        REVIEW + "review_ready",
+        "Ready for review",
+        "Your changes here are pending: the files show them to you, to no one else, until the person "
+        "applies them. Call this when done: it lists what is pending, for the person to review.",
+        read_only=False,
+        writes=False,
+        review=True,
     ),
     Tool(
         FILES + "write_file",
