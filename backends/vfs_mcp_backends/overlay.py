@@ -99,7 +99,7 @@ class OverlayFS(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
         self.empty_dirs, self.links, self.modes, self.etags = caps.empty_dirs, caps.symlinks, caps.modes, caps.etags
         self.stamps = caps.timestamps
         self.real_top = base.host_path(base.root) if caps.host_paths else None
-        self.folder_times = _folder_times(base)
+        self.folder_times, self.folder_class = _folder_times(base)
         # A local folder without auto_mkdir refuses a file whose folder is missing; memory and
         # object stores make the folders a file's path names.
         self.implicit_parents = bool(getattr(self.bfs, "auto_mkdir", True)) or not caps.empty_dirs
@@ -208,11 +208,12 @@ class OverlayFS(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
 
     def _base_marker(self, source: str) -> bool:
         """Whether the store holds the marker of the folder ``source`` (a ``key/`` object)."""
+        base = self._fs(source).rstrip("/")
         try:
-            raw = self.bfs.info(self._fs(source) + "/")
-        except (OSError, ValueError):
+            raws = self.bfs.ls(base, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
             return False
-        return str(raw.get("name", "")).endswith("/") or raw.get("type") == "file"
+        return any(str(raw["name"]) == base + "/" for raw in raws)  # listed beside what it holds
 
     def _holds_any(self, rel: str) -> bool:
         """Whether the view shows anything below the folder ``rel``."""
@@ -264,6 +265,8 @@ class OverlayFS(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
             info["mode"] = stat.S_IFDIR | mode
         if self.links:
             info["islink"] = False
+        if self.folder_class:
+            info["StorageClass"] = self.folder_class
         return self._stamped(info, node.time) if node is not None and node.time and self.folder_times else info
 
     # -- links ---------------------------------------------------------------------------------
@@ -1146,11 +1149,14 @@ class OverlayMount(BackendMount):
         shown: set[str] = set()
         inner = self.under.pages(fs._fs(mapped), maxdepth, metadata, keep) if mapped is not None else iter(())
         for page in _pages_or_one(inner):
+            listed = page.items if page is not None else []
             items = [
                 item
-                for item in (page.items if page is not None else [])
+                for item in listed
                 if not hidden(item[0]) and not (item[1] == "directory" and item[0] in shown) and fs._kept(rel, item)
             ]
+            # Store entries the page read that still show (the key of a file deleted does not count).
+            count = max(0, (page.listed if page is not None else 0) - (len(listed) - len(items)))
             last = page is None or page.last
             until = page.until if page is not None else ""
             shown.update(sub for sub, kind, _ in items if kind == "directory")
@@ -1159,10 +1165,10 @@ class OverlayMount(BackendMount):
                 if entry[1] != "directory" or entry[0] not in shown:
                     shown.add(entry[0])
                     items.append(entry)
+                    count += 1
             if fs.empty_dirs:
                 items.sort(key=lambda item: item[0].replace("/", "\x00"))
-            listed = (page.listed if page is not None else 0) + len(items)
-            yield Page(items, page.unreadable if page is not None else [], last, listed, until)
+            yield Page(items, page.unreadable if page is not None else [], last, count, until)
 
     def ls_many(self, paths: list[str], cursors: list[str | None]) -> list[tuple[list[Child], str | None]]:
         """Each folder's entries in the view, a page at a time: the store's page of the folder
@@ -1224,13 +1230,17 @@ class OverlayMount(BackendMount):
         return f'"{fs._put(fs._rel(path), data, if_match=if_match, create_only=create_only, conditional=True)}"'
 
 
-def _folder_times(base: BackendMount) -> bool:
-    """Whether the store's folders have times (a disk's do; memory's and key prefixes' do not)."""
+def _folder_times(base: BackendMount) -> tuple[bool, str | None]:
+    """Whether the store's folders have times (a disk's do; memory's and key prefixes' do
+    not), and the storage class it says a folder has (S3's "DIRECTORY")."""
+    prefixes = "DIRECTORY" if base.capabilities.etags and not base.capabilities.empty_dirs else None
+    base.invalidate(base.root)
     try:
         info = base.fs.info(base.root)
     except (OSError, ValueError):
-        return False
-    return any(info.get(key) is not None for key in ("mtime", "LastModified", "created", "atime"))
+        return False, prefixes
+    times = any(info.get(key) is not None for key in ("mtime", "LastModified", "created", "atime"))
+    return times, info.get("StorageClass") or prefixes
 
 
 def _pages_or_one(pages: Iterator[Page]) -> Iterator[Page | None]:

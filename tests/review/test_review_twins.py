@@ -176,6 +176,10 @@ async def test_a_review_mount_answers_and_shows_what_its_plain_twin_does_until_a
             tool, args = choose(rng, raw_tree(plain))
             expected = answer_of(await one.call_tool(tool, args), plain.root)
             got = answer_of(await other.call_tool(tool, args), reviewed.root)
+            if got != expected and os.environ.get("VFS_REVIEW_DEBUG"):
+                fs = under.vfs.mounts[0].backend.overlay
+                print("NODES", {k: v for k, v in fs.layer.nodes.items()})
+                print("INFO", [fs.info(fs._fs(a)) for a in args.values() if isinstance(a, str) and "/" in a or a in FOLDERS])
             assert got == expected, f"call {step}: {tool} {args}\n{got[1]}\n----\n{expected[1]}"
             if tool not in ("read_file", "list_directory", "directory_tree", "grep_files", "search_files"):
                 assert view_tree(reviewed, under) == raw_tree(plain), f"call {step}: {tool} {args} left another view"
