@@ -26,6 +26,7 @@ EPILOG = """subcommands (as the first argument):
   call TOOL [k=v ...]  call one tool on a server and print the result
   tools                list the tools of a profile
   replay FILE -- ROOT  replay a recorded session (vfs_mcp.testing) and report the first difference
+  review [MOUNT ...]   what an agent left pending on mounts under review; --apply or --discard it
 run `vfs-mcp SUBCOMMAND --help` for their options"""
 
 
