@@ -23,7 +23,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="vfs-mcp review", description=DESCRIPTION, allow_abbrev=False)
     p.add_argument("mounts", nargs="*", metavar="MOUNT", help="the mounts under review (default: the current folder)")
     p.add_argument("--config", metavar="FILE", help="the server's config file (its review mounts, its state store)")
-    p.add_argument("--state", metavar="URL", help="the server's state store (default: where a server of MOUNTs keeps it)")
+    p.add_argument(
+        "--state", metavar="URL", help="the server's state store (default: where a server of MOUNTs keeps it)"
+    )
     p.add_argument("--deny", action="append", default=[], metavar="GLOB", help="as the server's --deny (repeatable)")
     decide = p.add_mutually_exclusive_group()
     decide.add_argument(
@@ -43,7 +45,7 @@ def main(argv: Sequence[str]) -> int:
             try:
                 if args.apply is not None:
                     applied = review.apply(*args.apply)
-                    how = f" (change {applied.change_id}; undo takes it back)" if applied.change_id else ""
+                    how = f" (change {applied.change_id}: undo by this id, on a server not under review, takes it back)" if applied.change_id else ""
                     print(f"applied {plural(len(applied.paths), 'path')} to {mounts}{how}")
                     for path in applied.paths:
                         print(f"  {path}")

@@ -90,7 +90,9 @@ class Review:
                 seen.setdefault(mount.layer.key, sides_of(mount))
         self.sides = list(seen.values())
         if not self.sides:
-            raise InvalidArgument("no mount is under review: serve one with --review (or review = true in its [[mount]])")
+            raise InvalidArgument(
+                "no mount is under review: serve one with --review (or review = true in its [[mount]])"
+            )
         self.changelog = changelog or changes.log_of(vfs)
         self.base = JailedFS(Jail([sides.base for sides in self.sides], deny=vfs.deny))
         self.base.caches[log.CACHE_KEY] = self.changelog  # the server's log: no recovery of its own here
@@ -232,7 +234,9 @@ class Review:
             return {groups.group_of(path) for path, node in nodes.items() if change_id in node.changes}
         if key != sides.layer.key:
             return set()
-        hits = {groups.group_of(root) for root in groups.roots if root == rel or root.startswith(rel + "/" if rel else "")}
+        hits = {
+            groups.group_of(root) for root in groups.roots if root == rel or root.startswith(rel + "/" if rel else "")
+        }
         above = groups.root_of(rel)
         if above is not None:
             hits.add(groups.group_of(above))

@@ -132,7 +132,9 @@ def _folder(sides: Sides, rel: str, view: Side, expect: Expect) -> list[Op]:
             if not any(other.startswith(sub + "/") for other, _ in inside):
                 ops.append(MakeDir(Target(sides.base, at)))
         else:
-            ops.append(_written(sides, at, side, ABSENT if expect.state == "absent" else expect_at(sides.layer.nodes, at)))
+            ops.append(
+                _written(sides, at, side, ABSENT if expect.state == "absent" else expect_at(sides.layer.nodes, at))
+            )
     return ops
 
 

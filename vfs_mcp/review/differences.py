@@ -130,7 +130,9 @@ def differences(sides: Sides) -> tuple[list[Difference], Groups]:
         sources.update(side.source for side in view.values() if side.source is not None)
     for difference in found:
         # A store path whose content the view shows elsewhere: the source of a move, shown with it.
-        difference.moved = difference.status == "deleted" and difference.rel in sources and _moved_away(found, difference.rel)
+        difference.moved = (
+            difference.status == "deleted" and difference.rel in sources and _moved_away(found, difference.rel)
+        )
         difference.changes = _labels(nodes, difference)
     return found, groups
 
@@ -207,9 +209,7 @@ def _mode(info: dict[str, Any]) -> int | None:
     return mode & 0o7777 if isinstance(mode, int) else None
 
 
-def _compare(
-    sides: Sides, root: str, view: dict[str, Side], base: dict[str, Side], group: int
-) -> list[Difference]:
+def _compare(sides: Sides, root: str, view: dict[str, Side], base: dict[str, Side], group: int) -> list[Difference]:
     """The paths below ``root`` the two trees differ at, each collapsed to the top of what differs with it."""
     found: list[Difference] = []
     whole: list[str] = []  # folders reported whole: what is below them is theirs
@@ -261,7 +261,7 @@ def _moved_inside(sides: Sides, rel: str, sub: str, view: dict[str, Side], group
     source_tree = _base_tree(sides, top.source)
     prefix = sub + "/" if sub else ""
     mine = {path[len(prefix) :]: side for path, side in view.items() if path.startswith(prefix) and path != sub}
-    found = []
+    found: list[Difference] = []
     for inner in sorted(set(mine) | (set(source_tree) - {""})):
         if _inside([d.rel[len(rel) + 1 :] for d in found if d.status == "deleted"], inner):
             continue

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from mcp_types import CallToolResult
+from pydantic import Field
 
 from vfs_mcp.errors import AccessDenied
 from vfs_mcp.jail.filesystem import JailedFS
@@ -12,7 +15,11 @@ from vfs_mcp.review import Review
 from vfs_mcp.settings import Settings
 
 
-def review_ready(vfs: JailedFS, settings: Settings, apply: bool = False) -> CallToolResult:
+def review_ready(
+    vfs: JailedFS,
+    settings: Settings,
+    apply: Annotated[bool, Field(description="Apply them yourself: only where the server allows it")] = False,
+) -> CallToolResult:
     pending = Review(vfs)
     if apply:
         if not settings.agent_may_apply:
