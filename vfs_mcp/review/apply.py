@@ -50,8 +50,9 @@ def plan_apply(vfs: JailedFS, sides: Sides, chosen: Callable[[list[Difference], 
         try:
             images.check(vfs, target, store.probe(vfs, target), expect)
         except images.Changed as changed:
+            how = "its content differs" if changed.how == "its size or time differs" else changed.how
             raise Conflict(
-                f"{changed.path} changed since the agent read it ({changed.how}): nothing was applied; "
+                f"{changed.path} changed since the agent read it ({how}): nothing was applied; "
                 "look at it, then apply again, or discard what the agent did to it"
             ) from None
     mine = [d for d in found if d.group in picked]
