@@ -137,8 +137,6 @@ class _Index:
     nodes: dict[str, Node] = field(default_factory=dict)
     kids: dict[str, dict[str, int]] = field(default_factory=dict)
     """Folder -> child name -> how many nodes lie at or below that child (a trie of the nodes' paths)."""
-    gone: dict[str, int] = field(default_factory=dict)
-    """Folder -> how many whiteouts lie below it."""
     refs: Counter[str] = field(default_factory=Counter)
     """Blob -> the file nodes that hold it."""
 
@@ -149,8 +147,6 @@ class _Index:
         else:
             self._count(rel, 1, self.kids)
         self.nodes[rel] = node
-        if node.kind == "gone":
-            self._count(rel, 1, self.gone, own=False)
         if node.kind == "file":
             self.refs[node.blob] += 1
 
@@ -170,30 +166,21 @@ class _Index:
         return freed
 
     def _forget(self, rel: str, node: Node) -> None:
-        if node.kind == "gone":
-            self._count(rel, -1, self.gone, own=False)
         if node.kind == "file":
             self.refs[node.blob] -= 1
 
     @staticmethod
-    def _count(rel: str, step: int, table: dict[str, dict[str, int]] | dict[str, int], own: bool = True) -> None:
+    def _count(rel: str, step: int, table: dict[str, dict[str, int]]) -> None:
+        """``step`` more nodes at or below each folder on ``rel``'s way (the trie ``kids``)."""
         path = rel
         while path:
             parent, _, name = path.rpartition("/")
-            if own:
-                folder = table.setdefault(parent, {})  # type: ignore[arg-type]
-                assert isinstance(folder, dict)
-                folder[name] = folder.get(name, 0) + step
-                if folder[name] <= 0:
-                    del folder[name]
-                    if not folder:
-                        del table[parent]
-            else:
-                count = table.get(parent, 0) + step  # type: ignore[operator]
-                if count > 0:
-                    table[parent] = count  # type: ignore[assignment]
-                else:
-                    table.pop(parent, None)
+            folder = table.setdefault(parent, {})
+            folder[name] = folder.get(name, 0) + step
+            if folder[name] <= 0:
+                del folder[name]
+                if not folder:
+                    del table[parent]
             path = parent
 
     def below(self, rel: str) -> Iterator[tuple[str, Node]]:
@@ -252,10 +239,6 @@ class Layer:
 
     def has_below(self, rel: str) -> bool:
         return rel in self._index.kids
-
-    def gone_below(self, rel: str) -> bool:
-        """Whether a whiteout lies below ``rel``."""
-        return rel in self._index.gone
 
     def below(self, rel: str) -> Iterator[tuple[str, Node]]:
         return self._index.below(rel)

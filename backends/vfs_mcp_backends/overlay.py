@@ -140,9 +140,7 @@ class OverlayMount(BackendMount):
         for page in _pages_or_one(inner):
             listed = page.items if page is not None else []
             items = [
-                item
-                for item in listed
-                if not hidden(item[0]) and not (item[1] == "directory" and item[0] in shown) and fs._kept(rel, item)
+                item for item in listed if not hidden(item[0]) and not (item[1] == "directory" and item[0] in shown)
             ]
             # Store entries the page read that still show (the key of a file deleted does not count).
             count = max(0, (page.listed if page is not None else 0) - (len(listed) - len(items)))
@@ -190,15 +188,15 @@ class OverlayMount(BackendMount):
             return entries, cursor
         covered = set(fs.layer.children(rel))
         kept = [entry for entry in entries if entry[0] not in covered]
-        base = {name: kind for name, kind, _ in entries}
+        base = {entry[0]: entry for entry in entries}
         last = entries[-1][0] if entries and cursor is not None else None
         for name in sorted(covered):
             if name <= after or (last is not None and name > last):
                 continue  # another page's (names up to the store page's last are this one's)
             child = join(rel, name)
-            if base.get(name) == "directory" and child not in fs.layer.nodes and not fs.layer.gone_below(child):
-                kept.append(next(entry for entry in entries if entry[0] == name))
-                continue  # the store's folder, with layer files in it: as the store lists it
+            if name in base and base[name][1] == "directory" and child not in fs.layer.nodes:
+                kept.append(base[name])  # the store's folder, with layer files (or whiteouts) in it
+                continue
             seen = fs._lookup(child, ASK if name in base else None)
             if seen is not None:
                 kept.append((name, seen.kind, int(seen.info.get("size") or 0) if seen.kind == "file" else 0))

@@ -149,14 +149,41 @@ class OverlayFS(OverlayReads):
         token = self.base.version_token(seen.info)
         return token.strip('"') if token else None
 
-    def _absent_ops(self, rel: str, node: Node | None) -> list[Op]:
+    def _absent_ops(self, rel: str, node: Node | None, keep: str | None = None) -> list[Op]:
         """The ops that leave nothing at ``rel``: its nodes go, and a whiteout hides what the
-        store holds there, if it holds anything."""
+        store holds there, if it holds anything; then ``_emptied`` (``keep``: a path the change
+        writes, whose folders it keeps)."""
         ops: list[Op] = [("drop", rel, None)]
         mapped = self._below_mapped(rel)
         if mapped is not None and self._base_info(mapped) is not None:
             gone = Node("gone", time=time.time(), was=self._was(rel, node), changes=self._labels(node))
             ops.append(("set", rel, gone))
+        return ops + self._emptied(rel, keep)
+
+    def _emptied(self, rel: str, keep: str | None) -> list[Op]:
+        """On stores whose folders are key prefixes, a folder shows while something is in it:
+        the folders above ``rel`` left with nothing in them once it is gone (and no marker of
+        their own) are whited out themselves, now, so that no read asks the store whether the
+        whiteouts below a folder left anything in it (what the store holds the layer does not
+        hide shows; a key added behind the agent's back under a folder it emptied does not)."""
+        if self.empty_dirs:
+            return []
+        ops: list[Op] = []
+        gone, folder = rel, parent_of(rel)
+        while folder and not (keep is not None and (keep + "/").startswith(folder + "/")):
+            node = self.layer.nodes.get(folder)
+            if node is not None and (node.marker or node.kind != "dir"):
+                break
+            name = gone.rpartition("/")[2]
+            if any(other != name for other, _ in self._children(folder)):
+                break
+            mapped = self._below_mapped(folder) if node is None or not node.opaque else None
+            if mapped is not None and self._base_marker(mapped):
+                break
+            if mapped is not None and self._base_info(mapped) is not None:
+                made = Node("gone", time=time.time(), was=self._was(folder, node), changes=self._labels(node))
+                ops += [("drop", folder, None), ("set", folder, made)]
+            gone, folder = folder, parent_of(folder)
         return ops
 
     def _remove(self, rel: str, *, recursive: bool, folder: bool | None = None) -> None:
@@ -260,7 +287,7 @@ class OverlayFS(OverlayReads):
             inside = [(path[len(rel1) :], inner) for path, inner in self.layer.below(rel1)]
             ops += [("drop", rel2, None), ("set", rel2, moved)]
             ops += [("set", rel2 + tail, dataclasses.replace(inner, was=None)) for tail, inner in inside]
-            return ops + self._absent_ops(rel1, node1)
+            return ops + self._absent_ops(rel1, node1, keep=rel2)
 
         ensure_wanted()
         self.layer.change(build)

@@ -159,9 +159,10 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
             return Seen("directory", top, None, "")
         if mapped is not None:
             raw: dict[str, Any] | None = self._base_info(mapped) if base is ASK else base
-            if raw is not None and not (raw.get("type") == "directory" and self._emptied(rel, mapped)):
+            if raw is not None:
                 return Seen(str(raw.get("type")), self._named(raw, rel, mapped), None, mapped)
-        if self.layer.has_below(rel) and self._holds_any(rel):
+        # A folder only the layer's files name (the store has none there): it shows while they do.
+        if self.layer.has_below(rel) and self._holds_any(rel, store=mapped is not None and base is not None):
             return Seen("directory", self._folder_info(rel, None), None, None)
         return None
 
@@ -175,19 +176,12 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
                 return Seen("directory", self._folder_info(rel, node), node, None)
             return None
         raw = self._base_info(node.source)
-        if raw is None or (raw.get("type") == "directory" and self._emptied(rel, node.source)):
+        if raw is None:
             return None
         info = self._named(raw, rel, node.source)
         if node.mode is not None:
             info["mode"] = stat.S_IFMT(int(info.get("mode") or 0)) | node.mode
         return Seen(str(raw.get("type")), info, node, node.source)
-
-    def _emptied(self, rel: str, source: str) -> bool:
-        """On stores whose folders are key prefixes: whether whiteouts hide all that the folder
-        ``rel`` (the store's ``source``) held, its own marker aside."""
-        if self.empty_dirs or not self.layer.gone_below(rel):
-            return False
-        return not self._holds_any(rel) and not self._base_marker(source)
 
     def _base_marker(self, source: str) -> bool:
         """Whether the store holds the marker of the folder ``source`` (a ``key/`` object)."""
@@ -198,9 +192,10 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
             return False
         return any(str(raw["name"]) == base + "/" for raw in raws)  # listed beside what it holds
 
-    def _holds_any(self, rel: str) -> bool:
-        """Whether the view shows anything below the folder ``rel``."""
-        return any(True for _ in self._children(rel, first=True))
+    def _holds_any(self, rel: str, store: bool = True) -> bool:
+        """Whether the view shows anything below the folder ``rel`` (``store``: the store may
+        hold something there; False when it is known to hold nothing)."""
+        return any(True for _ in self._children(rel, first=True, store=store))
 
     # -- info dicts --------------------------------------------------------------------------
 
@@ -355,12 +350,15 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
         if node is None and mapped == real == rel and not self.layer.has_below(rel):
             listed: list[Any] = self.bfs.ls(self._fs(rel), detail=detail)  # the store's, untouched
             return listed
-        seen = self._lookup(real)
-        if seen is None:
-            raise FileNotFoundError(errno.ENOENT, "no such folder", self._fs(rel))
-        if seen.kind != "directory":
-            return [seen.info if detail else seen.info["name"]]
+        # The listing first: a folder that holds something is there (one request, not a
+        # lookup and a listing); only an empty answer is looked up (a file, nothing, an empty folder).
         found = [{**child.info, "name": self._fs(join(rel, name))} for name, child in sorted(self._children(real))]
+        if not found:
+            seen = self._lookup(real)
+            if seen is None:
+                raise FileNotFoundError(errno.ENOENT, "no such folder", self._fs(rel))
+            if seen.kind != "directory":
+                return [seen.info if detail else seen.info["name"]]
         return found if detail else [one["name"] for one in found]
 
     def _listed(self, source: str) -> dict[str, dict[str, Any]]:
@@ -377,10 +375,11 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
                 listed[full[len(base) + 1 :]] = raw
         return listed
 
-    def _children(self, rel: str, first: bool = False) -> Iterator[tuple[str, Seen]]:
-        """What the view shows in the folder ``rel`` (no order); ``first``: stop at the first."""
+    def _children(self, rel: str, first: bool = False, store: bool = True) -> Iterator[tuple[str, Seen]]:
+        """What the view shows in the folder ``rel`` (no order); ``first``: stop at the first;
+        ``store``: False when the store is known to hold nothing there (it is not asked)."""
         _, mapped = self._where(rel)
-        listed = self._listed(mapped) if mapped is not None else {}
+        listed = self._listed(mapped) if mapped is not None and store else {}
         covered = set(self.layer.children(rel))
         for name, raw in listed.items():
             if name not in covered:
@@ -388,7 +387,7 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
                 if first:
                     return
         for name in covered:
-            seen = self._lookup(join(rel, name), listed.get(name) if mapped is not None else None)
+            seen = self._lookup(join(rel, name), listed.get(name) if mapped is not None and store else None)
             if seen is not None:
                 yield name, seen
                 if first:
@@ -401,8 +400,10 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
         missing path nothing (as fsspec's ``find``); ``withdirs`` lists the folder itself too."""
         rel = self._rel(path)
         self.layer.fresh()
-        seen = self._lookup(rel)
+        found = list(self._walk(rel, maxdepth, kwargs.get("metadata", True)))
         out: dict[str, dict[str, Any]] = {}
+        # A walk that finds something walked a folder; only an empty one is looked up.
+        seen = self._lookup(rel) if not found else Seen("directory", self._folder_info(rel, None), None, None)
         if seen is None:
             return out if detail else []
         if seen.kind != "directory":
@@ -410,7 +411,7 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
         else:
             if withdirs:
                 out[self._fs(rel)] = seen.info
-            for sub, info in self._walk(rel, maxdepth, kwargs.get("metadata", True)):
+            for sub, info in found:
                 if withdirs or info.get("type") != "directory":
                     out[self._fs(join(rel, sub))] = info
         names = sorted(out)
@@ -478,43 +479,21 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
     def _with_folders(
         self, rel: str, entries: list[tuple[str, dict[str, Any]]], maxdepth: int | None
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``entries`` with the folders their paths name that none of them is (folders of layer
-        files), and, where folders are key prefixes, without the folders whiteouts emptied."""
+        """``entries`` within ``maxdepth``, with the folders their paths name that none of them
+        is (the folders of files the layer adds, on key-prefix stores)."""
         have = {sub for sub, _ in entries}
         holding: set[str] = set()
+        for sub, _ in entries:
+            folder = parent_of(sub)
+            while folder and folder not in holding:
+                holding.add(folder)
+                folder = parent_of(folder)
         for sub, info in entries:
-            if self.empty_dirs or info.get("type") != "directory" or self._marked(join(rel, sub)):
-                folder = sub if info.get("type") == "directory" else parent_of(sub)
-                while folder and folder not in holding:
-                    holding.add(folder)
-                    folder = parent_of(folder)
-        for sub, info in entries:
-            if maxdepth is not None and sub.count("/") >= maxdepth:
-                continue  # below the depth asked for: it only named its folders
-            if info.get("type") != "directory" or sub in holding or not self.layer.gone_below(join(rel, sub)):
+            if maxdepth is None or sub.count("/") < maxdepth:
                 yield sub, info
         for folder in sorted(holding - have):
             if maxdepth is None or folder.count("/") < maxdepth:
                 yield folder, self._folder_info(join(rel, folder), None)
-
-    def _kept(self, rel: str, item: tuple[str, str, int]) -> bool:
-        """Whether a store's entry of a walk below ``rel`` still shows (on key-prefix stores,
-        whiteouts may have emptied a folder)."""
-        sub, kind, _ = item
-        if kind != "directory" or self.empty_dirs or not self.layer.gone_below(join(rel, sub)):
-            return True
-        return self._lookup(join(rel, sub)) is not None
-
-    def _marked(self, rel: str) -> bool:
-        """A folder that stands with nothing in it on a key-prefix store: a node made it, or
-        the store holds its marker."""
-        node = self.layer.nodes.get(rel)
-        if node is not None:
-            return node.kind == "dir" and node.marker
-        if not self.layer.gone_below(rel):
-            return True  # the store's folder, untouched by whiteouts: as the store lists it
-        mapped = self._below_mapped(rel)
-        return mapped is not None and self._base_marker(mapped)
 
     # -- reading -----------------------------------------------------------------------------
 
