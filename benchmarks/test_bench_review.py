@@ -75,7 +75,9 @@ def pending_layer(state: Path, shape: tuple[int, int, int], changes: int) -> str
         folder = rng.choice(folders).rpartition("/")[0]
         nodes.append((f"{folder}/fresh{n}/notes.txt", Node("file", blob=blobs[n % 100], size=17, time=now)))
     for n, source in enumerate(moved_sources):
-        nodes.append((f"{source.rpartition('/')[0]}/moved{n}", Node("moved", source=source, time=now)))
+        nodes.append(
+            (f"{source.rpartition('/')[0]}/moved{n}", Node("moved", source=source, shows="directory", time=now))
+        )
         nodes.append((source, Node("gone", time=now)))
     for start in range(0, len(nodes), CHUNK):
         batch = nodes[start : start + CHUNK]

@@ -70,6 +70,8 @@ class Node:
     """A link's text."""
     source: str = ""
     """A moved node: the path in the mount whose content it shows."""
+    shows: str = ""
+    """A moved node: what its source was when it moved (directory, file or symlink)."""
     opaque: bool = False
     """A folder that hides what the mount holds at its path (it was deleted, then made again)."""
     marker: bool = False
@@ -88,6 +90,7 @@ class Node:
             ("t", self.time, 0.0),
             ("to", self.to, ""),
             ("s", self.source, None if self.kind == "moved" else ""),
+            ("sh", self.shows, ""),
             ("o", self.opaque, False),
             ("mk", self.marker, False),
             ("w", self.was, None),
@@ -107,6 +110,7 @@ class Node:
             time=data.get("t", 0.0),
             to=data.get("to", ""),
             source=data.get("s", ""),
+            shows=data.get("sh", ""),
             opaque=data.get("o", False),
             marker=data.get("mk", False),
             was=data.get("w"),

@@ -282,6 +282,7 @@ class OverlayFS(OverlayReads):
             else:
                 assert mapped1 is not None
                 moved = Node("moved", source=mapped1, time=time.time(), mode=node1.mode if node1 else None)
+                moved.shows = source.kind
                 moved.marker = node1 is not None and node1.marker
             moved.was, moved.changes = self._was(rel2, node2), self._labels(node1)
             inside = [(path[len(rel1) :], inner) for path, inner in self.layer.below(rel1)]
@@ -319,6 +320,7 @@ class OverlayFS(OverlayReads):
             if node is not None or seen.source is None:
                 return []  # a link has no mode of its own
             made = Node("moved", source=seen.source, mode=bits, time=time.time(), was=self._was(rel, None))
+            made.shows = seen.kind
             made.changes = self._labels(None)
             return [("set", rel, made)]
 

@@ -175,6 +175,9 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
             if self.empty_dirs or node.marker or self._holds_any(rel):
                 return Seen("directory", self._folder_info(rel, node), node, None)
             return None
+        if node.shows == "directory" and not self.base.capabilities.local_io:
+            # A folder moved on a remote store: a folder, as it was (no request to say so again).
+            return Seen("directory", self._folder_info(rel, None), node, node.source)
         raw = self._base_info(node.source)
         if raw is None:
             return None
@@ -445,6 +448,10 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
             depth = sub.count("/")
             if node.kind == "dir" and not self.empty_dirs and not node.marker:
                 continue  # a folder on a key-prefix store shows by what it holds (``_with_folders``)
+            if maxdepth is not None and depth >= maxdepth:
+                if node.kind != "gone":
+                    found.append((sub, {"type": "file"}))  # below the depth asked for: it names its folders
+                continue
             seen = self._of_node(path, node)
             if seen is None:
                 continue
