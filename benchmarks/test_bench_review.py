@@ -44,7 +44,7 @@ class Reviewed:
     state: Path
     proxy: LatencyProxy
     folder: str
-    """A folder of the bucket with pending changes in it (its keys are grepped)."""
+    """A folder of the bucket a pending file was added to (``data/pNNN/qNNN``; its ``pNNN`` is grepped)."""
 
     def server(self, *options: str) -> StdioServer:
         env = {"AWS_ENDPOINT_URL": self.proxy.url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -52,7 +52,7 @@ class Reviewed:
 
 
 def pending_layer(state: Path, shape: tuple[int, int, int], changes: int) -> str:
-    """The layer of ``s3://vfs-review``, made in the state folder ``state``; a folder it changes."""
+    """The layer of ``s3://vfs-review``, made in the state folder ``state``; a folder it adds a file to."""
     rng = random.Random("review-benchmark")
     keys = tree_keys(*shape)
     folders = sorted({key.rpartition("/")[0] for key in keys})
@@ -84,7 +84,7 @@ def pending_layer(state: Path, shape: tuple[int, int, int], changes: int) -> str
         layer.change(lambda batch=batch: [("set", rel, node) for rel, node in batch])  # type: ignore[misc]
     assert len(layer.nodes) == changes
     store.close()
-    return rng.choice(sorted({key.split("/")[1] for key, _ in nodes if key.startswith("data/")}))
+    return next(key for key, _ in nodes if "/new" in key).rpartition("/")[0]  # a folder a file was added to
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def reviewed(scale: Scale, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         proxy = LatencyProxy("127.0.0.1", port, S3_LATENCY)
         proxy.start()
         try:
-            yield Reviewed(shape, changes, state, proxy, f"data/{folder}")
+            yield Reviewed(shape, changes, state, proxy, folder)
         finally:
             proxy.stop()
     finally:
@@ -135,10 +135,20 @@ def timed(reviewed: Reviewed, server: StdioServer, tool: str, **arguments: Any) 
 
 ROWS = {
     "list_directory data": ("list_directory", {"path": "data"}),
-    "list_directory of a folder with changes": ("list_directory", {"path": "FOLDER/q001"}),
+    "list_directory of a folder with changes": ("list_directory", {"path": "FOLDER"}),
     "directory_tree, default caps": ("directory_tree", {"path": "."}),
-    "grep_files a folder with changes": ("grep_files", {"path": "FOLDER", "pattern": "q00", "max_results": 5000}),
+    "grep_files a folder with changes": ("grep_files", {"path": "PARENT", "pattern": "q00", "max_results": 5000}),
 }
+
+
+def call_of(reviewed: Reviewed, row: str) -> tuple[str, dict[str, Any]]:
+    """A row's tool and arguments, its folders named."""
+    tool, arguments = ROWS[row]
+    parent = reviewed.folder.rpartition("/")[0]
+    return tool, {
+        key: value.replace("FOLDER", reviewed.folder).replace("PARENT", parent) if isinstance(value, str) else value
+        for key, value in arguments.items()
+    }
 
 
 @pytest.mark.parametrize("row", list(ROWS))
@@ -146,11 +156,7 @@ ROWS = {
 def test_calls_on_a_bucket_under_review(
     benchmark: Any, reviewed: Reviewed, servers: tuple[StdioServer, StdioServer], row: str, side: str, scale: Scale
 ) -> None:
-    tool, arguments = ROWS[row]
-    arguments = {
-        key: value.replace("FOLDER", reviewed.folder) if isinstance(value, str) else value
-        for key, value in arguments.items()
-    }
+    tool, arguments = call_of(reviewed, row)
     server = servers[side == "under review"]
     keys = reviewed.shape[0] * reviewed.shape[1] * reviewed.shape[2]
     benchmark.group = f"review: {row} ({keys:,} keys, {reviewed.changes:,} pending, +20 ms a request)"
@@ -165,11 +171,7 @@ def test_ratio_and_requests_under_review(
     reviewed: Reviewed, servers: tuple[StdioServer, StdioServer], row: str, scale: Scale
 ) -> None:
     """The best of a few calls on each side, one after the other; what each side answered."""
-    tool, arguments = ROWS[row]
-    arguments = {
-        key: value.replace("FOLDER", reviewed.folder) if isinstance(value, str) else value
-        for key, value in arguments.items()
-    }
+    tool, arguments = call_of(reviewed, row)
     plain, under = servers
     best: dict[str, tuple[float, str, int]] = {}
     for _ in range(scale.s3_rounds + 2):
