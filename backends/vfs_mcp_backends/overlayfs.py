@@ -390,9 +390,13 @@ class OverlayFS(OverlayReads):
             self._remove(rel, recursive=True)
 
     def mkdir(self, path: Any, create_parents: bool = True, **kwargs: Any) -> None:
+        if not self.empty_dirs:
+            return  # as a key-prefix store's own: a folder is made by what is put in it (or its marker)
         self._make_dir(self._rel(path), parents=create_parents)
 
     def makedirs(self, path: Any, exist_ok: bool = False) -> None:
+        if not self.empty_dirs:
+            return
         self._make_dir(self._rel(path), parents=True, exist_ok=exist_ok)
 
     def mv(self, path1: Any, path2: Any, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
@@ -406,7 +410,7 @@ class OverlayFS(OverlayReads):
         if seen is None:
             raise FileNotFoundError(errno.ENOENT, "no such file or folder", self._fs(rel1))
         if seen.kind == "directory":
-            self._make_dir(rel2, parents=True, exist_ok=True)
+            self.makedirs(path2, exist_ok=True)  # (a key-prefix store's folder is made by what is put in it)
             return
         self._put(rel2, self.cat_file(path1), mode=kwargs.get("permissions"))
 

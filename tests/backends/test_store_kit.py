@@ -113,3 +113,13 @@ class TestLocalStoreUnderReview(_UnderReview, StoreTests):
     def mount(self, tmp_path: Path) -> BackendMount:
         (tmp_path / "store").mkdir()
         return self.under_review(create_mount(str(tmp_path / "store"), {"auto_mkdir": True}), tmp_path, "local")
+
+
+@pytest.mark.slow
+@pytest.mark.s3
+class TestS3StoreUnderReview(_UnderReview, BucketPerTest, StoreTests):
+    kind = "s3"
+
+    @pytest.fixture
+    def mount(self, request: pytest.FixtureRequest, tmp_path: Path) -> BackendMount:
+        return self.under_review(BucketPerTest.mount.__wrapped__(self, request), tmp_path, "memory")  # type: ignore[attr-defined]
