@@ -12,10 +12,7 @@ files edited, 3,000 added beside them, 1,500 deleted, 490 added in new folders, 
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import S3_LATENCY, Scale
 from latency_proxy import LatencyProxy
-from moto_bucket import tree_keys
+from moto_bucket import serving, tree_keys
 from stdio_server import StdioServer
 
 from vfs_mcp.changes.state import LocalState
@@ -91,30 +88,15 @@ def pending_layer(state: Path, shape: tuple[int, int, int], changes: int) -> str
 def reviewed(scale: Scale, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reviewed]:
     shape = (5, 250, 4) if scale.quick else (100, 100, 10)
     changes = 1_000 if scale.quick else 10_000
-    spec_file = tmp_path_factory.mktemp("review") / "spec.json"
-    spec_file.write_text(json.dumps({BUCKET: {"tree": list(shape)}}))
     state = tmp_path_factory.mktemp("review-state")
     folder = pending_layer(state, shape, changes)
-    moto = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "moto_bucket.py"), str(spec_file)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert moto.stdout is not None
-        port = int(moto.stdout.readline() or 0)
-        assert port, "moto_bucket.py did not start"
+    with serving({BUCKET: {"tree": list(shape)}}, tmp_path_factory.mktemp("review")) as port:
         proxy = LatencyProxy("127.0.0.1", port, S3_LATENCY)
         proxy.start()
         try:
             yield Reviewed(shape, changes, state, proxy, folder)
         finally:
             proxy.stop()
-    finally:
-        moto.kill()
-        moto.wait()
-        if moto.stdout is not None:
-            moto.stdout.close()
 
 
 @pytest.fixture(scope="module")

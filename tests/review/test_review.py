@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import Sandbox, make_sandbox
 from mcp import Client
-from results import code
+from results import code, text_of
 
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, NotFound
@@ -37,10 +37,6 @@ def box(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
 
 def reviewed(box: Sandbox, tmp_path: Path, **settings: Any) -> Any:
     return build_server([box.mount], Settings(review=True, state=str(tmp_path / "state"), **settings))
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
 async def work(server: Any, *calls: tuple[str, dict[str, Any]]) -> None:

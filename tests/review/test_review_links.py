@@ -11,17 +11,13 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from results import code
+from results import code, text_of
 
 from vfs_mcp import build_server
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
 @pytest.fixture

@@ -5,14 +5,14 @@ config file; and the ``vfs`` fsspec protocol under review."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import fsspec
 import pytest
-from conftest import make_sandbox
+from conftest import make_sandbox, tree_hash
 from mcp import Client
+from results import text_of
 
 from vfs_mcp import build_server
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mount, open_mounts
@@ -20,19 +20,6 @@ from vfs_mcp.review import Review, open_review
 from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
-
-
-def tree_hash(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        digest.update(str(path.relative_to(folder)).encode())
-        if path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from mcp import Client
 from vfs_mcp import build_server
 from vfs_mcp.review import Review
 from vfs_mcp.settings import Settings
+from vfs_mcp_backends import BackendMount
+from vfs_mcp_backends.overlay import OverlayMount
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -33,11 +35,8 @@ READS = ["read", "list", "tree", "grep", "search", "info", "lines", "compare", "
 Tree = dict[str, Any]
 
 
-def raw_tree(box: Sandbox) -> Tree:
-    """What the store holds, read around the jail (and around any layer): path -> bytes, or
-    "dir" for a folder (where the store has folders of its own)."""
-    mount = box.mount
-    backend = getattr(mount.backend, "base", None) or mount.backend
+def tree_of(backend: BackendMount) -> Tree:
+    """What a store holds: path -> bytes, or "dir" for a folder (where it has folders of its own)."""
     root = backend.root.rstrip("/")
     backend.invalidate_tree(root)
     tree: Tree = {}
@@ -53,22 +52,15 @@ def raw_tree(box: Sandbox) -> Tree:
     return tree
 
 
-def view_tree(box: Sandbox, served: Any) -> Tree:
-    """What a server's mount shows (through its store, the layer applied where it has one)."""
-    mount = served.vfs.mounts[0]
-    root = mount.backend.root.rstrip("/")
-    mount.backend.invalidate_tree(root)
-    tree: Tree = {}
-    for path, info in mount.fs.find(root, withdirs=True, detail=True).items():
-        rel = str(path)[len(root) :].strip("/")
-        if not rel or str(path).endswith("/"):
-            continue
-        if info["type"] == "directory":
-            if mount.capabilities.empty_dirs:
-                tree[rel] = "dir"
-        else:
-            tree[rel] = bytes(mount.fs.cat_file(path))
-    return tree
+def raw_tree(box: Sandbox) -> Tree:
+    """What the store holds, read around the jail and around any layer."""
+    backend = box.mount.backend
+    return tree_of(backend.under if isinstance(backend, OverlayMount) else backend)
+
+
+def view_tree(served: Any) -> Tree:
+    """What a server's mount shows (the layer applied where it has one)."""
+    return tree_of(served.vfs.mounts[0].backend)
 
 
 def digest(tree: Tree) -> str:
@@ -183,7 +175,7 @@ async def test_a_review_mount_answers_and_shows_what_its_plain_twin_does_until_a
             got = answer_of(await other.call_tool(tool, args), reviewed.root)
             assert got == expected, f"call {step}: {tool} {args}\n{got[1]}\n----\n{expected[1]}"
             if tool not in ("read_file", "list_directory", "directory_tree", "grep_files", "search_files"):
-                assert view_tree(reviewed, under) == raw_tree(plain), f"call {step}: {tool} {args} left another view"
+                assert view_tree(under) == raw_tree(plain), f"call {step}: {tool} {args} left another view"
     assert digest(raw_tree(reviewed)) == untouched, "the store under review changed before it was applied"
     Review(under.vfs).apply()
     assert raw_tree(reviewed) == raw_tree(plain)

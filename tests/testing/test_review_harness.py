@@ -4,28 +4,15 @@ would have changed; the checkout is untouched (its tree hash)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pytest
+from conftest import tree_hash
 
 from vfs_mcp.testing import memory_server
 
 pytestmark = pytest.mark.anyio
-
-
-def tree_hash(folder: Path) -> str:
-    """Every path below ``folder``, its kind, bytes, link text and mode."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        info = path.lstat()
-        digest.update(f"{path.relative_to(folder)}:{info.st_mode}".encode())
-        if path.is_symlink():
-            digest.update(os.readlink(path).encode())
-        elif path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.fixture
