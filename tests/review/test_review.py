@@ -15,6 +15,7 @@ from results import code, text_of
 
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, NotFound
+from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.review import Review
 from vfs_mcp.settings import Settings
 
@@ -211,3 +212,28 @@ def test_an_undone_change_is_not_listed_as_one_of_a_files_changes(
     anyio.run(run)
     (item,) = Review(server.vfs).pending()
     assert len(item.changes) == 1 and "+one" in item.diff
+
+
+async def test_the_mounts_under_review_apply_in_one_change_or_none_does(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder in (one, two):
+        folder.mkdir()
+        (folder / "a.txt").write_text("alpha\n")
+    server = build_server(
+        open_mounts([MountSpec(str(one)), MountSpec(str(two))]), Settings(review=True, state=str(tmp_path / "state"))
+    )
+    await work(
+        server,
+        ("write_file", {"path": str(one / "a.txt"), "content": "one\n"}),
+        ("write_file", {"path": str(two / "a.txt"), "content": "two\n"}),
+    )
+    (two / "a.txt").write_text("someone else's\n")
+
+    with pytest.raises(Conflict, match=str(two / "a.txt")):
+        Review(server.vfs).apply()
+    assert (one / "a.txt").read_text() == "alpha\n"
+
+    (two / "a.txt").write_text("alpha\n")
+    applied = Review(server.vfs).apply()
+    assert (one / "a.txt").read_text() == "one\n" and (two / "a.txt").read_text() == "two\n"
+    assert applied.change_id is not None and len(applied.paths) == 2

@@ -45,7 +45,11 @@ def main(argv: Sequence[str]) -> int:
             try:
                 if args.apply is not None:
                     applied = review.apply(*args.apply)
-                    how = f" (change {applied.change_id}: undo by this id, on a server not under review, takes it back)" if applied.change_id else ""
+                    how = (
+                        f" (change {applied.change_id}: undo by this id, on a server not under review, takes it back)"
+                        if applied.change_id
+                        else ""
+                    )
                     print(f"applied {plural(len(applied.paths), 'path')} to {mounts}{how}")
                     for path in applied.paths:
                         print(f"  {path}")

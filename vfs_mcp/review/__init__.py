@@ -39,7 +39,7 @@ from vfs_mcp.errors import InvalidArgument, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.review.apply import dropped, run_apply
+from vfs_mcp.review.apply import Chooser, dropped, run_apply
 from vfs_mcp.review.differences import Difference, Groups, differences
 from vfs_mcp.review.mounts import Sides, sides_of, under_review
 from vfs_mcp.review.shown import rendered
@@ -73,9 +73,6 @@ class Applied:
 
     paths: list[str]
     change_id: str | None
-
-
-Chooser = Callable[[list[Difference], Groups], set[int]]
 
 
 class Review:
@@ -155,13 +152,12 @@ class Review:
         """Write what is pending (only what ``select`` picks) to the mounts, through the one
         write path, all or nothing (see the module's docstring)."""
         chooser = self._chooser(select)
-        paths: list[str] = []
         with log.recording("review --apply") as recording:
-            for sides in self.sides:
-                paths += run_apply(self.base, sides, chooser(sides))
-                self._clear_if_empty(sides, ())
+            paths = run_apply(self.base, [(sides, chooser(sides)) for sides in self.sides])
+        for sides in self.sides:
+            self._clear_if_empty(sides, ())
         ids = [kept.id for kept in recording.changes]
-        return Applied(paths, ids[-1] if len(ids) == 1 else None)
+        return Applied(paths, ids[-1] if ids else None)
 
     def discard(self, *select: str) -> list[str]:
         """Drop what is pending (only what ``select`` picks); the paths dropped. A layer left
@@ -263,6 +259,9 @@ def open_review(
     changelog = ChangeLog(store)
     try:
         vfs = JailedFS(Jail(under_review(mounts, store, every=True), deny=[*(loaded.deny if loaded else []), *deny]))
-        yield Review(vfs, changelog)
+        review = Review(vfs, changelog)
+        # What a dead apply left half made is taken back on the store itself before anything else.
+        changes.attach(review.base, changelog)
+        yield review
     finally:
         changelog.close()

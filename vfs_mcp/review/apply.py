@@ -38,7 +38,11 @@ Planned = tuple[list[Op], list[str], dict[str, dict[str, object]]]
 """The steps, the paths they apply, and the nodes they apply (by path, as planned)."""
 
 
-def plan_apply(vfs: JailedFS, sides: Sides, chosen: Callable[[list[Difference], Groups], set[int]]) -> Planned:
+Chooser = Callable[[list[Difference], Groups], set[int]]
+"""Which groups of a layer's (numbers, ``Groups.group_of``) an apply or a discard takes."""
+
+
+def plan_apply(vfs: JailedFS, sides: Sides, chosen: Chooser) -> Planned:
     """The steps that make the store show what the view shows for the groups ``chosen`` picks
     (CONFLICT, naming the file, where the store changed since the agent read it)."""
     found, groups = differences(sides)
@@ -191,19 +195,25 @@ def dropped(sides: Sides, roots: list[str], planned: dict[str, dict[str, object]
     return gone
 
 
-def run_apply(vfs: JailedFS, sides: Sides, chosen: Callable[[list[Difference], Groups], set[int]]) -> list[str]:
-    """Apply the chosen groups (see the module's docstring); the paths applied."""
-    shown: list[str] = []
-    planned_nodes: dict[str, dict[str, object]] = {}
+def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]]) -> list[str]:
+    """Apply the groups each chooser picks of its layer's, every layer in one change (see the
+    module's docstring); the paths applied."""
+    planned: dict[str, dict[str, dict[str, object]]] = {}
 
     def plan() -> changes.Plan[list[str]]:
-        steps, paths, planned = plan_apply(vfs, sides, chosen)
-        shown[:] = paths
-        planned_nodes.clear()
-        planned_nodes.update(planned)
+        steps: list[Op] = []
+        paths: list[str] = []
+        planned.clear()
+        for sides, chooser in chosen:
+            more, shown, nodes = plan_apply(vfs, sides, chooser)
+            steps += more
+            paths += shown
+            planned[sides.layer.key] = nodes
         return changes.Plan(paths, steps)
 
-    roots = [Target(sides.base, root) for root in Groups(dict(sides.layer.nodes)).roots]
+    roots = [Target(sides.base, root) for sides, _ in chosen for root in Groups(dict(sides.layer.nodes)).roots]
     result = changes.run(vfs, plan, touches=roots)
-    dropped(sides, applied_nodes(sides, planned_nodes), planned_nodes)
+    for sides, _ in chosen:
+        nodes = planned.get(sides.layer.key, {})
+        dropped(sides, applied_nodes(sides, nodes), nodes)
     return result
