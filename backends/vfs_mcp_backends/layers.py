@@ -386,9 +386,7 @@ class Layer:
         its next look)."""
         with self.lock:
             self.store.delete(self.name)
-            prefix = f"{self.key}."
-            names = [f"{FOLDER}/{item.name}" for item in self.store.listing(FOLDER) if item.name.startswith(prefix)]
-            self.store.delete(*names)
+            self.store.delete(*self.names())
             self._reset(None)
             self._looked = time.monotonic()
 

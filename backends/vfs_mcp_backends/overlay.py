@@ -14,6 +14,7 @@ a folder, the store's answer is passed on as it is.
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -134,7 +135,7 @@ class OverlayMount(BackendMount):
             for sub, info in fs._with_folders(rel, fs._layer_entries(rel, maxdepth), maxdepth)
         ]
         kept = [e for e in layered if keep is None or keep(e[0].rpartition("/")[2], e[0])]
-        pending = sorted((e[0] + "/" if e[1] == "directory" else e[0], e) for e in kept)
+        pending = deque(sorted((e[0] + "/" if e[1] == "directory" else e[0], e) for e in kept))
         shown: set[str] = set()
         inner = self.under.pages(fs._fs(mapped), maxdepth, metadata, keep) if mapped is not None else iter(())
         for page in _pages_or_one(inner):
@@ -148,7 +149,7 @@ class OverlayMount(BackendMount):
             until = page.until if page is not None else ""
             shown.update(sub for sub, kind, _ in items if kind == "directory")
             while pending and (last or pending[0][0] <= until):
-                _, entry = pending.pop(0)
+                _, entry = pending.popleft()
                 if entry[1] != "directory" or entry[0] not in shown:
                     shown.add(entry[0])
                     items.append(entry)
@@ -202,9 +203,6 @@ class OverlayMount(BackendMount):
                 kept.append((name, seen.kind, int(seen.info.get("size") or 0) if seen.kind == "file" else 0))
         kept.sort()
         return kept, None if cursor is None else f"{last}\x00{cursor}"
-
-    def narrowed(self, root: str) -> BackendMount:
-        return dataclasses.replace(self, root=root)
 
     def host_path(self, path: str) -> str | None:
         return None

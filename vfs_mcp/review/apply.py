@@ -49,7 +49,8 @@ def plan_apply(vfs: JailedFS, sides: Sides, chosen: Chooser) -> Planned:
     picked = chosen(found, groups)
     roots = [root for group in sorted(picked) for root in groups.members(group)]
     nodes = sides.layer.nodes
-    for rel, expect in recorded(nodes, roots):
+    chosen_nodes = [(rel, node) for root in roots for rel, node in [(root, nodes[root]), *sides.layer.below(root)]]
+    for rel, expect in recorded(chosen_nodes):
         target = Target(sides.base, rel)
         try:
             images.check(vfs, target, store.probe(vfs, target), expect)
@@ -61,12 +62,8 @@ def plan_apply(vfs: JailedFS, sides: Sides, chosen: Chooser) -> Planned:
             ) from None
     mine = [d for d in found if d.group in picked]
     steps = _steps(sides, mine)
-    planned = {rel: node.dump() for rel, node in nodes.items() if any(_under(rel, root) for root in roots)}
+    planned = {rel: node.dump() for rel, node in chosen_nodes}
     return steps, [sides.display(d.rel) for d in mine if not d.moved], planned
-
-
-def _under(rel: str, root: str) -> bool:
-    return rel == root or rel.startswith(root + "/")
 
 
 def _steps(sides: Sides, found: list[Difference]) -> list[Op]:
@@ -170,8 +167,17 @@ def applied_nodes(sides: Sides, planned: dict[str, dict[str, object]]) -> list[s
     """The roots of the nodes an apply planned that are still as planned (a node written since
     stays pending, against the store as it now is): the paths to drop from the layer."""
     nodes = sides.layer.nodes
-    kept = [rel for rel, dump in planned.items() if (node := nodes.get(rel)) is not None and node.dump() == dump]
-    return [rel for rel in kept if not any(rel.startswith(other + "/") for other in kept)]
+    kept = {rel for rel, dump in planned.items() if (node := nodes.get(rel)) is not None and node.dump() == dump}
+    return [rel for rel in kept if not _above(kept, rel)]
+
+
+def _above(paths: set[str], rel: str) -> bool:
+    """Whether one of ``paths`` lies above ``rel``."""
+    while "/" in rel:
+        rel = rel.rpartition("/")[0]
+        if rel in paths:
+            return True
+    return False
 
 
 def dropped(sides: Sides, roots: list[str], planned: dict[str, dict[str, object]] | None = None) -> list[Node]:
@@ -184,7 +190,7 @@ def dropped(sides: Sides, roots: list[str], planned: dict[str, dict[str, object]
         nodes = sides.layer.nodes
         ops: list[tuple[str, str, Node | None]] = []
         for root in roots:
-            inner = [(rel, node) for rel, node in nodes.items() if _under(rel, root)]
+            inner = [(root, nodes[root]), *sides.layer.below(root)] if root in nodes else []
             if planned is not None and any(planned.get(rel) != node.dump() for rel, node in inner):
                 continue
             gone.extend(node for _, node in inner)

@@ -11,7 +11,7 @@ folder deleted is one difference, not one per file in it).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -70,6 +70,9 @@ class Groups:
                     self._join(self.root_of(rel) or rel, source)
         ordered = sorted({self._find(root) for root in self.roots})
         self._number = {leader: number for number, leader in enumerate(ordered)}
+        self._members: dict[int, list[str]] = {}
+        for root in self.roots:
+            self._members.setdefault(self._number[self._find(root)], []).append(root)
 
     def root_of(self, rel: str) -> str | None:
         """The region root at or above ``rel``."""
@@ -89,7 +92,7 @@ class Groups:
         return -1 if root is None else self._number[self._find(root)]
 
     def members(self, group: int) -> list[str]:
-        return [root for root in self.roots if self._number[self._find(root)] == group]
+        return self._members.get(group, [])
 
     def _find(self, root: str) -> str:
         while self._up[root] != root:
@@ -123,25 +126,18 @@ def differences(sides: Sides) -> tuple[list[Difference], Groups]:
     nodes = dict(sides.layer.nodes)
     groups = Groups(nodes)
     found: list[Difference] = []
-    sources: set[str] = set()
     for root in groups.roots:
         view, base = _view_tree(sides, root), _base_tree(sides, root)
         found += _compare(sides, root, view, base, groups.group_of(root))
-        sources.update(side.source for side in view.values() if side.source is not None)
+    moved_away = {d.moved_from for d in found if d.moved_from is not None}
     for difference in found:
         # A store path whose content the view shows elsewhere: the source of a move, shown with it.
-        difference.moved = (
-            difference.status == "deleted" and difference.rel in sources and _moved_away(found, difference.rel)
-        )
-        difference.changes = _labels(nodes, difference)
+        difference.moved = difference.status == "deleted" and difference.rel in moved_away
+        difference.changes = _labels(sides, nodes, difference)
     return found, groups
 
 
-def _moved_away(found: list[Difference], rel: str) -> bool:
-    return any(d.moved_from == rel for d in found)
-
-
-def _labels(nodes: dict[str, Node], difference: Difference) -> list[str]:
+def _labels(sides: Sides, nodes: dict[str, Node], difference: Difference) -> list[str]:
     """The ids of the changes that wrote a difference: the nodes at its path, above it, below it."""
     labels: dict[str, None] = {}
     rel = difference.rel
@@ -153,10 +149,8 @@ def _labels(nodes: dict[str, Node], difference: Difference) -> list[str]:
         if not path:
             break
         path = parent_of(path)
-    prefix = rel + "/"
-    for other, node in nodes.items():
-        if other.startswith(prefix):
-            labels.update(dict.fromkeys(node.changes))
+    for _, node in sides.layer.below(rel):
+        labels.update(dict.fromkeys(node.changes))
     if difference.moved_from is not None:
         source = nodes.get(difference.moved_from)
         if source is not None:
@@ -346,8 +340,8 @@ def _expected(was: dict[str, Any], sub: str) -> Expect:
     return Expect(kind, fingerprint=tuple(fingerprint), points_to=was.get("to") if not sub else None)  # type: ignore[arg-type]
 
 
-def recorded(nodes: dict[str, Node], roots: list[str]) -> Iterator[tuple[str, Expect]]:
-    """Each path below ``roots`` whose node keeps what the store held there, and what it held."""
-    for rel, node in nodes.items():
-        if node.was is not None and any(rel == root or rel.startswith(root + "/") for root in roots):
+def recorded(nodes: Iterable[tuple[str, Node]]) -> Iterator[tuple[str, Expect]]:
+    """Each of ``nodes`` (path, node) that keeps what the store held there, and what it held."""
+    for rel, node in nodes:
+        if node.was is not None:
             yield rel, _expected(node.was, "")
