@@ -2,7 +2,8 @@
 500 seeded random tool calls (writes, appends, edits, patches, moves, copies, deletes, folders,
 undo, and the reads that show what they did) against a mount under review and the same calls
 against a plain twin, on memory, a local folder and S3 (moto). The store under review keeps its
-bytes until the person applies; once applied, it holds what the twin holds."""
+bytes until the person applies; a file changed behind the agent's back makes the apply refuse
+whole, naming it; once applied, the store holds what the twin holds."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from conftest import Sandbox, make_sandbox
 from mcp import Client
 
 from vfs_mcp import build_server
+from vfs_mcp.errors import Conflict
 from vfs_mcp.review import Review
 from vfs_mcp.settings import Settings
 from vfs_mcp_backends import BackendMount
@@ -177,5 +179,19 @@ async def test_a_review_mount_answers_and_shows_what_its_plain_twin_does_until_a
             if tool not in ("read_file", "list_directory", "directory_tree", "grep_files", "search_files"):
                 assert view_tree(under) == raw_tree(plain), f"call {step}: {tool} {args} left another view"
     assert digest(raw_tree(reviewed)) == untouched, "the store under review changed before it was applied"
-    Review(under.vfs).apply()
+
+    # A file the agent changed, changed again behind its back: the apply is refused whole, naming it.
+    review = Review(under.vfs)
+    behind = next(item.path for item in review.pending() if item.status == "modified" and item.moved_from is None)
+    (rel,) = [rel for rel in raw_tree(reviewed) if reviewed.path(rel) == behind]
+    kept = reviewed.get(rel)
+    reviewed.put(rel, b"changed behind the agent's back\n")
+    changed = digest(raw_tree(reviewed))
+    with pytest.raises(Conflict, match=rf"{re.escape(behind)} changed since the agent read it.*nothing was applied"):
+        review.apply()
+    assert digest(raw_tree(reviewed)) == changed, "a refused apply wrote something"
+
+    reviewed.put(rel, kept)
+    review.apply()
     assert raw_tree(reviewed) == raw_tree(plain)
+    assert review.pending() == []
