@@ -142,13 +142,10 @@ class JailFileSystem(AbstractFileSystem, metaclass=_KeyedByConfig):  # type: ign
             mount.deny_hardlinked = mount.deny_hardlinked or deny_hardlinked
         denied = [*(loaded.deny if loaded else []), *([deny] if isinstance(deny, str) else deny)]
         if review or any(mount.review for mount in mounts):
-            from vfs_mcp import changes
-            from vfs_mcp.changes.log import default_log
-            from vfs_mcp.review import under_review
+            from vfs_mcp.review import jailed_under_review
 
-            changelog = default_log(mounts, state or (loaded.state if loaded else None))
-            self.vfs = JailedFS(Jail(under_review(mounts, changelog.store, every=review), deny=denied))
-            changes.attach(self.vfs, changelog)
+            state = state or (loaded.state if loaded else None)
+            self.vfs = jailed_under_review(mounts, state=state, deny=denied, every=review)
             return
         self.vfs = JailedFS(Jail(mounts, deny=denied))
 

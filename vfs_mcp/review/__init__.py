@@ -41,11 +41,11 @@ from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.review.apply import Chooser, dropped, run_apply
 from vfs_mcp.review.differences import Difference, Groups, differences
-from vfs_mcp.review.mounts import Sides, sides_of, under_review
+from vfs_mcp.review.mounts import Sides, jailed_under_review, sides_of, under_review
 from vfs_mcp.review.shown import rendered
 from vfs_mcp.review.stores import state_for
 
-__all__ = ["Applied", "PendingFile", "Review", "open_review", "under_review"]
+__all__ = ["Applied", "PendingFile", "Review", "jailed_under_review", "open_review", "under_review"]
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ class Review:
         target = self.vfs.resolve(item, follow=False)
         if target.mount.layer is None:
             raise InvalidArgument(f"{target.display} is not on a mount under review")
-        top = target.mount.backend.fs.top  # type: ignore[attr-defined]
+        top = sides_of(target.mount).overlay.overlay.top
         rel = posixpath.relpath(target.fs_path, top) if target.fs_path != top else ""
         return None, target.mount.layer.key, "" if rel == "." else rel
 

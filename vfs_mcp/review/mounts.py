@@ -8,8 +8,11 @@ import posixpath
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from vfs_mcp import changes
 from vfs_mcp.changes import images, store
+from vfs_mcp.changes.log import default_log
 from vfs_mcp.changes.state import StateStore
+from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
@@ -29,6 +32,24 @@ def under_review(mounts: Sequence[Mount], state: StateStore, *, every: bool = Fa
         overlay = OverlayMount.over(mount.backend, layer, recorder(mount), local=state.on_this_machine)
         out.append(dataclasses.replace(mount, backend=overlay, review=True))
     return out
+
+
+def jailed_under_review(
+    mounts: Sequence[Mount],
+    *,
+    state: str | None,
+    deny: Sequence[str] = (),
+    every: bool = False,
+    undo_bytes: int = DEFAULT_SERVER_UNDO_BYTES,
+) -> JailedFS:
+    """The jailed filesystem a server (or the ``vfs`` protocol) serves ``mounts`` as, those
+    under review (all with ``every``) with their pending layers in the state store ``state``
+    (None: the default one of these mounts), whose change log records its changes (what a
+    dead server left under way there finished first)."""
+    changelog = default_log(list(mounts), state, undo_bytes)
+    vfs = JailedFS(Jail(under_review(mounts, changelog.store, every=every), deny=list(deny)))
+    changes.attach(vfs, changelog)
+    return vfs
 
 
 def recorder(mount: Mount) -> Callable[[str], Any]:

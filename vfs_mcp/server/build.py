@@ -294,14 +294,12 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     profiles.check(settings.profiles)
     reviewed = settings.review or any(mount.review for mount in mounts)
     if reviewed:
-        from vfs_mcp import changes
-        from vfs_mcp.changes.log import default_log
-        from vfs_mcp.review import under_review
+        from vfs_mcp.review import jailed_under_review
 
-        changelog = default_log(list(mounts), settings.state, settings.undo_bytes)
-        mounts = under_review(mounts, changelog.store, every=settings.review)
-        vfs = JailedFS(Jail(mounts, deny=settings.deny))
-        changes.attach(vfs, changelog)
+        vfs = jailed_under_review(
+            mounts, state=settings.state, deny=settings.deny, every=settings.review, undo_bytes=settings.undo_bytes
+        )
+        mounts = vfs.mounts
     else:
         vfs = JailedFS(Jail(mounts, deny=settings.deny))
         _record_changes(vfs, settings)
