@@ -10,7 +10,6 @@ a proxy that adds latency (``latency_proxy.py``).
 
 from __future__ import annotations
 
-import compileall
 import functools
 import os
 import random
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builds import compile_working_tree
 from latency_proxy import LatencyProxy
 
 from vfs_mcp.jail.filesystem import JailedFS
@@ -171,14 +171,8 @@ class EditCase:
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled() -> None:
-    """Our packages' bytecode written, as an install writes it (pip compiles what it installs;
-    an editable install under PYTHONDONTWRITEBYTECODE never does): every server a benchmark
-    starts then loads our modules as a user's would, instead of compiling them each time."""
-    import vfs_mcp
-    import vfs_mcp_backends
-
-    for package in (vfs_mcp, vfs_mcp_backends):
-        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
+    """Every server a benchmark starts loads our bytecode, as an install would."""
+    compile_working_tree()
 
 
 @pytest.fixture(scope="session")
@@ -221,15 +215,37 @@ def numbered_log(data_dir: Path, scale: Scale) -> LogFile:
     return _log(data_dir, "numbered.log", lines=scale.lines)
 
 
+EDIT_OLD, EDIT_NEW = "retries = 3", "retries = 5"
+
+
+def seeded_for_edit(data: bytes) -> bytes:
+    """``data`` with a line holding ``EDIT_OLD`` once, in its middle: what the edit rows replace."""
+    middle = data.index(b"\n", len(data) // 2) + 1
+    return data[:middle] + f"config: {EDIT_OLD}\n".encode() + data[middle:]
+
+
 @pytest.fixture(scope="session")
 def edit_case(data_dir: Path, scale: Scale) -> EditCase:
     host = data_dir / "edit.txt"
     write_log(host, size=scale.edit_bytes)
-    data = host.read_bytes()
-    middle = data.index(b"\n", len(data) // 2) + 1
-    original = data[:middle] + b"config: retries = 3\n" + data[middle:]
+    original = seeded_for_edit(host.read_bytes())
     host.write_bytes(original)
-    return EditCase("edit.txt", host, original, old="retries = 3", new="retries = 5")
+    return EditCase("edit.txt", host, original, old=EDIT_OLD, new=EDIT_NEW)
+
+
+def patch_case_text(lines: int, hunks: int, name: str = "big.txt") -> tuple[str, str]:
+    """A file of ``lines`` numbered lines, and a unified diff (as ``git diff`` writes it, for
+    ``name``) of ``hunks`` one-line changes spread evenly, 3 lines of context each."""
+    step = lines // hunks
+    original = "".join(f"line {n} of the file\n" for n in range(lines))
+    body = []
+    for k in range(hunks):
+        n = k * step + step // 2
+        body.append(f"@@ -{n - 2},7 +{n - 2},7 @@\n")
+        body += [f" line {m} of the file\n" for m in range(n - 3, n)]
+        body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
+        body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
+    return original, f"--- a/{name}\n+++ b/{name}\n" + "".join(body)
 
 
 # -- a source tree for grep and the analytics tools ------------------------------------------

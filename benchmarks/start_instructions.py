@@ -10,16 +10,13 @@ install writes it. Takes a minute or two per count (valgrind runs Python some 50
 
 from __future__ import annotations
 
-import compileall
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
-import vfs_mcp
-import vfs_mcp_backends
+from builds import compile_working_tree
 
 BASELINE = "import os, mcp.server; os._exit(0)"
 OURS = """
@@ -47,8 +44,7 @@ def instructions(code: str, *args: str) -> int:
 def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt install valgrind)")
-    for package in (vfs_mcp, vfs_mcp_backends):
-        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
+    compile_working_tree()
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     base, ours = instructions(BASELINE), instructions(OURS, root)
     print(f"import mcp.server: {base / 1e9:.3f} G instructions")

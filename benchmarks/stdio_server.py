@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,32 +18,52 @@ INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo":
 
 class StdioServer:
     """``vfs-mcp ROOT [OPTIONS]`` started and initialized; ``tools`` is its tools/list answer.
-    ``env``: variables set for the server besides this process's (an S3 endpoint)."""
+    ``env``: variables set for the server besides this process's (an S3 endpoint); ``python``:
+    the interpreter that runs ``-m vfs_mcp`` (another build's); ``command``: any other stdio MCP
+    server instead; ``cwd``: where it runs (``-m`` puts that folder first on the import path).
+    ``elapsed``: seconds from the last request's line sent to its answer's line read."""
 
-    def __init__(self, root: Path | str, *options: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *options: str,
+        env: dict[str, str] | None = None,
+        python: str = sys.executable,
+        command: list[str] | None = None,
+        cwd: Path | str | None = None,
+    ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vfs_mcp", str(root), *options],
+            command or [python, "-m", "vfs_mcp", str(root), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})},
+            cwd=cwd,
         )
         self.next_id = 0
+        self.elapsed = 0.0
         self.request("initialize", INITIALIZE)
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self.tools: list[dict[str, Any]] = self.request("tools/list", {})["tools"]
 
     def send(self, message: dict[str, Any]) -> None:
+        self.write(json.dumps(message).encode() + b"\n")
+
+    def write(self, line: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.write(line)
         self.proc.stdin.flush()
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The ``result`` of one request; AssertionError on a JSON-RPC error."""
         assert self.proc.stdout is not None
         self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        answer = json.loads(self.proc.stdout.readline())
+        request = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        started = time.perf_counter()
+        self.write(request.encode() + b"\n")
+        line = self.proc.stdout.readline()
+        self.elapsed = time.perf_counter() - started
+        answer = json.loads(line)
         assert "result" in answer, answer
         result: dict[str, Any] = answer["result"]
         return result

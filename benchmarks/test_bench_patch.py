@@ -3,7 +3,9 @@ same run: 1,000 one-line hunks (3 lines of context each, a unified diff as ``git
 it) on a 100,000-line file (quick: 100 hunks on 10,000 lines), against GNU ``patch`` and
 ``git apply``. Every round starts from the original file (restored outside the timing) and
 every result is checked against what ``patch`` makes of it. Timings are reported, never
-asserted (README: goal ≤ 3x ``patch``).
+asserted (README: goal ≤ 3x ``patch``). The call end to end over stdio is a row of
+``side_by_side.py``. ``compare_files`` of the file before and after the patch is the diff of a
+normal size (one line changed in a hundred), beside GNU ``diff -u``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Scale
-from stdio_server import StdioServer
+from conftest import Scale, patch_case_text
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.compare import compare_files
 from vfs_mcp.ops.patch import PatchResult, apply_patch
 
 
@@ -44,18 +46,9 @@ class PatchCase:
 @pytest.fixture(scope="session")
 def patch_case(data_dir: Path, scale: Scale) -> PatchCase:
     lines, hunks = (10_000, 100) if scale.quick else (100_000, 1_000)
-    step = lines // hunks
     folder = data_dir / "patching"
     folder.mkdir()
-    original = "".join(f"line {n} of the file\n" for n in range(lines))
-    body = []
-    for k in range(hunks):
-        n = k * step + step // 2
-        body.append(f"@@ -{n - 2},7 +{n - 2},7 @@\n")
-        body += [f" line {m} of the file\n" for m in range(n - 3, n)]
-        body += [f"-line {n} of the file\n", f"+LINE {n} CHANGED\n"]
-        body += [f" line {m} of the file\n" for m in range(n + 1, n + 4)]
-    diff = "--- a/big.txt\n+++ b/big.txt\n" + "".join(body)
+    original, diff = patch_case_text(lines, hunks)
     (folder / "change.diff").write_text(diff)
     (folder / "big.txt").write_text(original)
     subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=folder, check=True)
@@ -93,12 +86,6 @@ def test_git_apply_baseline(benchmark: Any, patch_case: PatchCase) -> None:
     run(benchmark, patch_case, lambda: subprocess.run(["git", "apply", "change.diff"], cwd=patch_case.folder))
 
 
-def test_apply_patch_over_stdio(benchmark: Any, patch_case: PatchCase) -> None:
-    """End to end: the patch sent to a ``vfs-mcp`` process over stdio, its answer read back."""
-    with StdioServer(patch_case.folder) as server:
-        run(benchmark, patch_case, lambda: server.call("apply_patch", patch=patch_case.diff))
-
-
 def test_apply_patch_ratio(patch_case: PatchCase) -> None:
     vfs = JailedFS(Jail(open_mounts([MountSpec(str(patch_case.folder))])))
     timings = {}
@@ -120,3 +107,32 @@ def test_apply_patch_ratio(patch_case: PatchCase) -> None:
         f"\napply_patch {timings['apply_patch'] * 1000:.1f} ms, patch {timings['patch'] * 1000:.1f} ms, "
         f"git apply {timings['git apply'] * 1000:.1f} ms: {ratio:.2f}x patch (target ≤ 3x: {'met' if ratio <= 3 else 'MISSED'})"
     )
+
+
+def compared(case: PatchCase) -> None:
+    """The file as the patch leaves it (``patched.txt``), beside the original (restored)."""
+    case.restore()
+    (case.folder / "patched.txt").write_bytes(case.patched)
+
+
+def compare_group(case: PatchCase) -> str:
+    lines = case.original.count(b"\n")
+    return f"7b compare_files: {case.hunks} changed lines of {lines:,} vs diff -u"
+
+
+def test_compare_files(benchmark: Any, patch_case: PatchCase) -> None:
+    compared(patch_case)
+    vfs = JailedFS(Jail(open_mounts([MountSpec(str(patch_case.folder))])))
+    benchmark.group = compare_group(patch_case)
+    result = benchmark(lambda: compare_files(vfs, "big.txt", "patched.txt"))
+    assert result.added == result.removed == patch_case.hunks and result.cut is None
+
+
+@pytest.mark.skipif(shutil.which("diff") is None, reason="GNU diff is not installed")
+def test_diff_u_baseline(benchmark: Any, patch_case: PatchCase) -> None:
+    compared(patch_case)
+    benchmark.group = compare_group(patch_case)
+    done = benchmark(
+        lambda: subprocess.run(["diff", "-u", "big.txt", "patched.txt"], cwd=patch_case.folder, capture_output=True)
+    )
+    assert done.stdout.count(b"\n+LINE ") == patch_case.hunks

@@ -20,6 +20,7 @@ import os
 import shutil
 import struct
 import tempfile
+import threading
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -103,6 +104,7 @@ def s3_endpoint() -> Iterator[str]:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    _conditional_puts_one_at_a_time()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -110,6 +112,28 @@ def s3_endpoint() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+def _conditional_puts_one_at_a_time() -> None:
+    """moto 5.2.5 checks a PUT's ``If-Match`` / ``If-None-Match`` and then writes, with nothing
+    held between: two conditional PUTs of one key at once can both pass, where S3 decides them
+    atomically (one of them gets 412, or 409 ConditionalRequestConflict). Its server then makes
+    its object PUTs one at a time, as the service would decide them: a test of ours that loses
+    an update is then ours to fix, not the emulator's race (seen under load: two servers' edits
+    of one object, both acknowledged, one lost)."""
+    from moto.s3.responses import S3Response
+
+    if getattr(S3Response.put_object, "one_at_a_time", False):
+        return
+    original = S3Response.put_object
+    lock = threading.Lock()
+
+    def put_object(self: Any) -> Any:
+        with lock:
+            return original(self)
+
+    put_object.one_at_a_time = True  # type: ignore[attr-defined]
+    S3Response.put_object = put_object  # type: ignore[method-assign]
 
 
 _DROPPED_PREFIX = (

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +68,13 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 @contextmanager
 def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
     """One `vfs-mcp ROOT --transport http` process on a free loopback port; its port."""
+    with vfs_mcp_http_process(root, env, *flags) as (port, _):
+        yield port
+
+
+@contextmanager
+def vfs_mcp_http_process(root: str, env: dict[str, str], *flags: str) -> Iterator[tuple[int, int]]:
+    """``vfs_mcp_http``: its port and its process id."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "vfs_mcp", root, "--transport", "http", "--port", str(port), *flags],
@@ -73,10 +84,62 @@ def vfs_mcp_http(root: str, env: dict[str, str], *flags: str) -> Iterator[int]:
     )
     try:
         wait_for_port(port, proc, "vfs-mcp")
-        yield port
+        yield port, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The peak resident memory of process ``pid`` so far (``VmHWM``), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+@dataclass(frozen=True)
+class Limited:
+    """How a child process of ``run_limited`` ended, and what it cost."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    cpu_seconds: float
+
+
+def run_limited(
+    args: list[str], cpu_seconds: int = 30, wall_seconds: float = 600, env: dict[str, str] | None = None
+) -> Limited:
+    """``python ARGS`` in a child process that the kernel stops after ``cpu_seconds`` of CPU
+    (``RLIMIT_CPU``: a call that would run for minutes fails the test, never hangs it; killed
+    after ``wall_seconds`` too); its output and its CPU time (``wait4``)."""
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            [sys.executable, *args], stdout=subprocess.PIPE, stderr=errors, preexec_fn=limited, env=env
+        )
+        timer = threading.Timer(wall_seconds, proc.kill)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            out = proc.stdout.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.stdout.close()
+        errors.seek(0)
+        err = errors.read()
+    return Limited(
+        proc.returncode,
+        out.decode(errors="replace"),
+        err.decode(errors="replace"),
+        usage.ru_utime + usage.ru_stime,
+    )
 
 
 class RawStdio:
@@ -97,13 +160,22 @@ class RawStdio:
 
     def exchange(self, line: bytes, seconds: float = 120.0, answered: bool = True) -> dict[str, Any]:
         """Send one line; the answer (within ``seconds``) when one is due."""
+        return self.stream([line], seconds, answered)
+
+    def stream(self, pieces: Iterable[bytes], seconds: float = 120.0, answered: bool = True) -> dict[str, Any]:
+        """Send one line written a piece at a time (never held whole here); the answer (within
+        ``seconds``) when one is due."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(line + b"\n")
+        first = b""
+        for piece in pieces:
+            first = first or piece
+            self.proc.stdin.write(piece)
+        self.proc.stdin.write(b"\n")
         self.proc.stdin.flush()
         if not answered:
             return {}
         ready, _, _ = select.select([self.proc.stdout], [], [], seconds)
-        assert ready, f"no answer within {seconds:g} s to {line[:80]!r}"
+        assert ready, f"no answer within {seconds:g} s to {first[:80]!r}"
         answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
         return answer
 

@@ -208,8 +208,13 @@ def test_one_real_path_asked_of_the_store() -> None:
     assert not found, f"host paths resolved outside the store: {found}"
 
 
-HOST_PATHS = {"backends/vfs_mcp_backends/hostpaths.py", "vfs_mcp/testing/harness.py", "vfs_mcp/changes/state.py"}
-"""The store's one resolver, the harness making a temporary folder, and the state store checking
+HOST_PATHS = {
+    "backends/vfs_mcp_backends/hostpaths.py",
+    "vfs_mcp/testing/harness.py",
+    "vfs_mcp/changes/state.py",
+    "vfs_mcp/jail/state_place.py",
+}
+"""The store's one resolver, the harness making a temporary folder, and the state store (and its default place) checking
 its own folder is outside the served ones (none of them a path a tool was given)."""
 
 

@@ -55,6 +55,13 @@ class Settings:
     while the process parses on another (pytest's assertion rewriting) breaks CPython before
     3.11.8 ("AST constructor recursion depth mismatch")."""
 
+    @property
+    def diff_chars(self) -> int:
+        """Characters of a diff's hunks one reply holds: the read limit, or half the reply cap
+        where that is less (the rest of the reply, and what the diff leaves out, fit beside)."""
+        cap = self.max_response_chars
+        return min(self.max_read_bytes, max(cap // 2, 1)) if cap else self.max_read_bytes
+
     def name(self, safe: str, seed: str) -> str:
         """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""
         return seed if self.tool_names == "seed" else safe

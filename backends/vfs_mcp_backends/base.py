@@ -199,6 +199,17 @@ class BackendMount:
         """
         return None
 
+    def read_version(
+        self, path: str, start: int | None = None, end: int | None = None, version: str | None = None
+    ) -> tuple[dict[str, Any], bytes] | None:
+        """Bytes ``[start, end)`` of a file (all of it by default; an empty range: none, its
+        metadata alone) with its metadata as ``info`` gives it (its ETag, its VersionId), from
+        the same answer; ``version``: of that stored version rather than the newest, on a store
+        that keeps versions (a versioned bucket). None where a store cannot (the caller reads
+        with ``cat_file`` and hashes what it read).
+        """
+        return None
+
     def host_path(self, path: str) -> str | None:
         """The real host path of ``path`` (links inside the store resolved); None where the
         store has no host paths.

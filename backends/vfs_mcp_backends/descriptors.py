@@ -140,11 +140,23 @@ def scan(fd: int, stats: bool = True) -> list[tuple[str, os.stat_result]]:
     (from the directory listing itself), every other field 0 (a quarter of the time on a
     big tree, for walks that want names and types only).
     """
-    out = []
     with os.scandir(fd) as entries:
+        if not stats:  # the type from the listing: is_dir/is_file never raise FileNotFoundError
+            return [
+                (
+                    entry.name,
+                    _DIR
+                    if entry.is_dir(follow_symlinks=False)
+                    else _FILE
+                    if entry.is_file(follow_symlinks=False)
+                    else _TYPE_ONLY[stat.S_IFLNK if entry.is_symlink() else 0],
+                )
+                for entry in entries
+            ]
+        out = []
         for entry in entries:
             try:
-                out.append((entry.name, entry.stat(follow_symlinks=False) if stats else _type_only(entry)))
+                out.append((entry.name, entry.stat(follow_symlinks=False)))
             except FileNotFoundError:
                 continue
     return out
@@ -153,14 +165,7 @@ def scan(fd: int, stats: bool = True) -> list[tuple[str, os.stat_result]]:
 TYPE_BITS = 0o170000
 """The file type bits of ``st_mode`` (``stat.S_IFMT``), masked inline on a walk's every entry."""
 _TYPE_ONLY = {kind: os.stat_result((kind, *(0,) * 9)) for kind in (stat.S_IFDIR, stat.S_IFREG, stat.S_IFLNK, 0)}
-
-
-def _type_only(entry: os.DirEntry[str]) -> os.stat_result:
-    if entry.is_dir(follow_symlinks=False):
-        return _TYPE_ONLY[stat.S_IFDIR]
-    if entry.is_file(follow_symlinks=False):
-        return _TYPE_ONLY[stat.S_IFREG]
-    return _TYPE_ONLY[stat.S_IFLNK if entry.is_symlink() else 0]
+_DIR, _FILE = _TYPE_ONLY[stat.S_IFDIR], _TYPE_ONLY[stat.S_IFREG]
 
 
 # -- whole trees ------------------------------------------------------------------------
@@ -189,12 +194,13 @@ class Visit:
 @dataclass
 class _Level:
     fd: int | None
-    ident: tuple[int, int]
     prefix: str
     todo: list[tuple[str, os.stat_result]]
     depth: int
     name: str = ""
     st: os.stat_result | None = None
+    ident: tuple[int, int] | None = None
+    """The folder's (device, inode), taken when its descriptor is let go (to know it again through ``..``)."""
 
 
 def _ident(st: os.stat_result) -> tuple[int, int]:
@@ -209,7 +215,7 @@ def walk_tree(
     visit's ``st`` holds the type only (see ``scan``). ``keep(name, rel)``: visit only the
     entries it accepts (folders are gone into all the same), for a search that keeps few.
     """
-    stack = [_Level(fd, _ident(os.fstat(fd)), "", _reversed(scan(fd, stats)), 1)]
+    stack = [_Level(fd, "", _todo(scan(fd, stats), "", keep), 1)]
     try:
         while stack:
             level = stack[-1]
@@ -237,12 +243,12 @@ def walk_tree(
                     os.close(child)
                     yield Visit("unreadable", rel, st, level.fd, name, exc)
                     continue
-                stack.append(
-                    _Level(child, _ident(os.fstat(child)), rel + "/", _reversed(listed), level.depth + 1, name, st)
-                )
-                if len(stack) > WINDOW and stack[-WINDOW - 1].fd is not None:
-                    os.close(stack[-WINDOW - 1].fd)  # type: ignore[arg-type]
-                    stack[-WINDOW - 1].fd = None
+                stack.append(_Level(child, rel + "/", _todo(listed, rel + "/", keep), level.depth + 1, name, st))
+                let_go = stack[-WINDOW - 1] if len(stack) > WINDOW else None
+                if let_go is not None and let_go.fd is not None:
+                    let_go.ident = _ident(os.fstat(let_go.fd))
+                    os.close(let_go.fd)
+                    let_go.fd = None
                 break
             else:  # every entry of this level visited: leave it
                 stack.pop()
@@ -256,8 +262,16 @@ def walk_tree(
                 os.close(level.fd)
 
 
-def _reversed(entries: list[tuple[str, os.stat_result]]) -> list[tuple[str, os.stat_result]]:
-    return sorted(entries, reverse=True)  # popped from the end: name order (names differ, so st is never compared)
+def _todo(
+    entries: list[tuple[str, os.stat_result]], prefix: str, keep: Callable[[str, str], bool] | None
+) -> list[tuple[str, os.stat_result]]:
+    """A folder's entries to visit or go into, last first (popped from the end: name order;
+    names differ, so ``st`` is never compared). With ``keep``, the entries it refuses that are
+    not folders are left out here, in one pass: the walk's loop meets only the few it keeps
+    (and asks ``keep`` again for those and the folders)."""
+    if keep is not None:
+        entries = [(n, st) for n, st in entries if st.st_mode & TYPE_BITS == stat.S_IFDIR or keep(n, prefix + n)]
+    return sorted(entries, reverse=True)
 
 
 def _close(level: _Level, stack: list[_Level]) -> None:

@@ -118,16 +118,25 @@ class S3Mount(BackendMount):
         listed: list[tuple[list[Child], str | None]] = sync(fs.loop, every)
         return listed
 
+    def _request(self, path: str, version: str | None = None) -> dict[str, Any] | None:
+        """The arguments of a GET or HEAD of the object ``path`` (of the VersionId ``version``,
+        or the one the path names on a version-aware store); None for a bucket."""
+        fs: Any = self.fs
+        bucket, key, named = fs.split_path(path)
+        if not key:
+            return None
+        request: dict[str, Any] = {"Bucket": bucket, "Key": key, **fs.req_kw}
+        if version or named:
+            request["VersionId"] = version or named
+        return request
+
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None] | None:
         """One GET: the object's metadata from its answer (as ``info`` gives it: its ETag with
         it) and its body when it holds at most ``limit`` bytes (a larger one is left unread)."""
         fs: Any = self.fs
-        bucket, key, version = fs.split_path(path)
-        if not key:
+        request = self._request(path)
+        if request is None:
             return None
-        request: dict[str, Any] = {"Bucket": bucket, "Key": key, **fs.req_kw}
-        if version:
-            request["VersionId"] = version
 
         async def get() -> tuple[dict[str, Any], bytes | None]:
             out = await fs._call_s3("get_object", **request)
@@ -139,16 +148,41 @@ class S3Mount(BackendMount):
                 body.close()
 
         out, data = sync(fs.loop, get)
-        info = {
-            "name": path,
-            "type": "file",
-            "size": int(out.get("ContentLength") or 0),
-            "ETag": out.get("ETag"),
-            "LastModified": out.get("LastModified"),
-            "StorageClass": out.get("StorageClass", "STANDARD"),
-            "VersionId": out.get("VersionId"),
-            "ContentType": out.get("ContentType"),
-        }
+        return _answered(path, out), data
+
+    def read_version(
+        self, path: str, start: int | None = None, end: int | None = None, version: str | None = None
+    ) -> tuple[dict[str, Any], bytes] | None:
+        """One GET with a Range (a HEAD for an empty range), of the VersionId ``version`` when given."""
+        fs: Any = self.fs
+        request = self._request(path, version)
+        if request is None:
+            return None
+
+        async def get() -> tuple[dict[str, Any], bytes]:
+            size: int | None = None
+            if (start is not None and start < 0 and end is not None) or (end is not None and end < 0):
+                size = int((await fs._call_s3("head_object", **request))["ContentLength"])
+            first = start + size if size is not None and start is not None and start < 0 else start
+            last = end + size if size is not None and end is not None and end < 0 else end
+            if first is not None and first == last:
+                return await fs._call_s3("head_object", **request), b""
+            if first is not None and first < 0:
+                request["Range"] = f"bytes={first}"  # the last -first bytes
+            elif first is not None or last is not None:
+                request["Range"] = f"bytes={first or 0}-{'' if last is None else last - 1}"
+            out = await fs._call_s3("get_object", **request)
+            body = out["Body"]
+            try:
+                return out, await body.read()
+            finally:
+                body.close()
+
+        out, data = sync(fs.loop, get)
+        info = _answered(path, out)
+        whole = str(out.get("ContentRange") or "").rpartition("/")[2]  # "bytes 0-9/1234": of a range
+        if whole.isdigit():
+            info["size"] = int(whole)
         return info, data
 
     def put_if(self, path: str, data: bytes, *, if_match: str | None = None, create_only: bool = False) -> str | None:
@@ -168,6 +202,20 @@ class S3Mount(BackendMount):
             self.invalidate(path)
         etag = out.get("ETag") if isinstance(out, dict) else None
         return str(etag) if etag else None
+
+
+def _answered(path: str, out: dict[str, Any]) -> dict[str, Any]:
+    """A GET's or HEAD's answer as ``info`` gives an object's metadata."""
+    return {
+        "name": path,
+        "type": "file",
+        "size": int(out.get("ContentLength") or 0),
+        "ETag": out.get("ETag"),
+        "LastModified": out.get("LastModified"),
+        "StorageClass": out.get("StorageClass", "STANDARD"),
+        "VersionId": out.get("VersionId"),
+        "ContentType": out.get("ContentType"),
+    }
 
 
 def _quoted(etag: str | None) -> str | None:

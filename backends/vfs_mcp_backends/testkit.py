@@ -185,6 +185,17 @@ class StoreContract:
         second = mount.version_token(mount.fs.info(path))
         assert first and second and first != second
 
+    def test_a_read_of_a_version_gives_what_cat_file_and_info_give(self, mount: BackendMount) -> None:
+        path = self.put(mount, "ranged.txt", b"0123456789")
+        if mount.read_version(path) is None:
+            return  # not offered: the caller reads with cat_file
+        info = mount.fs.info(path)
+        for start, end in [(None, None), (2, 5), (-3, None), (4, None), (-4, -1), (3, 3)]:
+            raw, data = mount.read_version(path, start, end)  # type: ignore[misc]
+            empty = start is not None and start == end
+            assert data == (b"" if empty else mount.fs.cat_file(path, start=start, end=end)), (start, end)
+            assert raw["size"] == info["size"] and mount.version_token(raw) == mount.version_token(info)
+
     def test_conditional_writes_where_declared(self, mount: BackendMount) -> None:
         path = f"{mount.root.rstrip('/')}/cas.txt"
         if not mount.capabilities.conditional_writes:

@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 from conftest import Sandbox, make_sandbox
 
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import edit, patch, transfers, write
@@ -256,3 +259,28 @@ def test_a_copy_and_a_move_onto_a_new_name_on_s3_read_the_source_once(changing: 
     assert copied[-1] == ("PUT If-None-Match", "pre/c.txt")
     assert len([m for m, path in moved if m.startswith("GET") and path == "pre/c.txt"]) == 1
     assert moved[-2:] == [("PUT If-None-Match", "pre/d.txt"), ("DELETE", "pre/c.txt")]
+
+
+def test_an_edit_whose_state_store_is_on_the_bucket_adds_one_put_its_record(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Replicas keep the change log on a shared bucket: a change of one step adds one PUT, its
+    record, created only where no record of that name is (two replicas never write one)."""
+    sandbox = make_sandbox("s3", tmp_path, request)
+    sandbox.put("a.txt", "hello world\n")
+    vfs = sandbox.vfs()
+    bucket = sandbox.mount.url.split("://", 1)[1].split("/", 1)[0]
+    state = ObjectState(f"s3://{bucket}/state", {"endpoint_url": request.getfixturevalue("s3_endpoint")})
+    changes.attach(vfs, log.ChangeLog(state))
+    sent = Sent(sandbox)
+    state.mount.fs.s3.meta.events.register("before-send.s3", sent._sent)
+    edits = [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})]
+    with log.recording("edit_file"):
+        made = sent.during(lambda: edit.edit_file(vfs, "a.txt", edits))
+    leases = [path for _, path in made if path.startswith("state/instances/")]  # renewed every 10 s
+    assert [(method, path.rsplit("/", 1)[0]) for method, path in made if path not in leases] == [
+        ("GET", "pre"),
+        ("PUT If-Match", "pre"),
+        ("PUT If-None-Match", "state/changes"),
+    ]
+    state.close()

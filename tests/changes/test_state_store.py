@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,11 @@ from results import assert_error, changed, ok
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState, StateUnavailable, default_folder, open_state
+from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
-from vfs_mcp.ops import transfers, write
+from vfs_mcp.jail.state_place import StateUnavailable, default_folder
+from vfs_mcp.ops import patch, transfers, write
 from vfs_mcp.ops.undo import undo
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -181,3 +183,32 @@ def test_what_a_killed_instance_left_half_written_and_its_lock_are_swept_by_the_
     LocalState(str(tmp_path / "state"))
     assert sorted(os.listdir(tmp_path / "state" / "changes")) == [f".tmp-{store.instance}-bbbb"]
     assert f"{dead}.lock" not in os.listdir(tmp_path / "state" / "instances")
+
+
+def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_of_several_files_two(
+    local_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What durability costs: a change of one atomic step is recorded without waiting for the
+    disk (a crash cannot cut it in two), so it fsyncs what it writes and its folder, as before
+    there was a record; a change of several steps makes its record durable first: the record and
+    its folder."""
+    box = local_sandbox
+    box.put("one.txt", "alpha\n")
+    for n in range(3):
+        box.put(f"p{n}.txt", "one\ntwo\n")
+    vfs = box.vfs()
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+
+    def fsyncs(change: Callable[[], object]) -> int:
+        synced.clear()
+        with log.recording("test"):
+            change()
+        return len(synced)
+
+    one_file = "--- a/one.txt\n+++ b/one.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
+    three = "".join(f"--- a/p{n}.txt\n+++ b/p{n}.txt\n@@ -1,2 +1,2 @@\n-one\n+1\n two\n" for n in range(3))
+    assert fsyncs(lambda: write.write_file(vfs, "one.txt", "gamma\n")) == 2  # the file, its folder
+    assert fsyncs(lambda: patch.apply_patch(vfs, one_file.replace("alpha", "gamma"))) == 2
+    assert fsyncs(lambda: patch.apply_patch(vfs, three)) == 3 * 2 + 2  # three files' and the record's

@@ -138,7 +138,9 @@ async def test_a_file_swapped_with_a_fifo_never_blocks_a_call(local_sandbox: San
     with anyio.fail_after(240):
         async with local_sandbox.client(call_timeout=5) as client:
             with swapping(folder, "x.txt", content):
-                for _ in range(250):
+                for rounds in range(2000):  # until both kinds were met (a loaded machine may need more)
+                    if rounds >= 250 and seen.get(None) and seen.get("INVALID_ARGUMENT"):
+                        break
                     for result in (
                         await client.call_tool("read_file", {"path": local_sandbox.path("race/x.txt")}),
                         await client.call_tool(

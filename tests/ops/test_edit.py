@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import literal, textfile
+from vfs_mcp.ops import line_edits as line_ops
+from vfs_mcp.ops import literal, textfile, unified
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -607,6 +608,52 @@ async def test_out_of_order_line_edits_apply_bottom_up_against_the_original_numb
     assert all(o["applied"] for o in body["edits"])
 
 
+def bottom_up(lines: list[str], edits: list[tuple[int, str, str]]) -> list[str]:
+    """Line edits made one by one from the bottom up, as the numbering promises: at one line,
+    what goes after it first, then the line itself, then what goes before it."""
+    order = {"insert_after": 0, "replace": 1, "delete": 1, "insert_before": 2}
+    out = list(lines)
+    ranked = sorted(enumerate(edits), key=lambda e: (e[1][0], -order[e[1][1]], e[0]), reverse=True)
+    for _, (index, action, content) in ranked:
+        new = content.split("\n")
+        if action == "replace":
+            out[index : index + 1] = new
+        elif action == "delete":
+            del out[index]
+        elif action == "insert_before":
+            out[index:index] = new
+        else:
+            out[index + 1 : index + 1] = new
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    size=st.integers(1, 8),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 7),
+            st.sampled_from(["replace", "delete", "insert_before", "insert_after"]),
+            st.sampled_from(["x", "y\nz", ""]),
+        ),
+        max_size=10,
+    ),
+)
+def test_many_line_edits_of_one_line_apply_in_one_pass_as_they_would_from_the_bottom_up(
+    size: int, edits: list[tuple[int, str, str]]
+) -> None:
+    edits = [(index % size, action, content) for index, action, content in edits]
+    targeted = [index for index, action, _ in edits if action in ("replace", "delete")]
+    assume(len(set(targeted)) == len(targeted))  # two edits of one line's content are refused
+    lines = [f"l{n}" for n in range(size)]
+    plan = [
+        (index, number, line_ops.LineEdit(line_number=index + 1, action=action, content=content))  # type: ignore[arg-type]
+        for number, (index, action, content) in enumerate(edits)
+    ]
+    doc = textfile.TextFile(None, b"", "utf-8", False, None)  # type: ignore[arg-type]
+    assert line_ops._applied(lines, plan, doc) == bottom_up(lines, edits)
+
+
 async def test_relative_line_numbers_count_from_zero_at_the_offset(sandbox):
     sandbox.put("six.txt", SIX)
     body = succeeded(
@@ -827,12 +874,12 @@ def test_the_common_prefix_and_suffix_of_two_texts_are_found_by_halving_as_by_st
         elif at < len(new):
             new[at : at + 1] = [] if how == "delete" else ["z"]
     other = "".join(new)
-    kept, textfile.CHUNK = textfile.CHUNK, chunk
+    kept, unified.CHUNK = unified.CHUNK, chunk
     try:
-        head = textfile._same_head(text, other)
-        tail = textfile._same_tail(text, other, head)
+        head = unified._same_head(text, other)
+        tail = unified._same_tail(text, other, head)
     finally:
-        textfile.CHUNK = kept
+        unified.CHUNK = kept
     stepped = next((i for i, (x, y) in enumerate(zip(text, other, strict=False)) if x != y), min(len(text), len(other)))
     room = min(len(text), len(other)) - stepped
     back = next((i for i in range(room) if text[-1 - i] != other[-1 - i]), room)
@@ -873,4 +920,4 @@ def test_the_diff_of_edits_counted_from_what_they_know_is_the_diff_found_from_th
             continue  # not unique: refused, as a call would be
         reports.append(report)
     assume(reports)
-    assert edit_ops._diff(old, text, reports, "f.txt") == textfile.unified_diff(old, text, "f.txt")
+    assert edit_ops._diff(old, text, reports, "f.txt") == unified.unified_diff(old, text, "f.txt")

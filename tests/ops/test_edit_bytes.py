@@ -23,7 +23,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import literal, textfile
+from vfs_mcp.ops import literal, textfile, unified
 from vfs_mcp.ops.edit import TextEdit, edit_file
 
 LINES = ["a", "b", "ab", "a b", "  a", "", "é", "😀 b", "\ta", "a\r", "b\x0c"]
@@ -148,5 +148,5 @@ def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
         data, (report,) = done
         reports.append(report)
     assume(reports)
-    on_bytes = textfile.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
-    assert on_bytes == textfile.unified_diff(old, data.decode(), "f.txt")
+    on_bytes = unified.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
+    assert on_bytes == unified.unified_diff(old, data.decode(), "f.txt")

@@ -14,6 +14,7 @@ paging is deterministic, and bad input fails with INVALID_ARGUMENT.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
-from vfs_mcp.ops.ripgrep import needs_transcoding, rg_binary
+from vfs_mcp.ops.ripgrep import _message, needs_transcoding, rg_binary
 
 pytestmark = [pytest.mark.anyio, every_store]
 
@@ -665,3 +666,20 @@ async def test_deny_patterns_hide_files_from_grep_search_and_tree(sandbox: Sandb
     assert ok(tree) and "secret" not in tree.content[0].text
     assert direct.is_error and "needle top secret" not in direct.content[0].text
     assert inside.is_error and "denied folder" not in inside.content[0].text
+
+
+def test_a_ripgrep_match_message_is_read_with_its_first_submatch_only() -> None:
+    # A line of a million matches is one message of a million submatches: only the first is parsed.
+    line = "é " + "a " * 100_000 + "\n"
+    submatches = [{"match": {"text": "a"}, "start": 3 + 2 * k, "end": 4 + 2 * k} for k in range(100_000)]
+    data = {"path": {"text": "ü.txt"}, "lines": {"text": line}, "line_number": 7, "submatches": submatches}
+    raw = json.dumps(
+        {"type": "match", "data": data}, ensure_ascii=False, separators=(",", ":")
+    ).encode()  # as rg writes
+
+    message = _message(raw)
+
+    assert message["data"]["submatches"] == submatches[:1]
+    assert (message["data"]["lines"]["text"], message["data"]["line_number"]) == (line, 7)
+    context = {"type": "context", "data": {**data, "submatches": []}}
+    assert _message(json.dumps(context).encode()) == context

@@ -4,11 +4,13 @@ with as few lines changed as can be."""
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import resource
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -17,6 +19,8 @@ from hypothesis import strategies as st
 from vfs_mcp.ops import linediff
 
 LINES = st.lists(st.sampled_from(["a", "b", "c", "", "}"]), max_size=14)
+ONE_SIDED = st.lists(st.sampled_from(["a", "b", "c", "", "}", "only here"]), max_size=14)
+"""Lines that one text has and the other may not: what matching sets aside first."""
 
 
 def longest_common(a: list[str], b: list[str]) -> int:
@@ -28,34 +32,71 @@ def longest_common(a: list[str], b: list[str]) -> int:
     return best[0][0]
 
 
-def applied(a: list[str], b: list[str], opcodes: list[tuple[str, int, int, int, int]]) -> list[str]:
+def applied(a: list[str], b: list[str], opcodes: Iterable[tuple[str, int, int, int, int]]) -> list[str]:
     out: list[str] = []
     for tag, i1, i2, j1, j2 in opcodes:
         out += a[i1:i2] if tag == "equal" else b[j1:j2]
     return out
 
 
-@settings(max_examples=400, deadline=None)
-@given(a=LINES, b=LINES)
-def test_myers_matches_as_many_lines_as_can_be_in_order_and_its_opcodes_turn_one_text_into_the_other(
-    a: list[str], b: list[str]
-) -> None:
-    blocks = linediff._myers(a, b, len(a) + len(b))
-    assert blocks is not None and blocks[-1] == (len(a), len(b), 0)
+def blocks_hold(a: list[str], b: list[str], found: linediff.Matching) -> None:
+    """Each block is lines both texts have, in order, and the opcodes turn ``a`` into ``b``."""
+    blocks = list(found.blocks())
+    assert blocks[-1] == (len(a), len(b), 0)
+    assert sum(size for *_, size in blocks) == found.same
     for (i, j, size), (i2, j2, _) in itertools.pairwise(blocks):
         assert size > 0 and a[i : i + size] == b[j : j + size]
         assert i + size <= i2 and j + size <= j2
-    assert sum(size for *_, size in blocks) == longest_common(a, b)
-
-    found = linediff._Matched(None, a, b)
-    found.matching_blocks = [linediff.difflib.Match(*block) for block in blocks]
-    assert applied(a, b, found.get_opcodes()) == b
+    assert applied(a, b, found.opcodes()) == b
 
 
-def test_myers_stops_past_its_bound_and_the_matcher_falls_back_to_difflib() -> None:
-    a, b = [str(n) for n in range(2000)], [str(n) for n in range(2000, 4000)]
-    assert linediff._myers(a, b, 100) is None
-    assert linediff.matcher(a, b).get_opcodes() == [("replace", 0, 2000, 0, 2000)]
+@settings(max_examples=400, deadline=None)
+@given(a=LINES, b=ONE_SIDED)
+def test_matching_finds_as_many_lines_as_can_be_in_order_and_its_opcodes_turn_one_text_into_the_other(
+    a: list[str], b: list[str]
+) -> None:
+    found = linediff.match(a, b)
+    blocks_hold(a, b, found)
+    assert found.cut is None
+    assert found.same == longest_common(a, b)
+
+
+@settings(max_examples=400, deadline=None)
+@given(a=ONE_SIDED, b=ONE_SIDED, work=st.integers(0, 12))
+def test_matching_stopped_by_its_budget_still_turns_one_text_into_the_other_and_says_where_it_stopped(
+    a: list[str], b: list[str], work: int
+) -> None:
+    found = linediff.match(a, b, work)
+    blocks_hold(a, b, found)
+    if found.cut is None:
+        assert found.same == longest_common(a, b)
+    else:  # past where it stopped, one replacement: no lines match but those both texts end with
+        x, y = found.cut
+        past = [(i, j, size) for i, j, size in list(found.blocks())[:-1] if i + size > x or j + size > y]
+        assert len(past) <= 1 and all(i + size == len(a) and j + size == len(b) for i, j, size in past)
+
+
+def test_lines_of_two_values_alternating_match_within_the_budget_where_difflib_took_seconds() -> None:
+    a, b = ["x", "y"] * 50_000, ["x", "x", "y", "y"] * 25_000
+    found = linediff.match(a, b, 200_000)
+    blocks_hold(a, b, found)
+    assert found.cut is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=LINES, b=ONE_SIDED, context=st.integers(0, 3))
+def test_hunks_are_difflibs_grouped_opcodes(a: list[str], b: list[str], context: int) -> None:
+    found = linediff.match(a, b)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    matcher.get_matching_blocks = lambda: [difflib.Match(*block) for block in found.blocks()]  # type: ignore[method-assign]
+    hunks: list[list[tuple[str, int, int, int, int]]] = [[]]
+    for code in found.hunks(context):
+        if code is None:
+            hunks.append([])
+        else:
+            hunks[-1].append(code)
+    assert hunks.pop() == []
+    assert hunks == [list(group) for group in matcher.get_grouped_opcodes(context)]
 
 
 def test_two_edits_far_apart_in_a_big_file_of_repeated_lines_diff_at_once(tmp_path: Path) -> None:

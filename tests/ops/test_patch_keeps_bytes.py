@@ -122,3 +122,20 @@ async def test_a_hunk_placed_before_a_context_free_insertion_is_refused_not_appl
     result = await patch(sandbox, "--- a/f.txt\n+++ b/f.txt\n@@ -2,0 +3 @@\n+X\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n")
     assert error_of(result)["code"] == "CONFLICT" and "hunk 2 does not match" in result.content[0].text
     assert sandbox.get("f.txt") == b"a\nb\nc\n"
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+async def test_a_hunk_is_cut_where_its_lines_stand_whole_not_where_its_text_first_shows(
+    sandbox: Sandbox, ending: str
+) -> None:
+    # "bar\nbaz" first shows inside "xbar", and the anchored hunk's lines stand above its anchor too.
+    lines = ["foo", "xbar", "baz", "bar", "baz", "bar", "qux", "def g():", "bar", "qux", "end"]
+    sandbox.put("t.txt", ending.join(lines) + ending)
+    unified = "--- a/t.txt\n+++ b/t.txt\n@@ -4,2 +4,2 @@\n bar\n-baz\n+BAZ\n"
+    anchored = begin("*** Update File: t.txt\n@@ def g():\n bar\n-qux\n+QUX\n")
+
+    ok(await patch(sandbox, unified))
+    ok(await patch(sandbox, anchored))
+
+    expected = ["foo", "xbar", "baz", "bar", "BAZ", "bar", "qux", "def g():", "bar", "QUX", "end"]
+    assert sandbox.get("t.txt") == (ending.join(expected) + ending).encode()

@@ -104,6 +104,16 @@ async def test_metrics_count_bytes_per_tool_head_file_included(sandbox: Sandbox)
     assert metrics["bytes_written"] == 3
 
 
+async def test_metrics_count_the_bytes_of_files_fetched_by_threads(sandbox: Sandbox) -> None:
+    """read_multiple_files fetches from an object store on threads of its own: still the call's bytes."""
+    sandbox.put("a.txt", "one\n")
+    sandbox.put("b.txt", "two two\n")
+    async with sandbox.client() as client:
+        await client.call_tool("read_multiple_files", {"paths": [sandbox.path("a.txt"), sandbox.path("b.txt")]})
+        metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    assert metrics["tools"]["read_multiple_files"]["bytes_read"] == 12
+
+
 async def test_made_up_tool_names_count_as_one_entry_and_never_reach_the_audit_log(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

@@ -168,6 +168,67 @@ def test_the_server_processes_warm_up_and_a_server_built_inside_another_program_
     assert printed.split() == ["False", "False", "True", "True"]  # the harness, build_server; stdio, HTTP
 
 
+def test_a_first_read_imports_no_part_of_the_write_path(tmp_path: Path) -> None:
+    # A client that calls at once meets no warm-up (it starts after tools/list): what a read's
+    # first call imports, it pays for.
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    script = (
+        "import anyio\n"
+        "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
+        "from vfs_mcp.server.build import build_server\n"
+        f"server = build_server(open_mounts([MountSpec({str(tmp_path)!r})]))\n"
+        "for name, arguments in [('read_file_lines', {'path': 'a.txt', 'offset': 1}),"
+        " ('read_file', {'path': 'a.txt'}), ('list_allowed_directories', {})]:\n"
+        "    assert not anyio.run(server.call_tool, name, arguments).is_error\n"
+    )
+    loaded = modules_loaded_by(script)
+
+    writing = ("vfs_mcp.changes", "vfs_mcp.ops.write", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.ops.compare")
+    assert "vfs_mcp.ops.lines" in loaded
+    assert sorted(m for m in loaded if m.startswith(writing)) == []
+
+
+def warm_up_meanwhile(calls: str, warm_after: float) -> list[str]:
+    """Whether the warm-up had imported the default profile's file adapters when ``calls`` (a
+    script's lines, run in a fresh interpreter, that start it as ``warming`` and set ``during``
+    to ``loaded()`` while calls are still made) looked, and once it is over."""
+    script = (
+        "import sys, time\n"
+        "from vfs_mcp.server import tools\n"
+        "from vfs_mcp.settings import Settings\n"
+        f"tools.WARM_AFTER = {warm_after}\n"
+        "loaded = lambda: 'vfs_mcp.profiles.default.files' in sys.modules\n"
+        f"{calls}"
+        "print('during', during)\n"
+        "warming.join()\n"
+        "print('after', loaded())\n"
+    )
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_the_warm_up_imports_nothing_while_a_call_is_in_flight() -> None:
+    in_flight = (
+        "with tools.in_flight():\n    warming = tools.warm(Settings())\n    time.sleep(0.3)\n    during = loaded()\n"
+    )
+
+    assert warm_up_meanwhile(in_flight, 0.01) == ["during", "False", "after", "True"]
+
+
+def test_the_warm_up_waits_while_calls_follow_each_other() -> None:
+    # A script's calls one after the other: each imports what it needs, none shares the
+    # interpreter with the warm-up (it starts once no call came for WARM_AFTER).
+    calls = (
+        "warming = tools.warm(Settings())\n"
+        "until = time.monotonic() + 0.5\n"
+        "while time.monotonic() < until:\n"
+        "    with tools.in_flight():\n"
+        "        time.sleep(0.005)\n"
+        "during = loaded()\n"
+    )
+
+    assert warm_up_meanwhile(calls, 0.1) == ["during", "False", "after", "True"]
+
+
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:
     # A thread still importing while the interpreter finalizes crashes in native modules
     # (pydantic-core panicked under `vfs-mcp call`). Here the warm-up has 10 s of work left

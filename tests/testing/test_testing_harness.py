@@ -6,6 +6,7 @@ test_docs_examples.py.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import vfs_mcp.testing
 from vfs_mcp.profiles.results import data_of
 from vfs_mcp.testing import (
     ToolCall,
+    Version,
     connect,
     load_dir,
     local_fs,
@@ -79,6 +81,7 @@ async def test_every_call_is_recorded_with_its_arguments_outcome_and_error_code(
         code=None,
         text=ok.text,
         structured=ok.structured,
+        reads=(("memory://workspace/a.txt", Version(sha256=hashlib.sha256(b"alpha\n").hexdigest())),),
     )
     assert ok.text.startswith("alpha\n\n[memory://workspace/a.txt: 6 bytes")  # the text, then a line about it
     assert ok.structured is not None and ok.structured["path"] == "memory://workspace/a.txt"
@@ -224,5 +227,5 @@ def test_all_is_exactly_the_public_api() -> None:
         for name, value in vars(vfs_mcp.testing).items()
         if not name.startswith("_") and str(getattr(value, "__module__", "")).startswith("vfs_mcp.testing.")
     }
-    # the two type aliases, and the result readers of vfs_mcp.profiles.results
-    assert set(vfs_mcp.testing.__all__) == defined | {"Files", "Seed", "data_of", "error_of"}
+    # the two type aliases, the result readers of vfs_mcp.profiles.results, a read's version
+    assert set(vfs_mcp.testing.__all__) == defined | {"Files", "Seed", "data_of", "error_of", "Version"}

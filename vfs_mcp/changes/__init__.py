@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from vfs_mcp.changes import log
 from vfs_mcp.changes.commit import commit
-from vfs_mcp.changes.locks import covers, folders_of, held, needed_by, widen
+from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import (
     ABSENT,
@@ -61,6 +61,7 @@ from vfs_mcp.changes.ops import (
 from vfs_mcp.changes.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
+from vfs_mcp.jail import versions
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends.scopes import labelled
@@ -113,20 +114,29 @@ def run(
     touches: Iterable[Target] = (),
     dry_run: bool = False,
     replans: int = REPLANS,
-    undoing: Record | None = None,
+    undoing: Sequence[Record] = (),
 ) -> T:
     """Plan a change and commit it (see the module's docstring); the plan's result.
 
     ``touches``: the paths the change will write, when known before planning (their folders
     are locked for the first plan). ``dry_run``: plan only, without locks; nothing changes.
-    ``undoing``: the record this change takes back (its steps run one after the other, and the
-    change gets no record of its own).
+    ``undoing``: the records this change takes back, newest first (the plan's steps are theirs,
+    in that order: they run one after the other, each record's noted in the log once all are
+    made, and the change gets no record of its own).
     """
+    # Planned on, checked against and keeping what is there now, whatever version a replay pins
+    # for the call's reads; what a commit reads is not an input of the call.
+    with versions.unpinned():
+        return _run(vfs, plan, folders_of(touches), dry_run, replans, undoing)
+
+
+def _run(
+    vfs: JailedFS, plan: Callable[[], Plan[T]], folders: Folders, dry_run: bool, replans: int, undoing: Sequence[Record]
+) -> T:
     if dry_run:
         return plan().result
     changelog = log_of(vfs)
     recording = log.current()
-    folders = folders_of(touches)
     attempt = 0
     while True:
         with held(vfs, folders):
@@ -137,40 +147,74 @@ def run(
             if not covers(folders, needed):
                 widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            pending = _Pending(changelog, recording.tool if recording else "a change")
+            pending = _Pending(changelog, recording)
             try:
                 # Each write is labelled with the change's id: a store that keeps what wrote
                 # each path (a mount under review) keeps it. An undo's writes are no change of their own.
-                with labelled(pending.id) if undoing is None else contextlib.nullcontext():
+                with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
                     receipt, recorded = commit(
                         vfs,
                         planned.ops,
                         keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
-                        journal=None if undoing is not None else pending,
-                        sequential=undoing is not None,
+                        journal=None if undoing else pending,
+                        sequential=bool(undoing),
+                        progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
                     )
             except Stale:
                 attempt += 1
                 if attempt >= replans:
                     raise
                 continue
-            if undoing is None:
+            if not undoing:
                 pending.made(receipt.undo, receipt.why_not, recorded)
         if planned.after is not None:
             planned.after()
         return planned.result
 
 
-class _Pending:
-    """A change's record in the log: written before the first step of a change of several."""
+class _Undoing:
+    """An undo of several records, newest first: each record's steps all made is noted in the
+    log (a crash after it: recovery lets that record go, and carries on from the next), and
+    taken back from the log before the steps are taken back after a failure (a crash then: the
+    undo is carried to its end)."""
 
-    def __init__(self, changelog: ChangeLog, tool: str) -> None:
-        self.changelog, self.tool = changelog, tool
+    def __init__(self, changelog: ChangeLog, undoing: Sequence[Record]) -> None:
+        self.changelog = changelog
+        self.ends: dict[int, str] = {}
+        end = 0
+        for record in undoing:
+            end += len(record.steps)
+            self.ends[end - 1] = record.id
+        self.noted: list[str] = []
+
+    def made(self, index: int) -> None:
+        change_id = self.ends.get(index)
+        if change_id is not None:
+            self.changelog.undone(change_id)
+            self.noted.append(change_id)
+
+    def failed(self) -> None:
+        for change_id in self.noted:
+            try:
+                self.changelog.undone(change_id, False)
+            except OSError as err:
+                log.log.error("the undo of %s could not be marked unfinished: %s", change_id, err)
+
+
+class _Pending:
+    """A change's record in the log: written before the first step of a change of several
+    (crash safety), kept for undo when a tool call made it (``recording``; a program's change
+    through the ``vfs`` protocol has no undo to keep it for)."""
+
+    def __init__(self, changelog: ChangeLog, recording: log.Recording | None) -> None:
+        self.changelog, self.recording = changelog, recording
+        self.tool = recording.tool if recording is not None else "a change"
         self.id = log.new_id()
+        self.created = changelog.clock()  # planned, about to commit: its place in the log
 
     def pending(self, back: list[Op], finish: list[Op]) -> None:
         try:
-            self.changelog.pending(self.id, self.tool, back, finish)
+            self.changelog.pending(self.id, self.tool, back, finish, self.created)
         except OSError as err:
             raise Internal(
                 f"the state store {self.changelog.store.url} cannot be written ({err.strerror or err}); "
@@ -181,11 +225,13 @@ class _Pending:
         self.changelog.abandoned(self.id)
 
     def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
+        if self.recording is None:
+            undo, why_not = None, "no tool call keeps it"
         try:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
-            else:
-                self.changelog.atomic(self.tool, undo, why_not, self.id)
+            elif self.recording is not None:
+                self.changelog.atomic(self.tool, undo, why_not, self.created, self.id)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")

@@ -6,7 +6,8 @@ for undo (a crash cannot cut one step in two). A change of several steps (or one
 store calls: a folder copied, a tree deleted) is prepared whole first, so that its record —
 every step's way back, with the images it needs — is durable in the state store before the
 first step is made (``Journal.pending``). Undo runs its steps one after the other
-(``sequential``): the record it takes back is its own record.
+(``sequential``): the record it takes back is its own record (an undo of several records notes
+each one all taken back: ``Progress``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ class Journal(Protocol):
         """The change failed and every step made was taken back: it never happened."""
 
 
+class Progress(Protocol):
+    """What an undo of several records notes as its steps are made (``changes._Undoing``)."""
+
+    def made(self, index: int) -> None:
+        """Step ``index`` is made (a failure here takes every step made back, like a step's own)."""
+
+    def failed(self) -> None:
+        """A step failed: the steps made are about to be taken back."""
+
+
 def commit(
     vfs: JailedFS,
     ops: Sequence[Op],
@@ -48,16 +59,18 @@ def commit(
     keep: int,
     journal: Journal | None = None,
     sequential: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[Receipt, bool]:
     """Apply ``ops`` in order, all or none: a failure takes back the applied ones and raises
     (the message says whether every path is as it was). ``keep``: bytes of before-images the
     change may keep; past it a change is still made when nothing after it could fail (its last
     step), but cannot be undone. ``journal``: where the change is recorded before its first
-    step when it has several (see the module's docstring). Returns the receipt, and whether
-    the change was recorded before it was made."""
+    step when it has several (see the module's docstring). ``progress``: told of each
+    ``sequential`` step made, and of a failure before the steps made are taken back. Returns
+    the receipt, and whether the change was recorded before it was made."""
     state = Preparation(keep)
     if sequential or (len(ops) == 1 and not many_calls(ops[0])):
-        return _one_by_one(vfs, ops, state), False
+        return _one_by_one(vfs, ops, state, progress), False
     steps: list[Step] = []
     for index, op in enumerate(ops):
         steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
@@ -78,7 +91,7 @@ def commit(
     return Receipt([op for step in reversed(done) for op in step.back()]), recorded
 
 
-def _one_by_one(vfs: JailedFS, ops: Sequence[Op], state: Preparation) -> Receipt:
+def _one_by_one(vfs: JailedFS, ops: Sequence[Op], state: Preparation, progress: Progress | None) -> Receipt:
     """Prepare and make each step in turn (a step may depend on what the one before did)."""
     done: list[Step] = []
     try:
@@ -87,7 +100,11 @@ def _one_by_one(vfs: JailedFS, ops: Sequence[Op], state: Preparation) -> Receipt
             step.perform()
             done.append(step)
             ensure_wanted()
+            if progress is not None:
+                progress.made(index)
     except BaseException as err:
+        if progress is not None:
+            progress.failed()
         _taken_back(vfs, done, err, None)
     unkept = next((step for step in done if step.unkept), None)
     if unkept is not None:

@@ -12,10 +12,15 @@ Bounds. The log holds at most ``budget`` bytes of before-images (``--undo-bytes`
 session at most ``limit`` changes and ``DEFAULT_UNDO_BYTES`` of them: past them the oldest
 records are deleted, and the session that made one hears of it in its next reply.
 
+Order. A change's place in the log is the time it began to commit on its instance's clock, then
+the instance, then the id (``records.Summary.order``): "later" for a restore point
+(``restore_point``: a change and every later change of the mounts it touched, undone as one).
+
 Recovery (``recover``). A pending record whose instance is dead is a change cut short: its
 steps are run back, each only where its path still holds what the change left (``recovery``);
-an undo under way whose instance is dead is finished the same way. It runs when a server
-starts, and with every lease renewal on a shared store (a replica that died).
+an undo under way whose instance is dead is finished the same way (a restore point's records
+newest first, each one whose steps were all made — its mark says ``done`` — only let go). It
+runs when a server starts, and with every lease renewal on a shared store (a replica that died).
 """
 
 from __future__ import annotations
@@ -28,18 +33,18 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vfs_mcp.changes import records
-from vfs_mcp.changes.ops import Op, Remove, Rename, Restore, image_size, written
-from vfs_mcp.changes.records import Corrupt, Record
+from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
+from vfs_mcp.changes.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state import StateStore, open_state
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
-from vfs_mcp.errors import Conflict, InvalidArgument, NotFound
+from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.mounts import Mount
 
 if TYPE_CHECKING:
@@ -55,8 +60,20 @@ DEFAULT_UNDO_CHANGES = 100
 SESSIONLESS_CHANGES = 10_000
 """Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
 ID = re.compile(r"[A-Za-z0-9_-]{22}")
+RESTORE_CHANGES = 1_000
+"""Changes one undo takes back at most (``restore_point``): a restore point further back is
+refused, saying how many changes it would take back."""
+RESTORE_LISTED = 10 * RESTORE_CHANGES
+"""Records of any mount made since a restore point that one undo looks through at most."""
+CLOCK_SKEW = 300.0
+"""Seconds the state store's time of a record may lie before its change's time (the clocks
+of replicas and of an object store): records listed as older than that are not looked at."""
+HEAD_READ = 4096
+"""Bytes read to find a record's header when only its summary is wanted."""
 
 Key = tuple[str, str]
+DONE = "done"
+"""What an undo's mark says once its steps are all made."""
 
 
 def new_id() -> str:
@@ -142,23 +159,21 @@ def touched(steps: list[Op]) -> frozenset[Key]:
     return frozenset((t.mount.url, t.rel) for op in steps for t in written(op))
 
 
-def restored(steps: list[Op]) -> list[str]:
-    """Paths an undo of ``steps`` puts back as they were."""
-    shown: list[str] = []
+def outcome(steps: list[Op]) -> tuple[list[str], list[str]]:
+    """The paths an undo of ``steps`` (run in order) puts back as they were, and those it
+    deletes again (the change created them): each path as the last step to touch it leaves it."""
+    last: dict[str, bool] = {}
     for op in steps:
         if isinstance(op, Rename):
-            shown.append(op.dest.display)
-        elif isinstance(op, Restore) and type(op.image).__name__ != "Absent":
-            shown.append(op.target.display)
-    return list(dict.fromkeys(shown))
-
-
-def removed(steps: list[Op]) -> list[str]:
-    """Paths the change created that an undo of ``steps`` deletes again."""
-    shown = [op.target.display for op in steps if isinstance(op, Remove)]
-    shown += [op.source.display for op in steps if isinstance(op, Rename)]
-    back = restored(steps)
-    return [p for p in dict.fromkeys(shown) if p not in back]
+            last.pop(op.source.display, None)
+            last[op.source.display] = False
+            last.pop(op.dest.display, None)
+            last[op.dest.display] = True
+        elif isinstance(op, (Restore, Remove)):
+            shown = op.target.display
+            last.pop(shown, None)
+            last[shown] = isinstance(op, Restore) and not isinstance(op.image, Absent)
+    return [p for p, back in last.items() if back], [p for p, back in last.items() if not back]
 
 
 class ChangeLog:
@@ -175,12 +190,23 @@ class ChangeLog:
         """The changes of requests without a session (each found again by its id)."""
         self.own: SessionJournal | None = None
         """The changes of calls outside any session (a server of one client, in-process use)."""
+        self._last = 0.0
+
+    def clock(self) -> float:
+        """Now, on this instance's clock, never the same time twice (a change's place in the log)."""
+        with self.lock:
+            self._last = max(time.time(), self._last + 1e-6)
+            return self._last
 
     # -- writing a change's record ------------------------------------------------------------
 
-    def pending(self, change_id: str, tool: str, steps: list[Op], finish: list[Op]) -> None:
-        """Record a change of several steps, durably, before its first step is made."""
-        record = Record(change_id, self.store.instance, tool, time.time(), steps, atomic=False, finish=finish)
+    def pending(
+        self, change_id: str, tool: str, steps: list[Op], finish: list[Op], created: float | None = None
+    ) -> None:
+        """Record a change of several steps, durably, before its first step is made (``created``:
+        when it began to commit, from ``clock``; now by default)."""
+        when = self.clock() if created is None else created
+        record = Record(change_id, self.store.instance, tool, when, steps, atomic=False, finish=finish)
         self.store.write(self._pending(change_id), records.encode(record), durable=True)
 
     def made(self, change_id: str, steps: list[Op] | None, why_not: str | None) -> None:
@@ -197,15 +223,22 @@ class ChangeLog:
         """A pending change failed and was taken back whole: it never happened."""
         self.store.delete(self._pending(change_id))
 
-    def atomic(self, tool: str, steps: list[Op] | None, why_not: str | None, change_id: str | None = None) -> None:
-        """Record a change of one step, once made (under ``change_id``, the id its writes
-        were labelled with, when it has one)."""
+    def atomic(
+        self,
+        tool: str,
+        steps: list[Op] | None,
+        why_not: str | None,
+        created: float | None = None,
+        change_id: str | None = None,
+    ) -> None:
+        """Record a change of one step, once made (``created``: when it began to commit; now by
+        default; ``change_id``: the id its writes were labelled with, when it has one)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self._note(None, why_not)
             return
         change_id = change_id or new_id()
-        record = Record(change_id, self.store.instance, tool, time.time(), steps)
+        record = Record(change_id, self.store.instance, tool, self.clock() if created is None else created, steps)
         self.store.write(f"changes/{change_id}.rec", records.encode(record))
         self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
 
@@ -305,29 +338,107 @@ class ChangeLog:
             head = self.store.read(name, 0, end)
         return records.decode(head, mount_of, lambda start, stop: self.store.read(name, start, stop))
 
+    def summary(self, name: str) -> Summary:
+        """What the header of the record ``name`` says (its images left unread)."""
+        head = self.store.read(name, 0, HEAD_READ)
+        end = records.header_size(head)
+        if len(head) < end:
+            head = self.store.read(name, 0, end)
+        return records.summary(head)
+
+    def restore_point(self, change_id: str, mount_of: Callable[[str], Mount]) -> list[Record]:
+        """The records an undo of ``change_id`` "and after" takes back, newest first: it, and
+        every later change (``records.Summary.order``) of a mount it touched — and, from a
+        change that touched one of those and another mount, of that mount too. Changes of other
+        mounts stay. NOT_FOUND or CONFLICT as ``load`` says; CONFLICT while a later change of
+        those mounts is being made; TOO_LARGE past ``RESTORE_CHANGES`` changes (or
+        ``RESTORE_LISTED`` records of any mount made since)."""
+        first = self.load(change_id, mount_of)
+        start = (first.created, first.owner, first.id)
+        since = [
+            item.name
+            for item in self.store.listing("changes")
+            if item.name.endswith(".rec")
+            and item.name != f"{change_id}.rec"
+            and item.modified >= first.created - CLOCK_SKEW
+        ]
+        if len(since) > RESTORE_LISTED:
+            raise TooLarge(
+                f"{len(since)} changes were made since change {change_id}, more than one undo looks through "
+                f"({RESTORE_LISTED}); undo to a later change"
+            )
+        later = sorted((s for s in self._summaries("changes", since) if s.order > start), key=lambda s: s.order)
+        mounts = {url for url, _ in touched([*first.steps, *first.finish])}
+        chosen: list[Summary] = []
+        for later_one in later:
+            if mounts.intersection(later_one.mounts):
+                chosen.append(later_one)
+                mounts.update(later_one.mounts)
+        if len(chosen) + 1 > RESTORE_CHANGES:
+            raise TooLarge(
+                f"undoing change {change_id} and every later one takes back {len(chosen) + 1} changes, more than "
+                f"one undo takes back ({RESTORE_CHANGES}); undo to a later change first"
+            )
+        making = [item.name for item in self.store.listing("pending") if item.name.count(".") == 2]
+        for under_way in self._summaries("pending", making):
+            if under_way.order > start and mounts.intersection(under_way.mounts):
+                raise Conflict(
+                    f"change {under_way.id} of {', '.join(sorted(mounts.intersection(under_way.mounts)))} is being "
+                    "made right now; try again in a moment"
+                )
+        return [self.load(s.id, mount_of) for s in reversed(chosen)] + [first]
+
+    def _summaries(self, folder: str, names: list[str]) -> Iterator[Summary]:
+        for name in names:
+            try:
+                yield self.summary(f"{folder}/{name}")
+            except FileNotFoundError:
+                continue  # undone or made meanwhile: not there to take back
+            except Corrupt as err:
+                raise Internal(
+                    f"the undo log holds a record that cannot be read ({name}: {err}); nothing was undone"
+                ) from None
+
     @contextlib.contextmanager
-    def undoing(self, change_id: str) -> Iterator[None]:
-        """Hold the mark that ``change_id`` is being undone (durable, and only one undoer at a
-        time, across replicas); once the block ends without error, the record leaves the log."""
-        mark = f"pending/{change_id}.undo"
+    def undoing(self, change_ids: Sequence[str]) -> Iterator[None]:
+        """Hold the marks that ``change_ids`` (newest first) are being undone (durable, and only
+        one undoer of each at a time, across replicas); once the block ends without error, their
+        records leave the log. Within the block, ``undone`` notes each one whose steps are all
+        made (recovery lets it go rather than running it again)."""
+        marked: list[str] = []
         try:
-            self.store.write(mark, self.store.instance.encode(), durable=True)
-        except FileExistsError:
-            raise Conflict(f"change {change_id} is being undone by another request; try again in a moment") from None
-        try:
+            for change_id in change_ids:
+                try:
+                    self.store.write(self._undo_mark(change_id), self.store.instance.encode(), durable=True)
+                except FileExistsError:
+                    raise Conflict(
+                        f"change {change_id} is being undone by another request; try again in a moment"
+                    ) from None
+                marked.append(change_id)
             yield
         except BaseException:
-            self.store.delete(mark)
+            self.store.delete(*(self._undo_mark(change_id) for change_id in marked))
             raise
-        self.store.delete(f"changes/{change_id}.rec")
-        self.store.delete(mark)
-        self.forget(change_id)
+        for change_id in change_ids:
+            self.store.delete(f"changes/{change_id}.rec")
+            self.store.delete(self._undo_mark(change_id))
+            self.forget(change_id)
+
+    def undone(self, change_id: str, done: bool = True) -> None:
+        """Every step of the undo of ``change_id`` is made (``done``; else: about to be taken
+        back), durably before the next step."""
+        mark = f"{self.store.instance} {DONE}" if done else self.store.instance
+        self.store.write(self._undo_mark(change_id), mark.encode(), durable=True, create=False)
+
+    @staticmethod
+    def _undo_mark(change_id: str) -> str:
+        return f"pending/{change_id}.undo"
 
     # -- what dead instances left ---------------------------------------------------------------
 
     def unfinished(self) -> list[tuple[str, str, str]]:
         """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
-        ``"undo"`` not finished."""
+        ``"undo"`` not finished, ``"undone"`` an undo whose steps were all made."""
         found = []
         for item in self.store.listing("pending"):
             parts = item.name.split(".")
@@ -335,10 +446,10 @@ class ChangeLog:
                 kind, owner = "change", parts[1]
             elif len(parts) == 2 and parts[1] == "undo":
                 try:
-                    owner = self.store.read(f"pending/{item.name}").decode()
+                    owner, _, state = self.store.read(f"pending/{item.name}").decode().partition(" ")
                 except FileNotFoundError:
                     continue
-                kind = "undo"
+                kind = "undone" if state == DONE else "undo"
             else:
                 continue
             if owner != self.store.instance and not self.store.alive(owner):
@@ -356,11 +467,10 @@ class ChangeLog:
             if change_id in self._kept:
                 continue
             try:
-                head = self.store.read(f"changes/{item.name}", 0, records.FIRST_READ)
-                owner = records.decode_owner(head)
-                if owner != self.store.instance and self.store.alive(owner):
+                summary = self.summary(f"changes/{item.name}")
+                if summary.owner != self.store.instance and self.store.alive(summary.owner):
                     continue
-                if not served(records.mounts_of(head)):
+                if not served(list(summary.mounts)):
                     continue
                 record = self.read(f"changes/{item.name}", mount_of)
             except (FileNotFoundError, Corrupt, NotFound) as err:

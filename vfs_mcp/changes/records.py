@@ -3,9 +3,9 @@ restore, in one object of the state store.
 
     b"VFSMCP1\\n" | header length (4 bytes, big-endian) | header (JSON) | the images' bytes
 
-The header names the change (id, owner, tool, time), says whether it was made in one atomic
-step, and lists its steps; a file image in it points at its bytes after the header (offset,
-size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
+The header names the change (id, owner, tool, time: its place in the log is ``Summary.order``),
+says whether it was made in one atomic step, and lists its steps; a file image in it points at
+its bytes after the header (offset, size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
 store, and checked, only when an undo restores it. Paths are kept as (mount URL, path inside):
 a record is taken back only through a server that serves that mount.
 """
@@ -180,20 +180,40 @@ def _header(head: bytes) -> dict[str, Any]:
     return header
 
 
-def decode_owner(head: bytes) -> str:
-    """The instance that wrote the record whose first bytes are ``head``."""
-    return str(_header(head)["owner"])
+@dataclass(frozen=True)
+class Summary:
+    """What a record's header says of its change, without its steps' images."""
+
+    id: str
+    owner: str
+    created: float
+    mounts: tuple[str, ...]
+    """The mount URLs its steps name (to tell whether a server can take it back)."""
+
+    @property
+    def order(self) -> tuple[float, str, str]:
+        """The change's place in the log: when it began to commit (after it planned on what it
+        read, before its first step), on its instance's clock, which never gives one instance
+        the same time twice; then the instance, then the id. A change that read what another
+        left began after that one ended: on clocks that agree, a later change of a file is later
+        here. Clocks that disagree by more than the time between two changes of one file can
+        put them the other way round; an undo of both then finds a file not as the change it
+        takes back left it, and refuses (CONFLICT)."""
+        return (self.created, self.owner, self.id)
 
 
-def mounts_of(head: bytes) -> list[str]:
-    """The mount URLs a record's steps name (to tell whether a server can take it back)."""
+def summary(head: bytes) -> Summary:
+    """The summary of the record whose first bytes (its whole header at least) are ``head``."""
     header = _header(head)
     found: dict[str, None] = {}
-    for item in [*header["steps"], *header.get("finish", [])]:
-        for key in ("at", "from", "to"):
-            if key in item:
-                found[item[key][0]] = None
-    return list(found)
+    try:
+        for item in [*header["steps"], *header.get("finish", [])]:
+            for key in ("at", "from", "to"):
+                if key in item:
+                    found[item[key][0]] = None
+        return Summary(str(header["id"]), str(header["owner"]), float(header["created"]), tuple(found))
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise Corrupt(f"a change record with a header this version cannot read ({err!r})") from None
 
 
 def _target(target: Target) -> list[str]:

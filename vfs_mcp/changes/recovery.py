@@ -8,7 +8,9 @@ left: it runs, as an undo runs it. It is *half made* when the dead process was i
 folder copied in part, a tree deleted in part): what the change made there is removed, or what
 it deleted is put back, piece by piece. Anything else means someone changed the path since:
 ``Conflict`` names it, and the record stays for a person to look at. Running the steps again
-after a crash during recovery finds the ones already run done: recovery is idempotent.
+after a crash during recovery finds the ones already run done: recovery is idempotent. The
+records of one undo (a restore point) run newest first, each from what the newer one left; one
+whose steps were all made before the crash (its mark says so) is only let go.
 """
 
 from __future__ import annotations
@@ -165,16 +167,32 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     for owner, left in by_owner.items():
         with changelog.store.claim(owner) as mine:
             if mine:  # else alive after all, or another survivor is on it
+                left.sort(key=lambda item: _undo_order(changelog, *item))
                 done += [line for kind, change_id in left if (line := _finish(vfs, changelog, kind, change_id, owner))]
     changelog.take_over(lambda url: _served(vfs, url), lambda urls: all(_is_served(vfs, url) for url in urls))
     return done
 
 
+def _undo_order(changelog: ChangeLog, kind: str, change_id: str) -> tuple[int, tuple[float, str, str]]:
+    """Changes cut short first, then undos, the newest first (those of one restore point must
+    run in that order: each starts from what the newer one left)."""
+    if kind == "change":
+        return (0, (0.0, "", ""))
+    try:
+        created, owner, _ = changelog.summary(f"changes/{change_id}.rec").order
+    except (OSError, Corrupt):
+        return (1, (0.0, "", change_id))  # _finish says what it is
+    return (1, (-created, owner, change_id))
+
+
 def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owner: str) -> str | None:
-    """Finish one change (``kind`` "change") or undo ("undo") a dead instance left under way;
-    what was done, or None when it stays as it is (logged)."""
+    """Finish one change (``kind`` "change") or undo ("undo"; "undone": its steps all made) a
+    dead instance left under way; what was done, or None when it stays as it is (logged)."""
     store = changelog.store
     name = f"pending/{change_id}.{owner}.rec" if kind == "change" else f"changes/{change_id}.rec"
+    if kind == "undone":
+        store.delete(name, f"pending/{change_id}.undo")
+        return f"undo of {change_id}: undone"
     try:
         record = changelog.read(name, lambda url: _served(vfs, url))
     except FileNotFoundError:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -42,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vfs_mcp.jail.state_place import StateUnavailable, default_folder, inside_any
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
 
@@ -51,10 +51,6 @@ LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 FOLDERS = ("instances", "changes", "pending", "buffers", "review")
-
-
-class StateUnavailable(OSError):
-    """The state store cannot be used (not private, inside a served mount, unreachable)."""
 
 
 @dataclass(frozen=True)
@@ -497,51 +493,6 @@ class ObjectState(StateStore):
             if self.leases:
                 with contextlib.suppress(Exception):
                     self.delete(f"instances/{self.instance}.lease")
-
-
-# -- where the state lives by default ------------------------------------------------------
-
-
-def default_folder(served: Sequence[str], urls: Sequence[str]) -> str:
-    """A private folder per user and set of mounts, outside every served folder: under
-    ``$XDG_STATE_HOME`` (or ``~/.local/state``), else ``/var/tmp``, else the temp folder."""
-    digest = hashlib.sha256("\n".join(sorted(urls)).encode()).hexdigest()[:16]
-    home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    candidates = [
-        os.path.join(home, "vfs-mcp"),
-        os.path.join("/var/tmp", f"vfs-mcp-{os.geteuid()}"),
-        os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vfs-mcp-{os.geteuid()}"),
-    ]
-    for base in candidates:
-        folder = os.path.join(base, digest)
-        if not inside_any(os.path.realpath(folder), served):
-            return folder
-    raise StateUnavailable(
-        errno.EPERM,
-        f"every default place for vfs-mcp's state ({', '.join(candidates)}) is inside a served folder; "
-        "pass --state with a folder outside them",
-    )
-
-
-def inside_any(path: str, folders: Sequence[str]) -> str | None:
-    """The first of ``folders`` that ``path`` is (or is inside)."""
-    for folder in folders:
-        if path == folder or path.startswith(folder.rstrip("/") + "/"):
-            return folder
-    return None
-
-
-def pending_in(mounts: Sequence[Any]) -> bool:
-    """Whether the default state folder of ``mounts`` holds work a dead server left under way
-    (one listing: a server starts without opening the store when there is none)."""
-    if all(mount.scheme == "memory" for mount in mounts):
-        return False
-    served = [mount.real_root for mount in mounts if mount.is_local and mount.real_root]
-    try:
-        folder = default_folder(served, [mount.url for mount in mounts])
-        return bool(os.listdir(os.path.join(folder, "pending")))
-    except (OSError, StateUnavailable):
-        return False
 
 
 def open_state(url: str | None, *, served: Sequence[str], urls: Sequence[str], memory: bool = False) -> StateStore:

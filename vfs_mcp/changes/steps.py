@@ -194,11 +194,11 @@ def _missing(vfs: JailedFS, state: Preparation, target: Target, *, for_a_file: b
     no earlier step of the change makes (on stores whose folders are key prefixes, one marker
     for a folder asked for, none for a file's parents)."""
     key = (target.mount.url, target.rel)
-    if key in state.made or (for_a_file and not target.mount.capabilities.empty_dirs):
+    if key in state.made:
         return []
-    missing = absent_folders(vfs, target)
+    missing = absent_folders(vfs, target)  # NOT_A_DIRECTORY where a file stands in the way
     if not target.mount.capabilities.empty_dirs:
-        missing = missing[:1]
+        missing = [] if for_a_file else missing[:1]
     chosen = [one for one in reversed(missing) if (one.mount.url, one.rel) not in state.made]
     state.made.update((one.mount.url, one.rel) for one in chosen)
     return chosen

@@ -204,23 +204,35 @@ def tools_main(argv: Sequence[str]) -> int:
 
 def replay_main(argv: Sequence[str]) -> int:
     import anyio
-    from mcp import Client
 
+    from vfs_mcp.testing.harness import HarnessFS, recorded
     from vfs_mcp.testing.recording import Replay, load_calls, replay
 
     own, server_args = _split(argv)
     p = argparse.ArgumentParser(
         prog="vfs-mcp replay",
-        usage="vfs-mcp replay FILE [--strict] [-- ROOT ... [server options]]",
+        usage="vfs-mcp replay FILE [--strict] [--pin-versions] [-- ROOT ... [server options]]",
         description=(
             "Make the tool calls of a recorded session (VfsClient.save_calls in vfs_mcp.testing) on a server built "
             "from the arguments after -- (as for serving; default: the current folder), whose first mount stands "
             "for the recording's ${root}. Stops at the first call whose outcome differs. Exit 0 when none "
             "differs, 1 when one does, 2 on a usage error."
         ),
+        allow_abbrev=False,
     )
     p.add_argument("file", metavar="FILE", help="the recording: one JSON object per line")
-    p.add_argument("--strict", action="store_true", help="compare what the model saw too, not only the outcome")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop too at the first call that read a file at another version than when it was recorded (naming "
+        "the file and both versions: ETag, VersionId or sha256), and compare what the model saw, not only the outcome",
+    )
+    p.add_argument(
+        "--pin-versions",
+        action="store_true",
+        help="read each file a call read at the version the recording names (a bucket that keeps versions: "
+        "the VersionId of each read), so the session replays against the bucket as it was",
+    )
     args = p.parse_args(own)
     try:
         calls = load_calls(args.file)
@@ -230,13 +242,19 @@ def replay_main(argv: Sequence[str]) -> int:
         print(f"vfs-mcp replay: {exc}", file=sys.stderr)
         return 2
     assert isinstance(server, VfsServer) and server.vfs is not None
-    root = server.vfs.mounts[0].url
+    mount = server.vfs.mounts[0]
 
-    async def run() -> Replay:
-        async with Client(server) as client:
-            return await replay(calls, client, root=root, strict=args.strict)
+    async def run() -> Replay | str:
+        async with recorded(server, HarnessFS(mount)) as client:
+            try:
+                return await replay(calls, client, root=mount.url, strict=args.strict, pin_versions=args.pin_versions)
+            except ValueError as exc:  # nothing to pin: said before the first call
+                return str(exc)
 
     report = anyio.run(run)
+    if isinstance(report, str):
+        print(f"vfs-mcp replay: {report}", file=sys.stderr)
+        return 2
     print(report)
     return 0 if report.same else 1
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import posixpath
 import stat
 from collections import deque
@@ -24,10 +25,12 @@ from vfs_mcp.errors import (
     VfsError,
     translate,
 )
+from vfs_mcp.jail import versions
 from vfs_mcp.jail.entries import KINDS, Entry, Found, Kind, Listing, timestamp, tree_order
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Counted, count_read, count_written
+from vfs_mcp.jail.versions import Reads, Version
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot, ensure_wanted
 
 T = TypeVar("T")
@@ -121,6 +124,10 @@ class JailedReads:
         if target.is_root and not mount.capabilities.empty_dirs:
             # A root that is a key prefix has no metadata to look up (it was a HEAD and a listing).
             return self._entry(target, {"type": "directory"})
+        reads = versions.current()
+        pin = reads.pin(target) if reads is not None else None
+        if pin is not None:
+            return self._entry(target, self._pinned(target, pin))
         with self.guard(target):
             if not target.is_root:
                 mount.backend.invalidate(target.fs_path)
@@ -189,6 +196,12 @@ class JailedReads:
 
     def cat(self, target: Target, start: int | None = None, end: int | None = None) -> bytes:
         """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
+        reads = versions.current()
+        if reads is not None:
+            read, version = self._cat_version(target, start, end, reads.pin(target))
+            reads.note(target, version)
+            self._read(len(read))
+            return read
         with self.guard(target):
             data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)  # (s3fs: 2nd is version_id)
             self._read(len(data))
@@ -205,9 +218,10 @@ class JailedReads:
         local = all(mount.capabilities.local_io for mount in self.mounts)
         todo = iter(files)
         ahead = None if local else next(todo, None)
-        pending: deque[tuple[Target, int, Future[bytes], bool]] = deque()
+        pending: deque[tuple[Target, int, Future[Any], bool]] = deque()
         pool = ThreadPoolExecutor(max_workers=width)
-        loops = {} if local else {id(mount.backend): mount.backend.fetches() for mount in self.mounts}
+        reads = versions.current()  # noted: each file by a thread, with its version, noted here
+        loops = {} if local or reads else {id(mount.backend): mount.backend.fetches() for mount in self.mounts}
         try:
             for target, _ in todo if local else ():
                 try:
@@ -219,16 +233,26 @@ class JailedReads:
                     if pending and sum(p[1] for p in pending) + ahead[1] > in_flight:
                         break
                     batch = loops.get(id(ahead[0].mount.backend))  # None: by a thread
-                    future = batch.submit(ahead[0].fs_path) if batch else pool.submit(self.cat, ahead[0])
-                    pending.append((*ahead, future, batch is not None))
+                    future: Future[Any]
+                    if batch:
+                        future = batch.submit(ahead[0].fs_path)
+                    elif reads is not None:
+                        future = pool.submit(self._cat_version, ahead[0], None, None, reads.pin(ahead[0]))
+                    else:
+                        future = pool.submit(self.cat, ahead[0])
+                    pending.append((*ahead, future, batch is not None or reads is not None))
                     ahead = next(todo, None)
                 target, _, future, counted_here = pending.popleft()
                 try:
                     with self.guard(target):
-                        data: bytes = future.result()
+                        got = future.result()
                 except VfsError as err:
                     yield target, err
                     continue
+                if reads is not None:  # _cat_version's pair
+                    got, version = got
+                    reads.note(target, version)
+                data: bytes = got
                 if counted_here:  # (self.cat counts its own)
                     self._read(len(data))
                 yield target, data
@@ -242,6 +266,11 @@ class JailedReads:
         holds at most ``limit`` bytes (None when it holds more; a file that grew since it was
         measured may hold more): one open on stores that offer it, an info and a cat elsewhere.
         """
+        reads = versions.current()
+        pin = reads.pin(target) if reads is not None else None
+        if pin is not None:
+            entry = self._entry(target, self._pinned(target, pin))
+            return entry, self.cat(target) if entry.size <= limit else None
         try:
             with self.guard(target):
                 found = target.mount.backend.read_whole(target.fs_path, limit)
@@ -256,11 +285,46 @@ class JailedReads:
         self._check_links(entry)
         if data is not None:
             self._read(len(data))
+            if reads is not None:
+                reads.note(target, Version.of(raw, data))
         return entry, data
+
+    def _cat_version(
+        self, target: Target, start: int | None, end: int | None, pin: str | None
+    ) -> tuple[bytes, Version]:
+        """Bytes of a file (``pin``: of that stored version), with the version they are of."""
+        with self.guard(target):
+            found = target.mount.backend.read_version(target.fs_path, start, end, pin)
+            if found is None and pin is None:
+                data: bytes = target.mount.fs.cat_file(target.fs_path, start=start, end=end)
+                return data, Version.of({}, data)
+        if found is None:
+            raise self._unpinnable(target, pin)
+        raw, data = found
+        return data, Version.of(raw, data)
+
+    def _pinned(self, target: Target, pin: str) -> dict[str, Any]:
+        """The metadata of the stored version ``pin`` of a file (one HEAD on S3)."""
+        with self.guard(target):
+            found = target.mount.backend.read_version(target.fs_path, 0, 0, pin)
+        if found is None:
+            raise self._unpinnable(target, pin)
+        return found[0]
+
+    @staticmethod
+    def _unpinnable(target: Target, pin: str | None) -> VfsError:
+        return InvalidArgument(
+            f"{target.display}: version {pin} cannot be read, {target.mount.url} keeps no versions of its files"
+        )
 
     @contextlib.contextmanager
     def open_read(self, target: Target) -> Iterator[BinaryIO]:
         """A seekable binary reader that fetches only what is read (range requests on S3)."""
+        reads = versions.current()
+        if reads is not None:
+            with self._open_noted(target, reads) as handle:
+                yield handle
+            return
         with self.guard(target):
             handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
         try:
@@ -268,6 +332,33 @@ class JailedReads:
                 yield cast(BinaryIO, Counted(handle, self._read))
         finally:
             handle.close()
+
+    @contextlib.contextmanager
+    def _open_noted(self, target: Target, reads: Reads) -> Iterator[BinaryIO]:
+        """``open_read`` while a recording notes versions: the stored version pinned, read by
+        ranges; else the file as it is, its ETag noted where the store gives one, else the
+        sha256 of what was read."""
+        pin = reads.pin(target)
+        if pin is not None:
+            raw = self._pinned(target, pin)
+            reads.note(target, Version.of(raw))
+            ranges = versions.Ranges(lambda start, end: self._cat_version(target, start, end, pin)[0], int(raw["size"]))
+            handle: Any = io.BufferedReader(ranges, buffer_size=1 << 20)
+        else:
+            with self.guard(target):
+                handle = target.mount.fs.open(target.fs_path, "rb", cache_type="none")
+            details = getattr(handle, "details", None) if target.mount.capabilities.etags else None
+            if details and (details.get("ETag") or details.get("etag")):
+                reads.note(target, Version.of(details))
+            else:
+                handle = versions.Hashing(handle)
+        try:
+            with self.guard(target):
+                yield cast(BinaryIO, Counted(handle, self._read))
+        finally:
+            handle.close()
+        if isinstance(handle, versions.Hashing):
+            reads.note(target, handle.version())
 
     def chunks(self, target: Target) -> Iterator[bytes]:
         """A file's content in bounded pieces (``COPY_CHUNK``), however large it is."""

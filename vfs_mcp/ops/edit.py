@@ -29,14 +29,8 @@ from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.literal import find_all
 from vfs_mcp.ops.regex import SPACE
 from vfs_mcp.ops.spliced import splice_exact
-from vfs_mcp.ops.textfile import (
-    DEFAULT_MAX_EDIT_BYTES,
-    Known,
-    TextFile,
-    hashed_into,
-    unified_diff,
-    unified_diff_bytes,
-)
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into
+from vfs_mcp.ops.unified import DEFAULT_MAX_DIFF_CHARS, Known, unified_diff, unified_diff_bytes
 from vfs_mcp.ops.write import writable
 
 FUZZY_THRESHOLD = 0.8
@@ -321,9 +315,9 @@ def _replace_windows(
     return _replace_spans(text, chosen), _report(number, text, strategy, found, confidence)
 
 
-def _diff(old: str, new: str, reports: list[MatchReport], shown: str) -> str:
+def _diff(old: str, new: str, reports: list[MatchReport], shown: str, max_diff: int = DEFAULT_MAX_DIFF_CHARS) -> str:
     """The diff of ``old`` edited into ``new`` by the edits ``reports`` tell of, in order."""
-    return unified_diff(old, new, shown, known=_known(reports))
+    return unified_diff(old, new, shown, known=_known(reports), max_chars=max_diff)
 
 
 def _known(reports: list[MatchReport]) -> Known:
@@ -343,8 +337,10 @@ def edit_file(
     options: EditOptions | None = None,
     expected_hash: str | None = None,
     max_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+    max_diff: int = DEFAULT_MAX_DIFF_CHARS,
 ) -> EditResult:
-    """Apply every edit in order to the file's text, or none; returns the diff."""
+    """Apply every edit in order to the file's text, or none; returns the diff (its hunks at
+    most ``max_diff`` characters)."""
     if not edits:
         raise InvalidArgument("edits is empty; give at least one {oldText, newText}")
     if len(edits) > MAX_EDITS:
@@ -353,7 +349,7 @@ def edit_file(
     target = vfs.resolve(path) if dry_run else writable(vfs, path)
     return changes.run(
         vfs,
-        lambda: _edit(vfs, target, edits, encoding, dry_run, chosen, expected_hash, max_bytes),
+        lambda: _edit(vfs, target, edits, encoding, dry_run, chosen, expected_hash, max_bytes, max_diff),
         touches=[target],
         dry_run=dry_run,
     )
@@ -368,6 +364,7 @@ def _edit(
     options: EditOptions,
     expected_hash: str | None,
     max_bytes: int,
+    max_diff: int,
 ) -> Plan[EditResult]:
     doc = TextFile.load(vfs, target, encoding, max_bytes)
     if len(edits) * doc.chars > EDIT_WORK_CHARS:
@@ -380,7 +377,7 @@ def _edit(
     spliced = _exact_bytes(doc.data, edits) if doc.plain else None
     if spliced is not None:
         data, reports = spliced
-        diff = unified_diff_bytes(doc.data, data, target.display, _known(reports))
+        diff = unified_diff_bytes(doc.data, data, target.display, _known(reports), max_chars=max_diff)
         changed = data != doc.data
         ops = doc.saved_bytes(data) if not dry_run and changed else []
     else:
@@ -391,7 +388,7 @@ def _edit(
             )
             text, report = _apply_one(text, number, normalised, options)
             reports.append(report)
-        diff = _diff(doc.text, text, reports, target.display)
+        diff = _diff(doc.text, text, reports, target.display, max_diff)
         changed = text != doc.text
         ops = doc.saved(text) if not dry_run and changed else []
     result = EditResult(path=target.display, dry_run=dry_run, changed=changed, matches=reports, diff=diff, sha256=None)

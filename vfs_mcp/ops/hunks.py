@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.patchparse import Hunk
-from vfs_mcp.ops.textfile import line_range
+from vfs_mcp.ops.unified import line_range
 
 PLACING_BUDGET = 50_000_000
 """Line comparisons one patch may spend placing its hunks (a few seconds at most)."""
@@ -89,11 +89,13 @@ class Budget:
 
 @dataclass
 class Placed:
-    """A hunk and where its old lines start in the file; ``trimmed``: found with whitespace ignored."""
+    """A hunk and where its old lines start in the file; ``trimmed``: found with whitespace
+    ignored; ``old``: its old lines (``hunk.old``, made once)."""
 
     hunk: Hunk
     at: int
     trimmed: bool
+    old: list[str]
 
 
 @dataclass
@@ -133,7 +135,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[P
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start if hunk.old_start is not None else len(lines.texts))
             cursor = max(at, cursor)  # the hunks after it apply after it
-            placed.append(Placed(hunk, cursor, False))
+            placed.append(Placed(hunk, cursor, False, old))
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
@@ -146,7 +148,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[P
                     "lines to make it unique"
                 )
             elif found:
-                placed.append(Placed(hunk, found[0], trimmed))
+                placed.append(Placed(hunk, found[0], trimmed, old))
                 cursor = found[0] + len(old)
                 break
         else:
@@ -269,15 +271,30 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
     kept = 0  # where the text not yet copied starts
     offset, line = len(lines.bom), 0  # where ``line`` starts in ``raw``
     for item in placed:
-        at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
+        old = item.old
+        block = end.join(old) + end if old else ""
+        # Found exactly and only once from ``line`` on (no anchor moved its start past it): its
+        # first place in the text from ``offset`` that starts a line is where it is.
+        at = _line_aligned(raw, block, end, offset) if old and not item.hunk.anchor else -1
+        if at < 0:
+            at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
         pieces.append(raw[kept:at])
         new = item.hunk.new
         if new:
             pieces.append(end.join(new) + end)
-        line = item.at + item.hunk.old_count
-        offset = kept = at + sum(map(len, texts[item.at : line])) + (line - item.at) * len(end)
+        line = item.at + len(old)
+        offset = kept = at + len(block)
     pieces.append(raw[kept:])
     return "".join(pieces)
+
+
+def _line_aligned(raw: str, block: str, end: str, offset: int) -> int:
+    """Where ``block`` (whole lines) is first in ``raw`` at a line start from ``offset`` on
+    (a line start itself), -1 where it is not."""
+    if raw.startswith(block, offset):
+        return offset
+    found = raw.find(end + block, offset)
+    return found + len(end) if found >= 0 else -1
 
 
 def _plain(lines: Lines, placed: list[Placed]) -> bool:
@@ -352,10 +369,10 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
     """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
     they are: linear in what they touch, no line-matching search. Each hunk keeps the context
     the patch gave it. ``new_lines``: the new file's lines, None when it was ``spliced``."""
-    new_size = len(old.texts) + sum(item.hunk.signs.count("+") - item.hunk.signs.count("-") for item in placed)
+    new_size = len(old.texts) + sum(item.hunk.count("+") - item.hunk.count("-") for item in placed)
     shift = 0
     for item in placed:
-        signs, texts = item.hunk.signs, item.hunk.texts
+        signs = item.hunk.signs
         old_count = len(signs) - signs.count("+")
         new_count = len(signs) - signs.count("-")
         new_at = item.at + shift
@@ -367,7 +384,7 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
         if not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
             # Found exactly, and short of either file's last line: the hunk's own lines are the
             # file's, and none of them lacks a newline.
-            yield head + "\n".join(map(str.__add__, signs, texts)) + "\n"
+            yield head + item.hunk.body + "\n"
             continue
         assert new_lines is not None  # a spliced file's hunks are all as above
         out = [head]

@@ -13,7 +13,8 @@ from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, printable, unified_diff
+from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, printable
+from vfs_mcp.ops.unified import DEFAULT_MAX_DIFF_CHARS, unified_diff
 from vfs_mcp.ops.write import writable
 
 
@@ -59,8 +60,10 @@ def edit_file_at_line(
     dry_run: bool = False,
     expected_hash: str | None = None,
     max_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+    max_diff: int = DEFAULT_MAX_DIFF_CHARS,
 ) -> LineEditResult:
-    """Replace, insert or delete lines by number; edits refer to the original numbering."""
+    """Replace, insert or delete lines by number; edits refer to the original numbering. The
+    diff's hunks are at most ``max_diff`` characters."""
     if not line_edits:
         raise InvalidArgument("line_edits is empty")
     if offset < 0 or (limit is not None and limit < 1):
@@ -71,7 +74,7 @@ def edit_file_at_line(
         doc = TextFile.load(vfs, target, encoding, max_bytes)
         doc.check_hash(expected_hash)
         return _edit_lines(
-            doc, line_edits, offset, limit, relative_line_numbers, abort_on_verification_failure, dry_run
+            doc, line_edits, offset, limit, relative_line_numbers, abort_on_verification_failure, dry_run, max_diff
         )
 
     return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
@@ -85,6 +88,7 @@ def _edit_lines(
     relative_line_numbers: bool,
     abort_on_verification_failure: bool,
     dry_run: bool,
+    max_diff: int,
 ) -> Plan[LineEditResult]:
     target = doc.target
     # An empty file has no lines; a file that had lines keeps its final newline (or lack of one).
@@ -127,23 +131,11 @@ def _edit_lines(
     targeted = [(index, edit.action) for index, _, edit in plan if edit.action in ("replace", "delete")]
     if len(set(targeted)) != len(targeted) or len({i for i, _ in targeted}) != len(targeted):
         raise InvalidArgument("two edits replace or delete the same line; combine them into one")
-    # Bottom-up, so every line number refers to the original file.
-    order = {"insert_after": 0, "replace": 1, "delete": 1, "insert_before": 2}
-    for index, i, edit in sorted(plan, key=lambda p: (p[0], -order[p[2].action], p[1]), reverse=True):
-        new = doc.normalise(edit.content or "").split("\n")
-        if edit.content is not None and edit.content.endswith("\n"):
-            new.pop()
-        if edit.action == "replace":
-            lines[index : index + 1] = new
-        elif edit.action == "delete":
-            del lines[index]
-        elif edit.action == "insert_before":
-            lines[index:index] = new
-        else:
-            lines[index + 1 : index + 1] = new
+    lines = _applied(lines, plan, doc)
+    for _, i, _ in plan:
         outcomes[i].applied = True
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
-    diff = unified_diff(doc.text, text, target.display)
+    diff = unified_diff(doc.text, text, target.display, max_chars=max_diff)
     ops = doc.saved(text) if not dry_run and text != doc.text else []
     applied = sum(1 for o in outcomes if o.applied)
     result = LineEditResult(
@@ -157,3 +149,26 @@ def _edit_lines(
         sha256=None,
     )
     return Plan(result, ops, after=hashed_into(result, ops))
+
+
+_ORDER = {"insert_before": 0, "replace": 1, "delete": 1, "insert_after": 2}
+"""How edits of one line apply: what goes before it, the line itself, what goes after it."""
+
+
+def _applied(lines: list[str], plan: list[tuple[int, int, LineEdit]], doc: TextFile) -> list[str]:
+    """``lines`` with every planned ``(index, number, edit)`` made, in one pass: at one line,
+    what is inserted before it, then the line or what replaces it, then what is inserted after
+    it, each in the edits' order."""
+    out: list[str] = []
+    kept = 0  # the lines before this one are in ``out`` (or were replaced or deleted)
+    for index, _, edit in sorted(plan, key=lambda p: (p[0], _ORDER[p[2].action], p[1])):
+        stop = index + 1 if edit.action == "insert_after" else index
+        out += lines[kept:stop]
+        kept = max(kept, stop, index + 1 if edit.action in ("replace", "delete") else 0)
+        if edit.action != "delete":
+            new = doc.normalise(edit.content or "").split("\n")
+            if edit.content is not None and edit.content.endswith("\n"):
+                new.pop()
+            out += new
+    out += lines[kept:]
+    return out

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import InvalidArgument, TooLarge
 from vfs_mcp.jail.filesystem import Entry, JailedFS
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.text import check_encoding, decode, split_lines
 
 BLOCK = 1 << 20

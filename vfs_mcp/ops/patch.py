@@ -24,10 +24,11 @@ from vfs_mcp.ops import hunks
 from vfs_mcp.ops.patchparse import FilePatch, parse_patch
 from vfs_mcp.ops.text import encode
 from vfs_mcp.ops.textfile import DEFAULT_MAX_EDIT_BYTES, TextFile, printable
+from vfs_mcp.ops.unified import DEFAULT_MAX_DIFF_CHARS
 from vfs_mcp.ops.write import writable
 
-DEFAULT_MAX_DIFF_CHARS = 10 * 1024 * 1024
-"""Characters of diff a reply holds; past them it ends with what the rest adds and removes."""
+WHOLE_CHUNK = 1 << 16
+"""Characters of a whole file's diff made at a time (the diff is cut between them)."""
 
 
 class PatchedFile(BaseModel):
@@ -54,12 +55,15 @@ class _File:
     dest: Target | None
     before: TextFile | None
     old: hunks.Lines | None
+    """The old file's lines, for a file the patch updates."""
     new: hunks.Lines | None
-    """The new file's lines (None when it is deleted, or was cut from the old text: ``hunks.spliced``)."""
+    """The new file's lines, where they were not cut from the old text (``hunks.spliced``)."""
     placed: list[hunks.Placed]
     data: bytes | None
     link: Target | None = None
     """The path as given, when it is a link: a delete or a move takes the link away, never its file."""
+    whole: str = ""
+    """The text of a file added or deleted, as it is (its diff shows all of it)."""
 
 
 def apply_patch(
@@ -129,20 +133,19 @@ def _plan(
         if vfs.lookup(target) is not None:
             raise AlreadyExists(f"{target.display} already exists; the patch adds it as a new file")
         body = patch.hunks[0] if patch.hunks else None
-        text = "\n".join(body.new) if body is not None else ""
+        text = body.new_text() if body is not None else ""
         text += "" if body is not None and body.new_ends_without_newline else "\n" if text else ""
         data = encode(text, "utf-8")
         _check_written(target, data, max_write)
-        new = hunks.Lines.of(text)
-        return _File(patch, target, None, None, None, new, [], data)
+        return _File(patch, target, None, None, None, None, [], data, whole=text)
     try:
         before = TextFile.load(vfs, target, "utf-8", max_bytes)
     except NotFound:
         raise NotFound(f"{target.display} does not exist; the patch changes it") from None
     raw = before.raw
-    old = hunks.Lines.of(raw)
     if patch.kind == "delete":
-        return _File(patch, target, None, before, old, None, [], None, link)
+        return _File(patch, target, None, before, None, None, [], None, link, whole=raw)
+    old = hunks.Lines.of(raw)
     if dest is not None and vfs.lookup(dest) is not None:
         raise AlreadyExists(f"{dest.display} already exists; the patch moves {target.display} there")
     placed = hunks.place(old, patch.hunks, target.display, budget)
@@ -183,10 +186,10 @@ def _ops(planned: _File) -> list[Op]:
 
 def _summary(planned: _File) -> PatchedFile:
     kind = planned.patch.kind
-    added = sum(hunk.signs.count("+") for hunk in planned.patch.hunks)
-    removed = sum(hunk.signs.count("-") for hunk in planned.patch.hunks)
+    added = sum(hunk.count("+") for hunk in planned.patch.hunks)
+    removed = sum(hunk.count("-") for hunk in planned.patch.hunks)
     if kind == "delete":
-        removed = len(planned.old.texts) if planned.old is not None else 0
+        removed = _lines_in(_without_bom(planned.whole))
     action = {"add": "added", "delete": "deleted"}.get(kind, "moved" if planned.dest else "updated")
     return PatchedFile(
         path=planned.target.display,
@@ -220,24 +223,37 @@ def _diff(planned: list[_File], limit: int) -> str:
 def _file_diff(item: _File) -> Iterator[str]:
     name = item.target.display
     if item.before is None:
-        assert item.new is not None
         yield f"--- /dev/null\n+++ {name}\n"
-        yield from _whole(item.new, "+")
+        yield from _whole(item.whole, "+")
     elif item.patch.kind == "delete":
-        assert item.old is not None
         yield f"--- {name}\n+++ /dev/null\n"
-        yield from _whole(item.old, "-")
+        yield from _whole(item.whole, "-")
     elif item.placed or item.dest is not None:
         assert item.old is not None
         yield f"--- {name}\n+++ {item.dest.display if item.dest else name}\n"
         yield from hunks.diff_lines(item.old, item.placed, item.new)
 
 
-def _whole(lines: hunks.Lines, sign: str) -> Iterator[str]:
-    """A whole file added or removed, as one hunk."""
-    count = len(lines.texts)
+def _whole(text: str, sign: str) -> Iterator[str]:
+    """A whole file added or removed, as one hunk, some 64 KiB of its lines at a time, each line
+    ended by a newline whatever its own ending (none made an object of its own)."""
+    body = _without_bom(text)
+    count = _lines_in(body)
     if not count:
         return
     yield f"@@ -0,0 +1,{count} @@\n" if sign == "+" else f"@@ -1,{count} +0,0 @@\n"
-    for text, end in zip(lines.texts, lines.ends, strict=True):
-        yield f"{sign}{text}\n" + ("" if end else "\\ No newline at end of file\n")
+    at = 0
+    while at < len(body):
+        end = body.rfind("\n", at, at + WHOLE_CHUNK) + 1 or body.find("\n", at + WHOLE_CHUNK) + 1 or len(body)
+        piece = body[at:end].replace("\r\n", "\n")
+        signed = sign + piece.replace("\n", "\n" + sign)
+        yield signed[:-1] if piece.endswith("\n") else signed + "\n\\ No newline at end of file\n"
+        at = end
+
+
+def _without_bom(text: str) -> str:
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _lines_in(text: str) -> int:
+    return text.count("\n") + (bool(text) and not text.endswith("\n"))

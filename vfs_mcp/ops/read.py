@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator
@@ -178,12 +179,14 @@ class MultiReadResult(BaseModel):
 
 def each_file(vfs: JailedFS, fn: Callable[..., T], *args: Iterable[object]) -> Iterator[T]:
     """``map(fn, *args)`` over files, in order: one after another when every mount answers
-    from this machine (``local_io``), else ``READ_CONCURRENCY`` at a time, each mostly waiting."""
+    from this machine (``local_io``), else ``READ_CONCURRENCY`` at a time, each mostly waiting
+    (in the call's context: the bytes it reads are counted, the versions noted, as its own)."""
     if all(mount.capabilities.local_io for mount in vfs.mounts):
         return map(fn, *args)
     pool = ThreadPoolExecutor(max_workers=READ_CONCURRENCY)
+    call = contextvars.copy_context()
     try:
-        return iter(list(pool.map(fn, *args)))
+        return iter(list(pool.map(lambda *one: call.copy().run(fn, *one), *args)))
     finally:
         pool.shutdown()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import re
 
 from vfs_mcp.errors import BinaryContent, InvalidArgument
 
@@ -91,8 +92,14 @@ def decode_range(data: bytes, encoding: str, shown: str, *, at_start: bool, at_e
     return text, skipped, len(window) - pending
 
 
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""What ``str.splitlines`` ends a line at besides "\\n"."""
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their newline kept, ended only by "\\n" (never by \\f, \\r or U+2028)."""
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(keepends=True)  # the same lines, each made once
     parts = text.split("\n")
     lines = [part + "\n" for part in parts[:-1]]
     if parts[-1]:

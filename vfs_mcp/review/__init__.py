@@ -184,7 +184,7 @@ class Review:
             name = f"changes/{change_id}.rec"
             try:
                 head = self.state.read(name, 0, records.FIRST_READ)
-                only_here = set(records.mounts_of(head)) <= {sides.layer.url}
+                only_here = set(records.summary(head).mounts) <= {sides.layer.url}
             except (FileNotFoundError, records.Corrupt):
                 continue
             if only_here:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vfs_mcp.ops.text import looks_binary
-from vfs_mcp.ops.textfile import unified_diff
+from vfs_mcp.ops.unified import unified_diff
 from vfs_mcp.review.differences import Difference, Side
 from vfs_mcp.review.mounts import Sides
 

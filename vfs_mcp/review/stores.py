@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from vfs_mcp.changes.state import LocalState, StateStore, default_folder, open_state
+from vfs_mcp.changes.state import LocalState, StateStore, open_state
 from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.jail.state_place import default_folder
 from vfs_mcp_backends.layers import FOLDER, layer_key
 
 

@@ -138,8 +138,10 @@ class VfsServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        """The call through the pipeline's steps (``vfs_mcp.server.calls``)."""
-        result = await calls.run(calls.Call(self, name, arguments, context))
+        """The call through the pipeline's steps (``vfs_mcp.server.calls``); the warm-up waits
+        while it runs (``tools.in_flight``)."""
+        with tools.in_flight():
+            result = await calls.run(calls.Call(self, name, arguments, context))
         return result if isinstance(result, InputRequiredResult) else replies.wired(result)
 
     async def call_registered(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:
@@ -269,7 +271,7 @@ def _record_changes(vfs: JailedFS, settings: Settings) -> None:
     """Where ``vfs``'s changes are recorded (``--state``), opened now — finishing what dead
     servers left under way there — when it is named or holds such work; else at the first
     change (a server that only reads never imports the write path)."""
-    from vfs_mcp.changes.state import pending_in
+    from vfs_mcp.jail.state_place import pending_in
 
     def opened() -> Any:
         from vfs_mcp.changes.log import default_log

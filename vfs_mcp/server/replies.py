@@ -136,6 +136,27 @@ def reread(error: ValidationError) -> tuple[SessionMessage | None, list[SessionM
         return None, [_refusal(request_id, PARSE_ERROR, f"cannot read the request: {reason}")]
 
 
+_FIRST_ID = re.compile(
+    rb'\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,200}"\s*,)*\s*"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,30})'
+)
+"""A request's id where it comes first, or after its ``jsonrpc`` and ``method`` (the Python SDK's order),"""
+_LAST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,30})\s*\}\s*\Z')
+"""and where it comes last (the TypeScript SDK's)."""
+
+
+def refused_line(head: bytes, tail: bytes, size: int, limit: int) -> SessionMessage:
+    """The answer to a request line of ``size`` bytes, over the ``limit`` any request needs,
+    read no further than its first and last bytes: an error under its id, where clients write it."""
+    found = _FIRST_ID.match(head) or _LAST_ID.search(tail)
+    request_id = _raw_id(found.group(0)) if found else None
+    return _refusal(
+        request_id,
+        INVALID_REQUEST,
+        f"the request is {size:,} bytes, over the {limit:,}-byte limit of one request; "
+        "send less in one call (split the patch or the file)",
+    )
+
+
 def refused_batch(items: list[Any], how: str) -> list[JSONRPCError]:
     """The answer to a JSON-RPC batch, which this protocol version has not: an error for each
     request in it, under its id (a client waits for each), or one without an id when it holds

@@ -9,12 +9,13 @@ only those ``--tools`` names.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import inspect
 import threading
 import time
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.from_thread
@@ -100,7 +101,7 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
 
 
 WARM_AFTER = 0.05
-"""Seconds after ``tools/list`` is answered that ``warm`` starts importing."""
+"""Seconds after ``tools/list`` is answered, and after the last call, that ``warm`` imports."""
 
 
 def warm(settings: Settings) -> threading.Thread:
@@ -112,16 +113,19 @@ def warm(settings: Settings) -> threading.Thread:
 
     A process that ends first stops it at exit, between two tools, and waits for it: a thread
     still importing while the interpreter finalizes crashes in native modules (pydantic-core
-    panics), which a short-lived client (``vfs-mcp call``) would print."""
+    panics), which a short-lived client (``vfs-mcp call``) would print.
+
+    It gives way to calls: it imports nothing while one is in flight (``in_flight``) nor
+    until ``WARM_AFTER`` has passed since the last, so a client that calls at once, or calls
+    after calls, does not share the interpreter with it (each call imports what it needs
+    itself); a call meets at most the rest of one tool's import."""
     stop = threading.Event()
 
     def load() -> None:
         try:
-            import vfs_mcp.changes  # noqa: F401  # imported for the first write
-
             for profile in dict.fromkeys(settings.profiles):
                 for tool in profiles.tools_of(profile):
-                    if stop.is_set():
+                    if not _quiet(stop):
                         return
                     _ = tool.adapter
         finally:
@@ -137,6 +141,40 @@ def warm(settings: Settings) -> threading.Thread:
 
 _WARMING: set[tuple[threading.Event, threading.Timer]] = set()
 """The warm-ups not yet over (``warm``)."""
+_NO_CALL = threading.Event()
+_NO_CALL.set()
+_calls = 0
+"""Tool calls in flight (``in_flight``); counted on the event loop's thread."""
+
+
+_last_call = 0.0
+"""When the last call ended (``time.monotonic``)."""
+
+
+@contextlib.contextmanager
+def in_flight() -> Iterator[None]:
+    """A tool call is being answered: the warm-up waits until none has been for ``WARM_AFTER``."""
+    global _calls, _last_call
+    _calls += 1
+    _NO_CALL.clear()
+    try:
+        yield
+    finally:
+        _calls -= 1
+        _last_call = time.monotonic()
+        if not _calls:
+            _NO_CALL.set()
+
+
+def _quiet(stop: threading.Event) -> bool:
+    """Wait until no call has been in flight for ``WARM_AFTER``; False when ``stop`` came first."""
+    while not stop.is_set():
+        if _NO_CALL.wait(WARM_AFTER):
+            idle = time.monotonic() - _last_call
+            if idle >= WARM_AFTER:
+                return not stop.is_set()
+            stop.wait(WARM_AFTER - idle)
+    return False
 
 
 @atexit.register

@@ -13,10 +13,12 @@ builds a mount (``memory_fs``, ``local_fs``, ``s3_fs``: a ``HarnessFS``, usable 
 the same as fixtures. The guide is docs/testing-agents.md.
 
 Beyond that: ``Fault`` injects filesystem faults in front of the store (``faults.py``);
-``client.save_calls`` and ``replay`` turn a session into a regression test (``recording.py``);
+``client.save_calls`` and ``replay`` turn a session into a regression test, noticing the files
+it read that changed since (``recording.py``, ``Version``, ``Drift``);
 ``client.fs.diff`` shows what changed in the tree (``trees.py``).
 """
 
+from vfs_mcp.jail.versions import Version
 from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.testing.faults import Fault
 from vfs_mcp.testing.harness import (
@@ -34,11 +36,21 @@ from vfs_mcp.testing.harness import (
     s3_fs,
     s3_server,
 )
-from vfs_mcp.testing.recording import Difference, RecordedCall, Replay, ToolCall, load_calls, replay, save_calls
+from vfs_mcp.testing.recording import (
+    Difference,
+    Drift,
+    RecordedCall,
+    Replay,
+    ToolCall,
+    load_calls,
+    replay,
+    save_calls,
+)
 from vfs_mcp.testing.trees import Snapshot, TreeDiff, tree_diff
 
 __all__ = [
     "Difference",
+    "Drift",
     "Fault",
     "Files",
     "HarnessFS",
@@ -48,6 +60,7 @@ __all__ = [
     "Snapshot",
     "ToolCall",
     "TreeDiff",
+    "Version",
     "VfsClient",
     "connect",
     "data_of",

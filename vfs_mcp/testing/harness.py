@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
@@ -202,11 +203,14 @@ class VfsClient(Client):
     """An ``mcp.Client`` connected in-process to a vfs-mcp server, with the harness's extras.
 
     ``fs`` reaches the mount's files directly; ``calls`` lists every tool call the server
-    answered (from this client or any other connected to ``server``). Make one with ``connect``.
+    answered (from this client or any other connected to ``server``), with the version of each
+    file it read, as ``recorder`` (the server's middleware) saw it. Make one with ``connect``,
+    or ``recorded`` for a server built elsewhere.
     """
 
     fs: HarnessFS
     calls: list[ToolCall] = field(default_factory=list)
+    recorder: Recorder | None = None
     served: JailedFS | None = None
     """The server's jailed filesystem (what ``pending`` reviews)."""
 
@@ -260,13 +264,19 @@ def connect(
     ValueError for an unknown profile.
     """
     served = dataclasses.replace(fs.mount, backend=FaultyMount(fs.mount.backend, faults)) if faults else fs.mount
-    server = build_server([served, *(other.mount for other in extra)], _settings(profile, server_options))
-    calls: list[ToolCall] = []
-    server.middleware.append(Recorder(calls))
+    return recorded(build_server([served, *(other.mount for other in extra)], _settings(profile, server_options)), fs)
+
+
+def recorded(server: MCPServer, fs: HarnessFS) -> VfsClient:
+    """A client (not yet connected) of ``server``, whose first mount ``fs`` is, recording every
+    tool call the server answers from now on (``client.calls``). On a mount under review,
+    ``client.fs`` shows the files as the tools see them."""
+    recorder = Recorder([])
+    server.middleware.append(recorder)
     vfs = getattr(server, "vfs", None)
     if vfs is not None and vfs.mounts[0].layer is not None:
-        fs = HarnessFS(vfs.mounts[0])  # under review: the files as the tools see them
-    return VfsClient(server, fs=fs, calls=calls, served=vfs)
+        fs = HarnessFS(vfs.mounts[0])
+    return VfsClient(server, fs=fs, calls=recorder.calls, recorder=recorder, served=vfs)
 
 
 def memory_fs(files: Seed = None, *, read_only: bool = False, name: str = "workspace") -> HarnessFS:

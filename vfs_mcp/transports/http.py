@@ -4,7 +4,9 @@
 anything else runs:
 - the bearer token (constant-time comparison; never logged) → 401 with ``WWW-Authenticate``;
 - the ``Origin`` header, when a browser sends one, against an allow-list → 403 (DNS
-  rebinding: a web page must not reach a server on the user's loopback).
+  rebinding: a web page must not reach a server on the user's loopback);
+- the body's size (``BodyLimit``): over ``MAX_BODY_BYTES`` → 413, from ``Content-Length``
+  before a byte of it is read, or (a chunked body) as soon as the bytes read pass it.
 ``stateless=True`` serves each request without a session, for replicas behind a load
 balancer.
 """
@@ -38,6 +40,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""Bytes of one request's body (the SDK's own limit, 4 MiB): past them, 413."""
 LOOPBACK_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]", "https://127.0.0.1", "https://localhost")
 TOKEN_ENV = "VFS_MCP_TOKEN"
 
@@ -124,38 +128,82 @@ async def _ended(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> No
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 before it is held:
+    refused from its ``Content-Length`` unread, or counted as it arrives (a chunked body) and
+    refused once the count passes the limit. The app behind then reads that the client is gone,
+    and what it would answer is dropped. Behind it, nothing can hold more than ``limit`` bytes
+    of a body (the SDK's own check comes after the middleware that looks at a body's start)."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send)
+            return
+        received, refused, started = 0, False, False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+            return {"type": "http.disconnect"} if refused else message
+
+        async def answered(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 was the answer
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        await self.app(scope, counted, answered)
+
+    async def _refuse(self, send: Send) -> None:
+        await _reply(send, 413, f"413: a request body is at most {self.limit} bytes")
+
+
 class BatchRefusal:
     """ASGI middleware: a JSON-RPC batch (a POST whose body is a JSON array) is answered before
     the SDK sees it, with an error for each request in it under its id, as a JSON array
     (``replies.refused_batch``). The SDK would answer one error without an id, and a client
-    would wait for the others forever. Other requests pass on, their body as it came."""
+    would wait for the others forever. Other requests pass on, their body as it came. It
+    stands behind ``BodyLimit``: a body it reads is at most that many bytes."""
 
-    def __init__(self, app: ASGIApp, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        body, more = bytearray(), True
-        while more and not body.lstrip():  # as far as the first byte that is not blank
+        body, more, blank = bytearray(), True, 0
+        while more and blank == len(body):  # as far as the first byte that is not blank
             message = await receive()
             if message["type"] != "http.request":
-                break
+                return  # the client is gone, or its body was too big (``BodyLimit`` answered)
             body += message.get("body", b"")
             more = bool(message.get("more_body"))
-        if not body.lstrip().startswith(b"["):
+            fresh = body[blank:]  # all before it is blank: only what came is looked at
+            blank += len(fresh) - len(fresh.lstrip())
+        if not body[blank:].startswith(b"["):
             await self.app(scope, _replaying(bytes(body), more, receive), send)
             return
-        while more and len(body) <= self.limit:
+        while more:
             message = await receive()
             if message["type"] != "http.request":
                 return
             body += message.get("body", b"")
             more = bool(message.get("more_body"))
-        if more or len(body) > self.limit:
-            await _reply(send, 413, f"413: a request body is at most {self.limit} bytes")
-            return
         try:  # a batch too deep or not JSON at all is answered as one holding no request
             items = json.loads(body) if nesting(bytes(body)) <= MAX_REQUEST_DEPTH else []
         except ValueError:
@@ -223,7 +271,7 @@ def http_app(
     )
     if not stateless:
         app = Admission(app, sdk.lowlevel(server).session_manager, sessions or SessionLimits(), _busy)
-    return Guard(BatchRefusal(app), token, origins)
+    return Guard(BodyLimit(BatchRefusal(app)), token, origins)
 
 
 async def _busy(send: Send, message: str) -> None:

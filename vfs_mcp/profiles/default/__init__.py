@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from vfs_mcp.profiles.table import Tool
 
-FILES, TEXT, SEARCH, ANALYTICS, REVIEW = (
-    f"{__name__}.{module}:" for module in ("files", "text", "search", "analytics", "review")
+FILES, WRITES, LINES, TEXT, SEARCH, ANALYTICS, REVIEW = (
+    f"{__name__}.{module}:" for module in ("files", "writes", "lines", "text", "search", "analytics", "review")
 )
 
 TOOLS = (
@@ -46,12 +46,12 @@ TOOLS = (
     Tool(FILES + "get_working_directory", "Working directory", "The working directory."),
     # reading text
     Tool(
-        TEXT + "read_file_lines",
+        LINES + "read_file_lines",
         "Read lines",
         "Lines of a text file from a 0-based offset; limit: how many (default all). Fast on huge files.",
     ),
-    Tool(TEXT + "head_file", "Head of file", "First lines of a text file."),
-    Tool(TEXT + "tail_file", "Tail of file", "Last lines of a text file; fast on huge logs."),
+    Tool(LINES + "head_file", "Head of file", "First lines of a text file."),
+    Tool(LINES + "tail_file", "Tail of file", "Last lines of a text file; fast on huge logs."),
     Tool(TEXT + "compare_files", "Compare files", "Unified diff of two text files."),
     # searching
     Tool(
@@ -89,10 +89,10 @@ TOOLS = (
     ),
     # writing files and folders (and undo)
     Tool(
-        FILES + "undo",
+        WRITES + "undo",
         "Undo",
-        "Take back a whole change: the one change_id names (its reply gave it), else this session's newest "
-        "(to path, if given); only if its files are as it left them, else CONFLICT. dry_run: preview.",
+        "Take back a change if its files are as left (else CONFLICT): change_id's (from its reply), else this "
+        "session's newest (to path, if given). and_after: all later ones of its mounts too. dry_run: preview.",
         read_only=False,
         destructive=True,
     ),
@@ -106,7 +106,7 @@ TOOLS = (
         review=True,
     ),
     Tool(
-        FILES + "write_file",
+        WRITES + "write_file",
         "Write file",
         "Create or replace a file, or append. expected_hash: sha256 from read_file; refuses if it changed. "
         "Partial changes: edit_file.",
@@ -115,28 +115,28 @@ TOOLS = (
         idempotent=True,
     ),
     Tool(
-        FILES + "create_directory",
+        WRITES + "create_directory",
         "Create directory",
         "Create a directory (parents too, by default).",
         read_only=False,
         idempotent=True,
     ),
     Tool(
-        FILES + "move_file",
+        WRITES + "move_file",
         "Move file",
         "Move or rename a file or directory, across mounts too.",
         read_only=False,
         destructive=True,
     ),
     Tool(
-        FILES + "copy_file",
+        WRITES + "copy_file",
         "Copy file",
         "Copy a file, or a directory with recursive=true, across mounts too.",
         read_only=False,
         destructive=True,
     ),
     Tool(
-        FILES + "delete_path",
+        WRITES + "delete_path",
         "Delete path",
         "Delete a file, a link (not its target) or, with recursive=true, a folder. force: missing is OK.",
         read_only=False,

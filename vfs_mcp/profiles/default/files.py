@@ -1,6 +1,7 @@
-"""Default profile: reading, listing, metadata and writing of whole files and directories.
+"""Default profile: reading, listing and metadata of whole files and directories (their
+changes are in ``writes``, so a first read imports no part of the write path).
 
-``READS`` and ``WRITES`` are its rows: each adapter calls one operation and renders its result.
+Each adapter calls one operation and renders its result.
 """
 
 from __future__ import annotations
@@ -10,11 +11,8 @@ from typing import Annotated, Literal
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from vfs_mcp.changes import log_of
-from vfs_mcp.changes.log import session_journal
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import listing, read, transfers, write
-from vfs_mcp.ops import undo as undo_ops
+from vfs_mcp.ops import listing, read
 from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg, TextCoding
 from vfs_mcp.profiles.results import answer, human_size, media, report
@@ -104,72 +102,3 @@ def change_directory(vfs: JailedFS, settings: Settings, path: DirArg) -> CallToo
 def get_working_directory(vfs: JailedFS, settings: Settings) -> CallToolResult:
     result = listing.get_working_directory(vfs)
     return answer(f"current_dir: {result.current_dir}\nscript_dir: {result.script_dir}", data=result)
-
-
-def undo(
-    vfs: JailedFS,
-    settings: Settings,
-    path: str | None = None,
-    change_id: str | None = None,
-    dry_run: bool = False,
-) -> CallToolResult:
-    changelog = log_of(vfs)
-    journal = session_journal(changelog, settings.undo_limit)
-    result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run)
-    lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
-    head = f"{'would undo' if dry_run else 'undid'} {result.tool} (change {result.change_id})"
-    tail = f"{plural(result.remaining, 'change')} left to undo" + (
-        f"; {result.dropped} older ones were dropped (--undo-limit)" if result.dropped else ""
-    )
-    return answer("\n".join([head, *lines, tail]), data=result)
-
-
-def write_file(
-    vfs: JailedFS,
-    settings: Settings,
-    path: PathArg,
-    content: str,
-    encoding: EncodingArg = "utf-8",
-    create_dirs: bool = False,
-    append: bool = False,
-    expected_hash: str | None = None,
-) -> CallToolResult:
-    limit = settings.max_write_bytes
-    result = write.write_file(vfs, path, content, encoding, create_dirs, append, expected_hash, max_bytes=limit)
-    verb = "Appended to" if result.appended else ("Created" if result.created else "Wrote")
-    digest = f", sha256 {result.sha256}" if result.sha256 else ""
-    return answer(f"{verb} {result.path} ({result.bytes_written} bytes{digest})", data=result)
-
-
-def create_directory(
-    vfs: JailedFS, settings: Settings, path: DirArg, parents: bool = True, exist_ok: bool = True
-) -> CallToolResult:
-    result = write.create_directory(vfs, path, parents, exist_ok)
-    return answer(f"{'Created' if result.created else 'Already exists'}: {result.path}", data=result)
-
-
-def move_file(
-    vfs: JailedFS, settings: Settings, source: PathArg, destination: PathArg, overwrite: bool = False
-) -> CallToolResult:
-    result = transfers.move_file(vfs, source, destination, overwrite)
-    return answer(f"Moved {result.source} -> {result.destination}", data=result)
-
-
-def copy_file(
-    vfs: JailedFS,
-    settings: Settings,
-    source: PathArg,
-    destination: PathArg,
-    overwrite: bool = False,
-    recursive: bool = False,
-    create_dirs: bool = True,
-) -> CallToolResult:
-    result = transfers.copy_file(vfs, source, destination, overwrite, recursive, create_dirs)
-    return answer(f"Copied {result.source} -> {result.destination} ({result.bytes_copied} bytes)", data=result)
-
-
-def delete_path(
-    vfs: JailedFS, settings: Settings, path: PathArg, recursive: bool = False, force: bool = False
-) -> CallToolResult:
-    result = write.delete_path(vfs, path, recursive, force)
-    return answer(f"Deleted {result.path}" if result.removed else f"Nothing to delete at {result.path}", data=result)

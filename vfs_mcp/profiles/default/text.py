@@ -1,4 +1,4 @@
-"""Default profile: line-targeted reads, edits and comparisons of text files (``READS``, ``WRITES``)."""
+"""Default profile: edits, patches and comparisons of text files (line reads are in ``lines``)."""
 
 from __future__ import annotations
 
@@ -10,59 +10,11 @@ from pydantic import Field
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops import compare, edit
 from vfs_mcp.ops import line_edits as numbered
-from vfs_mcp.ops import lines as line_ops
 from vfs_mcp.ops import patch as patching
 from vfs_mcp.ops.names import plural
 from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg, TextCoding
 from vfs_mcp.profiles.results import answer, report
 from vfs_mcp.settings import Settings
-
-
-def lines_footer(meta: line_ops.LinesResult, tail: bool = False) -> str:
-    """The line after the text of a line read: which lines these are, and how to go on."""
-    of = f" of {meta.total_lines}" if meta.total_lines is not None else ""
-    if tail:
-        where = f"last {plural(meta.lines_returned, 'line')}{of}"
-        more = "; more precede" if meta.has_more else ""
-    else:
-        where = f"offset {meta.start_line}, {plural(meta.lines_returned, 'line')}{of}"
-        more = f"; more: offset={meta.next_offset}" if meta.has_more else "; end of file"
-    cut = f"; cut at the {meta.lines_returned}th line by the byte limit" if meta.truncated else ""
-    return f"[{meta.path}: {where}{more}{cut}]"
-
-
-def read_file_lines(
-    vfs: JailedFS,
-    settings: Settings,
-    path: PathArg,
-    offset: Annotated[int, Field(ge=0)] = 0,
-    limit: Annotated[int | None, Field(ge=1)] = None,
-    encoding: TextCoding = "utf-8",
-) -> CallToolResult:
-    text, meta = line_ops.read_file_lines(vfs, path, offset, limit, encoding, settings.max_read_bytes)
-    return answer(text, lines_footer(meta), data=meta)
-
-
-def head_file(
-    vfs: JailedFS,
-    settings: Settings,
-    path: PathArg,
-    lines: Annotated[int, Field(ge=1)] = 10,
-    encoding: TextCoding = "utf-8",
-) -> CallToolResult:
-    text, meta = line_ops.head_file(vfs, path, lines, encoding, settings.max_read_bytes)
-    return answer(text, lines_footer(meta), data=meta)
-
-
-def tail_file(
-    vfs: JailedFS,
-    settings: Settings,
-    path: PathArg,
-    lines: Annotated[int, Field(ge=1)] = 10,
-    encoding: TextCoding = "utf-8",
-) -> CallToolResult:
-    text, meta = line_ops.tail_file(vfs, path, lines, encoding, settings.max_read_bytes)
-    return answer(text, lines_footer(meta, tail=True), data=meta)
 
 
 def compare_files(
@@ -73,7 +25,7 @@ def compare_files(
     encoding: TextCoding = "utf-8",
     format: FormatArg = "text",
 ) -> CallToolResult:
-    result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes)
+    result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes, settings.diff_chars)
     return report(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
 
 
@@ -135,8 +87,8 @@ def edit_file(
     options: Annotated[edit.EditOptions | None, Hidden] = None,  # the fallbacks, all on: rarely turned off
     expected_hash: str | None = None,
 ) -> CallToolResult:
-    limit = settings.max_edit_bytes
-    result = edit.edit_file(vfs, path, edits, encoding, dry_run, options, expected_hash, max_bytes=limit)
+    limit, shown = settings.max_edit_bytes, settings.diff_chars
+    result = edit.edit_file(vfs, path, edits, encoding, dry_run, options, expected_hash, limit, shown)
     return answer(edit_text(result), data=result)
 
 
@@ -150,7 +102,7 @@ def apply_patch(
         dry_run,
         max_bytes=settings.max_edit_bytes,
         max_write=settings.max_write_bytes,
-        max_diff=settings.max_read_bytes,
+        max_diff=settings.diff_chars,
     )
     return answer(patch_text(result), data=result)
 
@@ -179,6 +131,7 @@ def edit_file_at_line(
         encoding,
         dry_run,
         max_bytes=settings.max_edit_bytes,
+        max_diff=settings.diff_chars,
     )
     status, text = line_edit_text(result)
     return answer(text, data={**result.model_dump(mode="json"), "status": status})

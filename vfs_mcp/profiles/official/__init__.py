@@ -119,7 +119,7 @@ def edit_file(
     edits: Annotated[list[official_edit.Edit], Field(description="Applied in order")],
     dryRun: Annotated[bool, Field(description="Preview changes using git-style diff format")] = False,
 ) -> CallToolResult:
-    return reply(official_edit.edit_text(vfs, path, edits, dryRun, settings.max_edit_bytes))
+    return reply(official_edit.edit_text(vfs, path, edits, dryRun, settings.max_edit_bytes, settings.diff_chars))
 
 
 def create_directory(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:

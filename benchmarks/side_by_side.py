@@ -1,0 +1,566 @@
+"""The issue's end-to-end rows for two builds in one session, alternating, beside their floors:
+``./dev bench --against REV`` (``python benchmarks/side_by_side.py --against REV``).
+
+Each build serves from a venv of its own that holds what a user's install holds
+(``builds.py``: REV installed once; the working tree installed editable once, its bytecode
+written at each run), and each round of a row starts a fresh server of each build in turn
+(A, B, then B, A: the load hits both) through the smallest JSON-RPC client
+(``stdio_server.py``, no SDK on our side, so the client is the same whatever build it
+drives): spawn, initialize, tools/list, then the row's calls at once, with no pause that
+would let the server finish its warm-up first. The first call of each server is reported
+apart from the calls after it. Floors (``rg``, ``find``, ``cat``, ``sed``, ``patch``, the
+SDK's import, a bare SDK tool's round trip) run in the same rounds. Every answer is checked;
+timings are printed, never asserted. Peak memory is each row's server's ``VmHWM``.
+
+Without ``--against`` the working tree runs alone against its floors, from ``.venv`` (the
+quick tier CI runs: ``test_bench_side_by_side.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from builds import built, compile_working_tree, working_tree  # noqa: E402
+from conftest import REGEX, SourceTree, log_line, patch_case_text, seeded_for_edit, write_log  # noqa: E402
+from stdio_server import StdioServer  # noqa: E402
+
+MEMORY_BOUND = 150 * 10**6
+SLOW_CALL = 2.0
+"""Seconds from which one call of a build stands for all (f37b77b's apply_patch took 15 s)."""
+READ_BYTES = 10 * 10**6
+EDIT_BYTES = 10**6
+SMALL_FILES = 100
+LINE_OFFSET, LINE_LIMIT, LOG_LINES = 500_000, 100, 1_000_000
+OPTIONS = ("--max-read-bytes", str(4 * READ_BYTES))
+GREP = {"path": "src", "pattern": REGEX, "is_regex": True, "context_lines": 2, "results_limit": 100}
+GLOB = {"path": "src", "pattern": "**/m07.py", "max_results": 10000}
+LINES = {"path": "numbered.log", "offset": LINE_OFFSET, "limit": LINE_LIMIT}
+EDIT = {"path": "edit.txt", "edits": [{"oldText": "retries = 3", "newText": "retries = 5"}]}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How big the data is and how many rounds and calls each row makes."""
+
+    tree_files: int
+    patch_lines: int
+    patch_hunks: int
+    rounds: int
+    calls: int
+    """Calls a server makes after its first (cheap rows make four times as many)."""
+
+
+FULL = Scale(tree_files=20_000, patch_lines=100_000, patch_hunks=1_000, rounds=5, calls=5)
+QUICK = Scale(tree_files=2_000, patch_lines=10_000, patch_hunks=100, rounds=1, calls=3)
+
+
+@dataclass(frozen=True)
+class Data:
+    """The folder every server serves, and what the rows expect to find in it."""
+
+    root: Path
+    tree: SourceTree
+    patched: bytes
+    patch: str
+    python: str = sys.executable
+    """The interpreter the SDK's floors run in (the working tree's build)."""
+
+    @property
+    def log_text(self) -> str:
+        return "".join(map(log_line, range(LINE_OFFSET, LINE_OFFSET + LINE_LIMIT)))
+
+
+def write_data(root: Path, scale: Scale, python: str = sys.executable) -> Data:
+    tree = SourceTree(scale.tree_files, duplicate_pairs=max(1, scale.tree_files // 200))
+    for rel, content in tree.files():
+        path = root / "src" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    write_log(root / "ten.log", size=READ_BYTES)
+    write_log(root / "edit.txt", size=EDIT_BYTES)
+    (root / "edit.txt").write_bytes(seeded_for_edit((root / "edit.txt").read_bytes()))
+    write_log(root / "numbered.log", lines=LOG_LINES)
+    (root / "small").mkdir()
+    for i in range(SMALL_FILES):
+        (root / "small" / f"f{i:03d}.txt").write_text(f"small file {i}\n" * 20)
+    original, diff = patch_case_text(scale.patch_lines, scale.patch_hunks, "patching/big.txt")
+    folder = root / "patching"
+    folder.mkdir()
+    (folder / "big.txt").write_text(original)
+    (folder / "big.orig").write_text(original)
+    (folder / "change.diff").write_text(diff)
+    subprocess.run(["patch", "-s", "big.txt", "change.diff"], cwd=folder, check=True)
+    patched = (folder / "big.txt").read_bytes()
+    return Data(root, tree, patched, diff, python)
+
+
+# -- builds and what one round of a row measures -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Build:
+    label: str
+    python: str
+
+
+@dataclass
+class Figures:
+    """One build's (or a floor's) samples of a row, in seconds, and its servers' peak memory."""
+
+    first: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    peak: int = 0
+    parts: dict[str, list[float]] = field(default_factory=dict)
+    """A floor's components, when it is a sum (the edit's)."""
+    slow: bool = False
+    """A call took over ``SLOW_CALL``: its first call stands for the build, no more rounds."""
+
+    def add(self, other: Figures) -> None:
+        self.first += other.first
+        self.times += other.times
+        self.peak = max(self.peak, other.peak)
+        self.slow = self.slow or other.slow
+        for name, samples in other.parts.items():
+            self.parts.setdefault(name, []).extend(samples)
+
+
+def server_env() -> dict[str, str]:
+    """No ``PYTHONPATH``: each interpreter serves its own build's ``vfs_mcp``."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+@contextmanager
+def started(build: Build, data: Data) -> Iterator[StdioServer]:
+    # Run from the data folder: ``-m`` puts the working folder first on the import path.
+    server = StdioServer(data.root, *OPTIONS, python=build.python, cwd=data.root, env=server_env())
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+Check = Callable[[Data, dict[str, Any]], None]
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
+
+
+def calls(
+    tool: str,
+    arguments: dict[str, Any] | Callable[[Data], dict[str, Any]],
+    check: Check,
+    *,
+    many: int = 1,
+    before: Callable[[Data], None] | None = None,
+    after: Callable[[Data], None] | None = None,
+) -> Callable[[Build, Data, Scale], Figures]:
+    """A row that starts a server and calls ``tool`` at once, then ``scale.calls * many``
+    times more; ``before`` runs ahead of each call (untimed), ``after`` once at the end."""
+
+    def measure(build: Build, data: Data, scale: Scale) -> Figures:
+        figures = Figures()
+        given = arguments(data) if callable(arguments) else arguments
+        with started(build, data) as server:
+            for n in range(1 + scale.calls * many):
+                if before:
+                    before(data)
+                result = server.call(tool, **given)
+                (figures.times if n else figures.first).append(server.elapsed)
+                if not n:
+                    check(data, result)
+                if server.elapsed > SLOW_CALL:
+                    figures.times += [] if n else [server.elapsed]
+                    figures.slow = True
+                    break
+            figures.peak = server.peak_rss()
+        if after:
+            after(data)
+        return figures
+
+    return measure
+
+
+def start(build: Build, data: Data, scale: Scale) -> Figures:
+    """Spawn, initialize, tools/list answered: ``scale.calls`` fresh servers a round."""
+    figures = Figures()
+    for _ in range(scale.calls):
+        started_at = time.perf_counter()
+        with started(build, data) as server:
+            figures.times.append(time.perf_counter() - started_at)
+            assert any(tool["name"] == "read_file" for tool in server.tools)
+            figures.peak = max(figures.peak, server.peak_rss())
+    return figures
+
+
+def lines_first(build: Build, data: Data, scale: Scale) -> Figures:
+    """Only the first call of a fresh server (several servers a round)."""
+    figures = Figures()
+    for _ in range(scale.calls):
+        with started(build, data) as server:
+            result = server.call("read_file_lines", **LINES)
+            figures.times.append(server.elapsed)
+            check_lines(data, result)
+            figures.peak = max(figures.peak, server.peak_rss())
+    return figures
+
+
+# -- answers checked -------------------------------------------------------------------------------
+
+
+def check_read(data: Data, result: dict[str, Any]) -> None:
+    assert result["content"][0]["text"].encode() == (data.root / "ten.log").read_bytes()
+
+
+def check_grep(data: Data, result: dict[str, Any]) -> None:
+    hits = min(100, len(data.tree.regex_paths()))
+    assert text_of(result).count("deadline_ms = 120000") >= hits, text_of(result)[:500]
+
+
+def glob_count(data: Data) -> int:
+    return data.tree.count // 20  # one m07.py a folder
+
+
+def check_glob(data: Data, result: dict[str, Any]) -> None:
+    assert text_of(result).count("m07.py") == glob_count(data)
+
+
+def check_small(data: Data, result: dict[str, Any]) -> None:
+    text = text_of(result)
+    assert all(f"small file {i}\n" in text for i in range(SMALL_FILES))
+
+
+def check_lines(data: Data, result: dict[str, Any]) -> None:
+    assert text_of(result).startswith(data.log_text)
+
+
+def check_edit(data: Data, result: dict[str, Any]) -> None:
+    assert b"retries = 5" in (data.root / "edit.txt").read_bytes()
+
+
+def check_patch(data: Data, result: dict[str, Any]) -> None:
+    assert (data.root / "patching" / "big.txt").read_bytes() == data.patched
+
+
+def check_nothing(data: Data, result: dict[str, Any]) -> None:
+    pass
+
+
+def seed_edit(data: Data) -> None:
+    path = data.root / "edit.txt"
+    path.write_bytes(path.read_bytes().replace(b"retries = 5", b"retries = 3", 1))
+
+
+def restore_patch(data: Data) -> None:
+    shutil.copyfile(data.root / "patching" / "big.orig", data.root / "patching" / "big.txt")
+
+
+# -- floors -----------------------------------------------------------------------------------------
+
+
+def timed(work: Callable[[], object], times: int, before: Callable[[], object] | None = None) -> Figures:
+    figures = Figures()
+    for _ in range(times):
+        if before:
+            before()
+        started_at = time.perf_counter()
+        work()
+        figures.times.append(time.perf_counter() - started_at)
+    return figures
+
+
+def command(*argv: str | Path, cwd: Path | None = None) -> Callable[[], object]:
+    return lambda: subprocess.run([str(a) for a in argv], cwd=cwd, check=True, stdout=subprocess.PIPE)
+
+
+def rg() -> str:
+    return shutil.which("rg") or str(Path(sys.executable).with_name("rg"))
+
+
+def floor_import(data: Data, scale: Scale) -> Figures:
+    """The SDK's import, ended as the timed servers are (killed: no interpreter teardown)."""
+    return timed(command(data.python, "-c", "import os, mcp.server; os._exit(0)"), scale.calls)
+
+
+def floor_grep(data: Data, scale: Scale) -> Figures:
+    return timed(command(rg(), "-n", "-C2", "-e", REGEX, data.root / "src"), scale.calls)
+
+
+def floor_glob(data: Data, scale: Scale) -> Figures:
+    return timed(command("find", data.root / "src", "-name", "m07.py"), scale.calls)
+
+
+def floor_read(data: Data, scale: Scale) -> Figures:
+    return timed(command("cat", data.root / "ten.log"), scale.calls)
+
+
+def floor_small(data: Data, scale: Scale) -> Figures:
+    files = [data.root / "small" / f"f{i:03d}.txt" for i in range(SMALL_FILES)]
+    return timed(command("cat", *files), scale.calls * 4)
+
+
+def floor_sed(data: Data, scale: Scale) -> Figures:
+    first, last = LINE_OFFSET + 1, LINE_OFFSET + LINE_LIMIT
+    return timed(command("sed", "-n", f"{first},{last}p;{last}q", data.root / "numbered.log"), scale.calls)
+
+
+def floor_patch(data: Data, scale: Scale) -> Figures:
+    folder = data.root / "patching"
+    return timed(command("patch", "-s", "big.txt", "change.diff", cwd=folder), scale.calls, lambda: restore_patch(data))
+
+
+def bare_round_trip(data: Data, scale: Scale) -> Figures:
+    """A bare SDK tool's round trip: a fresh ``bare_server.py``, called as the rows call ours."""
+    figures = Figures()
+    server = StdioServer(data.root, command=[data.python, str(HERE / "bare_server.py")], cwd=data.root)
+    with server:
+        for n in range(1 + scale.calls * 4):
+            server.call("ping")
+            (figures.times if n else figures.first).append(server.elapsed)
+        figures.peak = server.peak_rss()
+    return figures
+
+
+def durable_edit(data: Data, scale: Scale) -> Figures:
+    """The least a durable edit does, in process: read, replace, write a temp file, fsync it,
+    rename it over the file, fsync the folder."""
+    path, temp = data.root / "edit.txt", data.root / ".edit.txt.floor"
+
+    def edit() -> None:
+        text = path.read_bytes().decode()
+        with temp.open("wb") as out:
+            out.write(text.replace("retries = 3", "retries = 5", 1).encode())
+            out.flush()
+            os.fsync(out.fileno())
+        os.rename(temp, path)
+        folder = os.open(data.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+    return timed(edit, scale.calls * 4, lambda: seed_edit(data))
+
+
+def floor_edit(data: Data, scale: Scale) -> Figures:
+    """The edit's end-to-end floor, per sample: a bare tool's round trip + the durable edit's
+    minimum in the same round (what any server on the SDK pays)."""
+    trip, durable = bare_round_trip(data, scale), durable_edit(data, scale)
+    parts = {"bare SDK tool": trip.times, "durable edit in process": durable.times}
+    return Figures(times=[t + min(durable.times) for t in trip.times], parts=parts)
+
+
+# -- the rows ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    measure: Callable[[Build, Data, Scale], Figures]
+    floor_name: str = ""
+    floor: Callable[[Data, Scale], Figures] | None = None
+    goal: float | None = None
+    """At most this many times the floor; None: at or under the other build."""
+
+
+ROWS = (
+    Row("start + tools/list", start, "`import mcp.server`", floor_import, 1.1),
+    Row("regex grep ±2 lines", calls("grep_files", GREP, check_grep), "`rg -n -C2`", floor_grep, 1.2),
+    Row("glob `**/m07.py`", calls("search_files", GLOB, check_glob), "`find -name`", floor_glob, 1.7),
+    Row("read 10 MB", calls("read_file", {"path": "ten.log"}, check_read), "`cat`", floor_read),
+    Row(
+        "100 small reads",
+        calls(
+            "read_multiple_files", {"paths": [f"small/f{i:03d}.txt" for i in range(SMALL_FILES)]}, check_small, many=4
+        ),
+        "`cat` of the 100",
+        floor_small,
+    ),
+    Row(
+        "edit 1 MB, durable, diff",
+        calls("edit_file", EDIT, check_edit, many=4, before=seed_edit, after=seed_edit),
+        "bare SDK tool + durable edit",
+        floor_edit,
+        1.3,
+    ),
+    Row("lines 500,000-500,100, warm", calls("read_file_lines", LINES, check_lines, many=4), "`sed -n`", floor_sed),
+    Row("lines 500,000-500,100, first call", lines_first, "`sed -n`", floor_sed, 1.3),
+    Row(
+        "apply_patch",
+        calls(
+            "apply_patch", lambda data: {"patch": data.patch}, check_patch, before=restore_patch, after=restore_patch
+        ),
+        "GNU `patch`",
+        floor_patch,
+        3.0,
+    ),
+    Row(
+        "trivial call",
+        calls("list_allowed_directories", {}, check_nothing, many=4),
+        "bare SDK tool",
+        bare_round_trip,
+    ),
+)
+
+
+# -- running them -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    row: Row
+    builds: dict[str, Figures]
+    floor: Figures
+
+
+def run_rows(builds: list[Build], data: Data, scale: Scale, rows: tuple[Row, ...] = ROWS) -> Iterator[Result]:
+    """Each row's rounds: every build once a round (the order reversed every other round), then
+    its floor; yields a row's figures when its rounds are done."""
+    for row in rows:
+        figures = {build.label: Figures() for build in builds}
+        floor = Figures()
+        for r in range(scale.rounds):
+            for build in builds if r % 2 == 0 else builds[::-1]:
+                if not figures[build.label].slow:
+                    figures[build.label].add(row.measure(build, data, scale))
+            if row.floor:
+                floor.add(row.floor(data, scale))
+        yield Result(row, figures, floor)
+
+
+def ms(seconds: float) -> str:
+    value = seconds * 1000
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def cell(samples: list[float]) -> str:
+    """``median (min)`` in ms."""
+    return f"{ms(statistics.median(samples))} ({ms(min(samples))})" if samples else "—"
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def ratio(ours: list[float], other: list[float]) -> str:
+    """``median / median (min / min)``."""
+    return f"{median(ours) / median(other):.2f}x ({min(ours) / min(other):.2f}x)"
+
+
+def verdict(result: Result, label: str, reference: str | None) -> str:
+    """The row's goal and whether ``label``'s median meets it."""
+    ours = median(result.builds[label].times)
+    if result.row.goal is not None:
+        met = ours <= result.row.goal * median(result.floor.times)
+        return f"≤ {result.row.goal}x floor: {'met' if met else 'MISSED'}"
+    if reference is None:
+        return "≤ the older build"
+    return f"≤ {reference}: {'met' if ours <= median(result.builds[reference].times) else 'MISSED'}"
+
+
+def table(results: list[Result], builds: list[Build]) -> str:
+    """The figures as a markdown table (ms, median (min)), then the first calls and the floors' parts."""
+    labels = [b.label for b in builds]
+    reference, ours = (labels[0] if len(labels) > 1 else None), labels[-1]
+    head = ["workload", *labels]
+    head += [f"{label} / {reference}" for label in labels[1:]]
+    head += ["floor", f"{ours} / floor", "goal", "peak MB" + (f" ({' / '.join(labels)})" if reference else "")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for result in results:
+        cells = [result.row.name, *(cell(result.builds[label].times) for label in labels)]
+        cells += [ratio(result.builds[label].times, result.builds[labels[0]].times) for label in labels[1:]]
+        has_floor = bool(result.floor.times)
+        cells.append(f"{result.row.floor_name} {cell(result.floor.times)}" if has_floor else "—")
+        cells.append(ratio(result.builds[ours].times, result.floor.times) if has_floor else "—")
+        cells.append(verdict(result, ours, reference))
+        cells.append(" / ".join(f"{result.builds[label].peak / 10**6:.0f}" for label in labels))
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = ["", "First call of each server, the calls above are those after it (ms, median (min)):"]
+    notes += [
+        f"- {r.row.name}: " + ", ".join(f"{label} {cell(r.builds[label].first)}" for label in labels)
+        for r in results
+        if all(r.builds[label].first for label in labels)
+    ]
+    notes += [
+        f"- floor of {r.row.name}: " + ", ".join(f"{name} {cell(samples)}" for name, samples in r.floor.parts.items())
+        for r in results
+        if r.floor.parts
+    ]
+    return "\n".join(lines + notes)
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
+
+
+def compare(
+    builds: list[Build], scale: Scale, rows: tuple[Row, ...] = ROWS, out: Callable[[str], None] = print
+) -> list[Result]:
+    """Writes the data, runs every row for ``builds`` and prints the table; returns the figures.
+    Every server's peak memory is checked against the 150 MB bound (AssertionError)."""
+    compile_working_tree()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="vfs-bench-side-by-side-") as folder:
+        data = write_data(Path(folder), scale, builds[-1].python)
+        out(f"rounds: {scale.rounds}, each build alternating; {load()}")
+        for result in run_rows(builds, data, scale, rows):
+            results.append(result)
+            out(f"  {result.row.name}: " + ", ".join(f"{k} {cell(v.times)}" for k, v in result.builds.items()))
+        out(f"{load()}\n\n{table(results, builds)}")
+    over = [(r.row.name, k, v.peak) for r in results for k, v in r.builds.items() if v.peak > MEMORY_BOUND]
+    assert not over, f"peak server memory over 150 MB: {over}"
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        action="append",
+        default=[],
+        help="a git revision to build and run beside the working tree (again for more; the first is the reference)",
+    )
+    parser.add_argument("--no-working-tree", action="store_true", help="only the --against builds (two revisions, say)")
+    parser.add_argument("--quick", action="store_true", help="quick sizes (also when VFS_BENCH_QUICK=1)")
+    parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 1)")
+    parser.add_argument("-k", dest="only", help="only the rows whose name holds this text")
+    parser.add_argument("--json", type=Path, help="also write every sample here (seconds)")
+    args = parser.parse_args(argv)
+    quick = args.quick or os.environ.get("VFS_BENCH_QUICK", "") not in ("", "0")
+    scale = QUICK if quick else FULL
+    if args.rounds:
+        scale = Scale(scale.tree_files, scale.patch_lines, scale.patch_hunks, args.rounds, scale.calls)
+    repo = HERE.parent
+    builds = [Build(rev, str(built(rev, repo))) for rev in args.against]
+    if not args.no_working_tree or not builds:
+        # Beside another build, the working tree runs from a venv like a user's (not .venv's test tools).
+        builds.append(Build("working tree", str(working_tree(repo)) if builds else sys.executable))
+    results = compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
+    if args.json:
+        samples = {
+            r.row.name: {"builds": {k: asdict(v) for k, v in r.builds.items()}, "floor": asdict(r.floor)}
+            for r in results
+        }
+        args.json.write_text(json.dumps(samples, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The diff-making tools (``edit_file``, ``edit_file_at_line``, ``apply_patch`` with and without
+dry_run, ``compare_files``) over random texts of up to 200,000 lines, some share of them
+repeated, and any number of changes, each call through a server in a child process
+(``hostile_diffs.py``):
+
+- its CPU time (the child's, start-up included) is at most ``CPU_BASE`` seconds and
+  ``CPU_PER_LINE`` a line of what it read and answered, ``CPU_PER_CHAR`` a character;
+- its peak RSS, from the call's start, is at most 150 MB and four times what it read and answered;
+- each view of its reply is at most ``--max-response-chars`` (and the server's note when it cut it);
+- a diff that does not show every line it counts, or whose last hunk stops short, says what it
+  left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from processes import run_limited
+
+pytestmark = pytest.mark.slow
+
+CHILD = Path(__file__).with_name("hostile_diffs.py")
+MB = 1 << 20
+CPU_BASE = 10.0
+"""Seconds: the interpreter, the server and the texts made, and the diff's own base work."""
+CPU_PER_LINE = 25e-6
+CPU_PER_CHAR = 0.1e-6
+CUT_NOTE = 300
+"""Characters of the note the server's reply cap adds when it cuts a reply."""
+HEADER = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@$", re.MULTILINE)
+
+CASES = st.fixed_dictionaries(
+    {
+        "tool": st.sampled_from(["edit_file", "edit_file_at_line", "apply_patch", "compare_files"]),
+        "dry_run": st.booleans(),
+        "lines": st.one_of(st.integers(1, 200), st.integers(20_000, 200_000)),
+        "repeat": st.floats(0, 1),
+        "distinct": st.one_of(st.integers(1, 8), st.integers(1, 100_000)),
+        "pad": st.integers(0, 60),
+        "changes": st.one_of(st.integers(0, 20), st.integers(1_000, 200_000)),
+        "seed": st.integers(0, 2**32),
+        "cap": st.sampled_from([4_000, 200_000, 2_000_000]),
+    }
+)
+
+
+def shown_lines(text: str) -> tuple[list[tuple[int, int, int, int]], int, int]:
+    """Each hunk's counts as its header says them and as its body holds them (old, new), and
+    the lines added and removed the text shows."""
+    hunks, added, removed = [], 0, 0
+    headers = list(HEADER.finditer(text))
+    for number, header in enumerate(headers):
+        stop = headers[number + 1].start() if number + 1 < len(headers) else len(text)
+        old = new = 0
+        for line in text[header.end() + 1 : stop].split("\n"):
+            if not line or line[0] not in " -+\\":
+                break
+            old += line[0] in " -"
+            new += line[0] in " +"
+            added += line[0] == "+"
+            removed += line[0] == "-"
+        said = (int(header[1] or 1), int(header[2] or 1))
+        hunks.append((*said, old, new))
+    return hunks, added, removed
+
+
+def counted(reply: dict[str, Any]) -> tuple[int, int] | None:
+    """The lines added and removed the tool says its diff holds, where it says."""
+    fields = reply["fields"]
+    if "files" in fields:
+        return sum(f["added"] for f in fields["files"]), sum(f["removed"] for f in fields["files"])
+    if "added" in fields:
+        return fields["added"], fields["removed"]
+    return None
+
+
+def hostile(tool: str, lines: int, repeat: float, distinct: int, changes: int) -> dict[str, Any]:
+    """A case of issue 37's shape, run before the random ones."""
+    shape = {"tool": tool, "lines": lines, "repeat": repeat, "distinct": distinct, "changes": changes}
+    return {"dry_run": True, "pad": 4, "seed": 37, "cap": 200_000, **shape}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=CASES)
+@example(case=hostile("edit_file", 200_000, 0.5, 1, 1))  # one line everywhere among unique ones
+@example(case=hostile("edit_file_at_line", 20_000, 0.0, 1, 10_000))
+@example(case=hostile("compare_files", 100_000, 1.0, 1_000, 600))  # 1,000 lines repeated
+def test_a_diff_costs_time_and_memory_linear_in_what_it_reads_and_answers_and_says_what_it_leaves_out(
+    case: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("case")
+    cap = case["cap"]
+    done = run_limited([str(CHILD), json.dumps(case), str(folder), "{}", str(cap)], 120, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-1500:]
+    reply: dict[str, Any] = json.loads(done.stdout)
+    answered = reply["text_chars"] + reply["meta_chars"]
+    read_and_answered = reply["inputs"] + answered
+    assert done.cpu_seconds <= CPU_BASE + CPU_PER_LINE * reply["lines"] + CPU_PER_CHAR * read_and_answered
+    assert reply["peak_mb"] <= 150 + 4 * read_and_answered / MB
+    assert reply["text_chars"] <= cap + CUT_NOTE and reply["meta_chars"] <= cap
+    text = reply["text"]
+    cut = "[diff cut at " in text or "[cut: the reply was" in text
+    hunks, added, removed = shown_lines(text)
+    if any((old, new) != (said_old, said_new) for said_old, said_new, old, new in hunks):
+        assert cut, "a hunk stops short without saying so"
+    if not reply["is_error"] and (total := counted(reply)) and (added, removed) != total:
+        assert cut, "lines counted but not shown, without saying so"
