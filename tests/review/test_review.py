@@ -8,10 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pytest
 from conftest import Sandbox, make_sandbox
 from mcp import Client
-from results import code, text_of
+from results import code, ok, text_of
 
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, NotFound
@@ -237,3 +238,71 @@ async def test_the_mounts_under_review_apply_in_one_change_or_none_does(tmp_path
     applied = Review(server.vfs).apply()
     assert (one / "a.txt").read_text() == "one\n" and (two / "a.txt").read_text() == "two\n"
     assert applied.change_id is not None and len(applied.paths) == 2
+
+
+async def ids_of(client: Client, *calls: tuple[str, dict[str, Any]]) -> list[str]:
+    """Make each call; the change id each reply names."""
+    return [str(ok(await client.call_tool(tool, args))["change_id"]) for tool, args in calls]
+
+
+def view_files(server: Any) -> dict[str, bytes]:
+    """The files a server's mount under review shows (its pending layer applied)."""
+    backend = server.vfs.mounts[0].backend
+    root = backend.root.rstrip("/")
+    found = backend.fs.find(root, detail=True)
+    return {
+        str(path)[len(root) :].strip("/"): bytes(backend.fs.cat_file(path))
+        for path, info in found.items()
+        if info["type"] == "file"
+    }
+
+
+async def test_undo_by_id_and_a_restore_point_take_back_pending_changes_and_leave_the_store_alone(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    server = reviewed(box, tmp_path)
+    seed = {rel: data.encode() for rel, data in SEED.items()}
+    async with Client(server) as client:
+        first, second, *_ = await ids_of(client, *EDITS)
+
+        ok(await client.call_tool("undo", {"change_id": first}))  # not the newest: that one alone
+        assert view_files(server) == {
+            "a.txt": b"alpha\n",
+            "b.txt": b"BETA\n",
+            "new/notes.md": b"todo\n",
+            "lib/app.py": b"print('hi')\n",
+        }
+        assert [item.path for item in Review(server.vfs).pending()] == [
+            box.path(p) for p in ("b.txt", "lib", "new/notes.md")
+        ]
+
+        undone = ok(await client.call_tool("undo", {"change_id": second, "and_after": True}))
+
+    assert len(undone["undone"]) == 3 and undone["undone"][-1] == second  # newest first
+    assert view_files(server) == seed
+    assert Review(server.vfs).pending() == []
+    assert store_files(box) == seed
+
+
+async def test_a_restore_point_on_a_pending_layer_takes_back_all_or_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha\n")
+    state = str(tmp_path / "state")
+    server = build_server(open_mounts([MountSpec(str(folder))]), Settings(review=True, state=state))
+    async with Client(server) as client:
+        first, _ = await ids_of(
+            client,
+            ("write_file", {"path": "a.txt", "content": "one\n"}),
+            ("write_file", {"path": "b.txt", "content": "two\n"}),
+        )
+        # A program writes b.txt through the vfs protocol on the same pending layer: no change
+        # of the log made it, so no undo takes it back, and b.txt is not as the agent left it.
+        fs = fsspec.filesystem("vfs", roots=[str(folder)], review=True, state=state, skip_instance_cache=True)
+        fs.pipe_file(str(folder / "b.txt"), b"someone else's\n")
+
+        refused = await client.call_tool("undo", {"change_id": first, "and_after": True})
+
+    assert code(refused) == "CONFLICT" and str(folder / "b.txt") in text_of(refused)
+    assert view_files(server) == {"a.txt": b"one\n", "b.txt": b"someone else's\n"}
+    assert (folder / "a.txt").read_text() == "alpha\n" and not (folder / "b.txt").exists()
