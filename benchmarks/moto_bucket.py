@@ -11,9 +11,34 @@ key) and a few more. Prints the port on stdout once it listens, then serves unti
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+
+@contextmanager
+def serving(spec: dict[str, Any], folder: Path) -> Iterator[int]:
+    """This script serving the buckets of ``spec`` in a process of its own (``spec`` written to
+    ``folder``): its port, for as long as the block runs."""
+    spec_file = folder / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    moto = subprocess.Popen(
+        [sys.executable, str(Path(__file__)), str(spec_file)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert moto.stdout is not None
+        port = int(moto.stdout.readline() or 0)
+        assert port, "moto_bucket.py did not start"
+        yield port
+    finally:
+        moto.kill()
+        moto.wait()
+        if moto.stdout is not None:
+            moto.stdout.close()
 
 
 def tree_keys(folders: int, subfolders: int, files: int) -> list[str]:

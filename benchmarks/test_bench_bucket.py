@@ -22,18 +22,16 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import RARE_LITERAL, S3_LATENCY, Scale, SourceTree, s3fs_client
 from latency_proxy import LatencyProxy
+from moto_bucket import serving
 from stdio_server import StdioServer
 
 from vfs_mcp.ops.levels import FOLDERS_AT_ONCE
@@ -85,35 +83,19 @@ def is_list(request_line: str) -> bool:
 def bucket(scale: Scale, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bucket]:
     shape = (5, 250, 4) if scale.quick else (100, 100, 10)
     grep = SourceTree(300 if scale.quick else 5000, regex_hits=0, duplicate_pairs=0)
-    spec_file = tmp_path_factory.mktemp("bucket") / "spec.json"
     folders, subfolders, _ = shape
     needle = f"data/p{folders // 2:03d}/q{subfolders // 2:03d}/{NEEDLE}"
     spec = {
         BUCKET: {"tree": list(shape), "extra": {needle: "the one needle"}},
         GREP_BUCKET: {rel: data.decode() for rel, data in grep.files()},
     }
-    spec_file.write_text(json.dumps(spec))
-    here = Path(__file__).parent
-    moto = subprocess.Popen(
-        [sys.executable, str(here / "moto_bucket.py"), str(spec_file)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert moto.stdout is not None
-        port = int(moto.stdout.readline() or 0)
-        assert port, "moto_bucket.py did not start"
+    with serving(spec, tmp_path_factory.mktemp("bucket")) as port:
         proxy = LatencyProxy("127.0.0.1", port, S3_LATENCY)
         proxy.start()
         try:
             yield Bucket(shape, grep, proxy, port)
         finally:
             proxy.stop()
-    finally:
-        moto.kill()
-        moto.wait()
-        if moto.stdout is not None:
-            moto.stdout.close()
 
 
 @dataclass

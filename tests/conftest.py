@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import hashlib
 import itertools
 import os
 import shutil
@@ -64,6 +65,19 @@ OBJECT_STORES = {"s3": "s3", "s3rver": "s3", "gcs": "gs", "azure": "az"}
 """Sandbox kinds on an object store -> the URL scheme of their mounts."""
 CANARY = b"canary: outside the jail\n"
 _bucket_ids = itertools.count()
+
+
+def tree_hash(folder: Path) -> str:
+    """Every path below a local ``folder``: its kind and mode, a file's bytes, a link's text."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        info = path.lstat()
+        digest.update(f"{path.relative_to(folder)}:{info.st_mode}".encode())
+        if path.is_symlink():
+            digest.update(os.readlink(path).encode())
+        elif path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def png(width: int = 4, height: int = 4) -> bytes:

@@ -39,3 +39,8 @@ def changed(result: CallToolResult) -> dict[str, Any]:
     assert isinstance(change_id, str) and len(change_id) == 22, data
     assert f"change {change_id}" in "\n".join(getattr(block, "text", "") for block in result.content)
     return data
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text a content-first client shows the model: the result's text blocks, joined."""
+    return "\n".join(getattr(block, "text", "") for block in result.content)

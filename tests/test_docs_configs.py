@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from vfs_mcp.cli.options import parser
+from vfs_mcp.cli.review import parser as review_parser
 from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp_backends import create_mount
 
@@ -109,6 +110,9 @@ def command_lines() -> list[tuple[str, list[str]]]:
 @pytest.mark.parametrize(("where", "argv"), command_lines(), ids=[w for w, _ in command_lines()])
 def test_documented_command_lines_parse(where: str, argv: list[str]) -> None:
     args = vfs_args(argv)
+    if args and args[0] == "review":
+        review_parser().parse_args(args[1:])
+        return
     if args and args[0] in ("call", "xml", "tools"):
         return  # subcommands have their own parsers, exercised by their tests
     parser().parse_args(args)

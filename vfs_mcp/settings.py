@@ -28,6 +28,11 @@ class Settings:
     """Bytes of before-images the change log keeps (the oldest change goes first)."""
     state: str | None = None
     """The state store's URL (``--state``): None for the default, a private folder for these mounts."""
+    review: bool = False
+    """Every mount under review (``--review``): its changes stay pending in the state store until a
+    person applies them (``vfs-mcp review``); mounts may also be put under review one by one."""
+    agent_may_apply: bool = False
+    """The model may apply the pending changes itself (``review_ready`` with ``apply``)."""
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     deny: tuple[str, ...] = field(default_factory=tuple)
     tool_names: ToolNames = "safe"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from fsspec import AbstractFileSystem
 
 from vfs_mcp_backends.fetches import LoopFetches
+from vfs_mcp_backends.hostpaths import real_path
 from vfs_mcp_backends.locks import held_here
 
 Names = tuple[list[tuple[str, str, int]], list[str]]
@@ -213,6 +215,15 @@ class BackendMount:
         store has no host paths.
         """
         return None
+
+    def resolve_links(self, path: str, follow: bool) -> str:
+        """Where ``path`` leads once the links on its way are followed (all of them, or all but
+        a final one), as a path of the store's real root, for the jail's check (stores with
+        ``symlinks``): the host's real path here. Never raises for a link that leads out:
+        the path returned is outside the root."""
+        if follow:
+            return real_path(path)
+        return os.path.join(real_path(os.path.dirname(path)), os.path.basename(path))
 
     def narrowed(self, root: str) -> BackendMount:
         """This mount cut down to ``root``, a directory inside it."""

@@ -1,6 +1,7 @@
 """Calls whose changes must not land once their caller stopped waiting: ``commit_scope``
 around a call, ``ensure_wanted`` right before a write becomes visible (the write path's
-commit, and stores that stage writes), ``Abandoned`` when the scope has ended."""
+commit, and stores that stage writes), ``Abandoned`` when the scope has ended. And which
+change a write belongs to (``labelled``)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,22 @@ def ensure_wanted() -> None:
     stop = _stopped.get()
     if stop is not None and stop.is_set():
         raise Abandoned
+
+
+_label: ContextVar[str | None] = ContextVar("vfs_mcp_label", default=None)
+
+
+@contextlib.contextmanager
+def labelled(label: str) -> Iterator[None]:
+    """Writes made inside the block belong to the change ``label`` (its id): a store that keeps
+    what wrote each path (a review mount's layer) keeps it (``current_label``)."""
+    token = _label.set(label)
+    try:
+        yield
+    finally:
+        _label.reset(token)
+
+
+def current_label() -> str | None:
+    """The change the writes made now belong to (``labelled``), if any."""
+    return _label.get()

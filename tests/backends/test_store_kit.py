@@ -84,3 +84,42 @@ class TestToyPlugin(StoreTests):
     @pytest.fixture
     def mount(self) -> BackendMount:
         return toy_store.create(f"toy://kit{next(_buckets)}", {})
+
+
+class _UnderReview:
+    """A store under review: the store below, untouched, and a pending layer in a state store
+    of its own (a private local folder, or memory) above (``vfs_mcp_backends.overlay``)."""
+
+    def under_review(self, base: BackendMount, tmp_path: Path, state: str) -> BackendMount:
+        from vfs_mcp.changes.state import LocalState, ObjectState
+        from vfs_mcp_backends.layers import Layer
+        from vfs_mcp_backends.overlay import OverlayMount
+
+        store = LocalState(str(tmp_path / "state")) if state == "local" else ObjectState(f"memory://st{next(_buckets)}")
+        return OverlayMount.over(base, Layer(store, f"kit://{next(_buckets)}"))
+
+    def make_link(self, mount: BackendMount, path: str, target: str) -> None:
+        mount.fs.symlink(target, path)  # a link of the layer: the store below has none
+
+
+class TestMemoryStoreUnderReview(_UnderReview, StoreTests):
+    @pytest.fixture
+    def mount(self, tmp_path: Path) -> BackendMount:
+        return self.under_review(create_mount(f"memory://kit{next(_buckets)}"), tmp_path, "memory")
+
+
+class TestLocalStoreUnderReview(_UnderReview, StoreTests):
+    @pytest.fixture
+    def mount(self, tmp_path: Path) -> BackendMount:
+        (tmp_path / "store").mkdir()
+        return self.under_review(create_mount(str(tmp_path / "store"), {"auto_mkdir": True}), tmp_path, "local")
+
+
+@pytest.mark.slow
+@pytest.mark.s3
+class TestS3StoreUnderReview(_UnderReview, BucketPerTest, StoreTests):
+    kind = "s3"
+
+    @pytest.fixture
+    def mount(self, request: pytest.FixtureRequest, tmp_path: Path) -> BackendMount:
+        return self.under_review(BucketPerTest.mount.__wrapped__(self, request), tmp_path, "memory")  # type: ignore[attr-defined]

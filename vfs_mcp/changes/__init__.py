@@ -28,6 +28,7 @@ plan again on the new state (a bounded number of times); a plan whose caller pin
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail import versions
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp_backends.scopes import labelled
 
 __all__ = [
     "ABSENT",
@@ -147,7 +149,9 @@ def _run(
                 continue
             pending = _Pending(changelog, recording)
             try:
-                with versions.unnoted():
+                # Each write is labelled with the change's id: a store that keeps what wrote
+                # each path (a mount under review) keeps it. An undo's writes are no change of their own.
+                with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
                     receipt, recorded = commit(
                         vfs,
                         planned.ops,
@@ -227,7 +231,7 @@ class _Pending:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
             elif self.recording is not None:
-                self.changelog.atomic(self.tool, undo, why_not, self.created)
+                self.changelog.atomic(self.tool, undo, why_not, self.created, self.id)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")

@@ -223,14 +223,21 @@ class ChangeLog:
         """A pending change failed and was taken back whole: it never happened."""
         self.store.delete(self._pending(change_id))
 
-    def atomic(self, tool: str, steps: list[Op] | None, why_not: str | None, created: float | None = None) -> None:
+    def atomic(
+        self,
+        tool: str,
+        steps: list[Op] | None,
+        why_not: str | None,
+        created: float | None = None,
+        change_id: str | None = None,
+    ) -> None:
         """Record a change of one step, once made (``created``: when it began to commit; now by
-        default)."""
+        default; ``change_id``: the id its writes were labelled with, when it has one)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self._note(None, why_not)
             return
-        change_id = new_id()
+        change_id = change_id or new_id()
         record = Record(change_id, self.store.instance, tool, self.clock() if created is None else created, steps)
         self.store.write(f"changes/{change_id}.rec", records.encode(record))
         self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)

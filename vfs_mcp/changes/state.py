@@ -8,6 +8,8 @@ mount — the change log with its before-images, the ide buffers, and who is ali
                                         ``changes/`` once the last is made
     pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
     buffers/<handle>                    an ide buffer
+    review/<layer>.*                    the pending layer of a mount under review (its index,
+                                        its files' bytes: ``vfs_mcp_backends.layers``)
 
 ``LocalState`` is a private folder on this machine: made 0700 and never a link, its files 0600,
 written whole (a temp name, then a rename) and, when a record must be durable before a change
@@ -41,13 +43,14 @@ from typing import Any
 
 from vfs_mcp.jail.state_place import StateUnavailable, default_folder, inside_any
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
+from vfs_mcp_backends.layers import Layer
 
 log = logging.getLogger("vfs_mcp")
 
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class StateStore(ABC):
     def __init__(self) -> None:
         self.instance = new_instance_id()
         self._tickers: list[Callable[[], None]] = []
+        self._layers: dict[str, Layer] = {}
         _open.add(self)
 
     @abstractmethod
@@ -123,8 +127,27 @@ class StateStore(ABC):
         """The real host folder of a store on this machine's disk (None elsewhere)."""
         return None
 
+    @property
+    def on_this_machine(self) -> bool:
+        """Whether reading it costs no network (a folder here, memory)."""
+        return True
+
+    def layer(self, url: str) -> Layer:
+        """The pending layer of the mount served as ``url`` under review (one per store and URL
+        in a process): read afresh at each use where the store is on this machine, at most every
+        ``LOOK_SECONDS`` elsewhere (and before each change)."""
+        with _layers_lock:
+            found = self._layers.get(url)
+            if found is None:
+                found = Layer(self, url, look_every=0.0 if self.on_this_machine else LOOK_SECONDS)
+                self._layers[url] = found
+            return found
+
 
 _open: weakref.WeakSet[StateStore] = weakref.WeakSet()
+_layers_lock = threading.Lock()
+LOOK_SECONDS = 1.0
+"""How stale a replica's view of a pending layer on a shared store may be (its own changes show at once)."""
 
 
 def close_all() -> None:
@@ -337,6 +360,10 @@ class ObjectState(StateStore):
         if folder not in FOLDERS or not base or "/" in base:
             raise ValueError(f"not a state name: {name!r}")
         return f"{self.mount.root.rstrip('/')}/{name}"
+
+    @property
+    def on_this_machine(self) -> bool:
+        return self.mount.capabilities.local_io
 
     def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         path = self._path(name)

@@ -1,4 +1,4 @@
-"""The subcommands: ``xml``, ``call``, ``tools`` and ``replay`` (serving is ``cli``)."""
+"""The subcommands: ``xml``, ``call``, ``tools``, ``replay`` and ``review`` (serving is ``cli``)."""
 
 from __future__ import annotations
 
@@ -258,3 +258,9 @@ def replay_main(argv: Sequence[str]) -> int:
         return 2
     print(report)
     return 0 if report.same else 1
+
+
+def review_main(argv: Sequence[str]) -> int:
+    from vfs_mcp.cli.review import main
+
+    return main(argv)

@@ -6,6 +6,7 @@
     vfs-mcp call TOOL [key=value ...]     call one tool on a server started over stdio, or --url
     vfs-mcp tools [--profile NAME]        list a profile's tools with one line each
     vfs-mcp replay FILE -- [ROOT ...]     replay a recorded session on a server; report the first difference
+    vfs-mcp review [MOUNT ...]            what an agent left pending on mounts under review; --apply, --discard
 
 A subcommand is recognised only as the first argument; a folder of the same name is
 served as ``vfs-mcp ./xml``.
@@ -122,7 +123,7 @@ def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int
     return 0
 
 
-SUBCOMMANDS = ("xml", "call", "tools", "replay")
+SUBCOMMANDS = ("xml", "call", "tools", "replay", "review")
 """Each is ``vfs_mcp.cli.commands.{name}_main``."""
 
 

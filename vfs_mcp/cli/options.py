@@ -26,6 +26,7 @@ EPILOG = """subcommands (as the first argument):
   call TOOL [k=v ...]  call one tool on a server and print the result
   tools                list the tools of a profile
   replay FILE -- ROOT  replay a recorded session (vfs_mcp.testing) and report the first difference
+  review [MOUNT ...]   what an agent left pending on mounts under review; --apply or --discard it
 run `vfs-mcp SUBCOMMAND --help` for their options"""
 
 
@@ -95,6 +96,17 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="where changes are recorded, to undo by id and finish after a crash: a folder or any fsspec URL, "
         "e.g. s3://bucket/.vfs-mcp-state for replicas (default: a private folder per user and set of mounts)",
+    )
+    p.add_argument(
+        "--review",
+        action="store_true",
+        help="keep every change pending in the state store, shown to the model only, until a person applies "
+        "it with `vfs-mcp review --apply` (one mount: review = true in its [[mount]])",
+    )
+    p.add_argument(
+        "--agent-may-apply",
+        action="store_true",
+        help="with mounts under review: the model may apply the pending changes itself (review_ready apply=true)",
     )
     p.add_argument(
         "--log-level",
@@ -181,6 +193,8 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         undo_limit=args.undo_limit,
         undo_bytes=args.undo_bytes,
         state=args.state or (config.state if config else None),
+        review=args.review,
+        agent_may_apply=args.agent_may_apply,
     )
 
 
@@ -203,8 +217,10 @@ def server_from(
     logging.basicConfig(handlers=[stderr], level=level, format="%(levelname)s %(name)s: %(message)s")
     calls.setLevel(logging.NOTSET)  # at --log-level INFO, an operator reads each call's outcome on stderr
     config = Config.load(args.config) if args.config else None
-    operator = bool(roots or (config and config.mounts))
-    specs = merge_specs(roots if operator else ["."], config)
+    # Under review the mounts are the operator's (the current folder by default): a client's
+    # roots only narrow them, never become mounts of their own that nothing reviews.
+    operator = bool(roots or (config and config.mounts) or args.review)
+    specs = merge_specs(roots or (["."] if not (config and config.mounts) else []), config)
     if args.memory_max_bytes:
         specs = [
             dataclasses.replace(spec, options={"max_bytes": args.memory_max_bytes, **spec.options})

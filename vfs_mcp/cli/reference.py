@@ -61,6 +61,14 @@ DETAILS = {
         "The log keeps `--undo-bytes` of before-images (the oldest change goes first) and each session "
         "`--undo-limit` changes for `undo()` with no id."
     ),
+    "review_ready": (
+        "On a server with mounts under review, every change the tools make stays pending in the state "
+        "store: the tools show the mount with the changes, nothing else on the machine or in the bucket "
+        "does. This lists what is pending (each path, how it changed, the ids of the changes that made "
+        "it) and says how the person applies it (`vfs-mcp review --apply`). `apply=true` applies it "
+        "all, as `--apply` does, only on a server started with `--agent-may-apply` (else "
+        "ACCESS_DENIED)."
+    ),
 }
 """What a tool does in more words than its description spends on every turn."""
 
@@ -145,16 +153,26 @@ def visible_bytes(tools: list[Tool]) -> int:
     return len(compact_json(listed).encode())
 
 
-def _tools(profile: str) -> list[Tool]:
-    server = build_server(open_mounts([MountSpec("memory://reference")]), Settings(profiles=(profile,)))
+def _tools(profile: str, review: bool = False) -> list[Tool]:
+    settings = Settings(profiles=(profile,), review=review)
+    server = build_server(open_mounts([MountSpec("memory://reference")]), settings)
     return sdk.registered_tools(server)
 
 
 def render() -> str:
-    """The whole reference: every profile's tools in listing order."""
+    """The whole reference: every profile's tools in listing order, then those listed only
+    when a mount is under review."""
     parts = [HEADER]
     for profile in PROFILES:
         tools = _tools(profile)
         parts.append(f"## Profile `{profile}` ({len(tools)} tools, {visible_bytes(tools):,} bytes model-visible)\n")
         parts += [_tool(tool) for tool in tools]
+        listed = {tool.name for tool in tools}
+        more = [tool for tool in _tools(profile, review=True) if tool.name not in listed]
+        if more:
+            parts.append(
+                f"Listed only when a mount is under review (`--review`, [review.md](review.md)): "
+                f"{visible_bytes(more):,} bytes more.\n"
+            )
+            parts += [_tool(tool) for tool in more]
     return "\n".join(parts).rstrip() + "\n"

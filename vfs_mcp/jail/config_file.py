@@ -13,6 +13,7 @@ line naming the file, the key and, for a near-miss, the key meant (``readonly`` 
     root = "s3://bucket/prefix"
     read_only = true
     deny_hardlinked = false      # local mounts: refuse files with other hard links
+    review = false               # keep its changes pending for a person to accept (vfs-mcp review)
     options = { endpoint_url = "http://127.0.0.1:9000" }   # object stores only
 
     [[mount]]
@@ -39,6 +40,7 @@ class MountEntry(BaseModel):
     root: str
     read_only: bool = False
     deny_hardlinked: bool = False
+    review: bool = False
     options: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -113,9 +113,15 @@ class JailedFS:
 
     def canonical(self, target: Target) -> Target:
         """``target`` with the links inside its mount resolved (itself on stores without links)."""
-        real = self.host_path(target) if target.mount.capabilities.symlinks else None
-        if real is None:
+        if not target.mount.capabilities.symlinks:
             return target
+        real = self.host_path(target)
+        if real is None:  # a store whose links are its own (a mount under review): it resolves them
+            with self.guard(target):
+                real = target.mount.backend.resolve_links(target.fs_path, True)
+            root = target.mount.real_root.rstrip("/")
+            if real != root and not real.startswith(root + "/"):
+                raise AccessDenied(f"{target.display} resolves outside its mount through a symbolic link; refused")
         # host_path has checked that the real path lies inside the mount's real root.
         return Target(target.mount, real[len(target.mount.real_root) :].strip("/"))
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
+from vfs_mcp_backends.layers import Layer
 from vfs_mcp_backends.local import host_path
+from vfs_mcp_backends.overlay import OverlayMount
 from vfs_mcp_backends.store_errors import storage_problem
 
 
@@ -24,6 +26,9 @@ class Mount:
     read_only: bool = False
     real_root: str = ""
     deny_hardlinked: bool = False
+    review: bool = False
+    """Its changes are kept pending, for a person to accept (``vfs_mcp.review``); once it is
+    served so, its store is an ``OverlayMount`` (``layer``)."""
 
     @property
     def fs(self) -> Any:
@@ -35,7 +40,13 @@ class Mount:
 
     @property
     def is_local(self) -> bool:
-        return self.capabilities.host_paths
+        """A local folder, named by host paths (under review too, where its store has none)."""
+        return self.scheme == "file"
+
+    @property
+    def layer(self) -> Layer | None:
+        """The pending layer of a mount served under review."""
+        return self.backend.layer if isinstance(self.backend, OverlayMount) else None
 
     def sweep_temp_files(self, older_than: float) -> int:
         """Delete temp files of writes that were killed, older than ``older_than`` seconds."""
@@ -68,6 +79,7 @@ class MountSpec:
     read_only: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     deny_hardlinked: bool = False
+    review: bool = False
 
 
 def _display_root(url: str) -> str:
@@ -98,6 +110,7 @@ def open_mount(spec: MountSpec, read_only: bool = False) -> Mount:
         read_only=spec.read_only or read_only,
         real_root=real,
         deny_hardlinked=spec.deny_hardlinked,
+        review=spec.review,
     )
 
 
@@ -128,7 +141,13 @@ class Config:
                 )
             first[root] = number
         mounts = [
-            MountSpec(root=m.root, read_only=m.read_only, options=dict(m.options), deny_hardlinked=m.deny_hardlinked)
+            MountSpec(
+                root=m.root,
+                read_only=m.read_only,
+                options=dict(m.options),
+                deny_hardlinked=m.deny_hardlinked,
+                review=m.review,
+            )
             for m in checked.mount
         ]
         return cls(

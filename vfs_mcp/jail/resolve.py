@@ -34,7 +34,6 @@ from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, ReadOnly, Vf
 from vfs_mcp.jail.denylist import deny_spec
 from vfs_mcp.jail.globs import nfc
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp_backends.hostpaths import real_path
 from vfs_mcp_backends.tempfiles import TEMP_PREFIX as TEMP_PREFIX  # re-exported: our temp files' names begin so
 from vfs_mcp_backends.tempfiles import is_temp_name
 
@@ -332,7 +331,7 @@ class Jail:
         # Defense in depth: the lexical check above cannot see symlinks; the real path can.
         mount = target.mount
         path = target.fs_path
-        real = real_path(path) if follow else os.path.join(real_path(os.path.dirname(path)), os.path.basename(path))
+        real = mount.backend.resolve_links(path, follow)
         if not _holds(mount.real_root, real):
             raise AccessDenied(f"{shown} resolves outside its mount through a symbolic link; refused")
         landing = mount

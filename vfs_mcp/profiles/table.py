@@ -42,6 +42,8 @@ class Tool:
     """Its name with ``--tool-names seed`` (default: the same)."""
     writes: bool | None = None
     """Listed only when some mount is writable (default: when it is not read-only)."""
+    review: bool = False
+    """Listed only when some mount is under review."""
 
     @property
     def where(self) -> str:

@@ -193,8 +193,17 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     """
     settings = settings or Settings()
     profiles.check(settings.profiles)
-    vfs = JailedFS(Jail(mounts, deny=settings.deny))
-    _record_changes(vfs, settings)
+    reviewed = settings.review or any(mount.review for mount in mounts)
+    if reviewed:
+        from vfs_mcp.review import jailed_under_review
+
+        vfs = jailed_under_review(
+            mounts, state=settings.state, deny=settings.deny, every=settings.review, undo_bytes=settings.undo_bytes
+        )
+        mounts = vfs.mounts
+    else:
+        vfs = JailedFS(Jail(mounts, deny=settings.deny))
+        _record_changes(vfs, settings)
     bus = InMemorySubscriptionBus()
     server = VfsServer(
         "vfs-mcp",
@@ -210,7 +219,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     if settings.client_roots != "off":
         server.client_roots = ClientRoots(settings.client_roots, list(mounts), refresh=settings.roots_refresh)
     tools.register(server, vfs, settings)
-    resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount")
+    resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount", pending=reviewed)
     _serve_protocol(server, bus)
     sdk.withdraw_requests(server, "prompts/list", "prompts/get")  # no prompts: no capability, -32601 for both
     server.middleware.insert(0, boundary.replies)

@@ -24,6 +24,7 @@ from vfs_mcp.ops.text import looks_binary
 from vfs_mcp.server.metrics import Metrics
 
 METRICS_URI = "vfs://metrics"
+PENDING_URI = "vfs://pending"
 
 
 def base_uri(mount: Mount) -> str:
@@ -61,8 +62,10 @@ def register(
     max_bytes: int = DEFAULT_MAX_READ_BYTES,
     *,
     any_local: bool = False,
+    pending: bool = False,
 ) -> None:
-    """A template per mount for its files, and the metrics resource.
+    """A template per mount for its files, the metrics resource, and (``pending``: some mount is
+    under review) what is pending on the review mounts.
 
     any_local: one ``file:///{+path}`` template for every local file instead of one per local
         mount, for mounts that come and go with the client's roots (the jail still decides).
@@ -82,6 +85,19 @@ def register(
             name=f"files in {mount.url}",
             description=f"Any file under the mount {mount.url}, by its path inside it",
         )(_reader(vfs, base, max_bytes))
+
+    if pending:
+
+        @server.resource(
+            PENDING_URI,
+            name="pending changes",
+            mime_type="text/x-diff",
+            description="What the review mounts hold pending: one unified diff a file, with the ids of the changes",
+        )
+        def pending_resource() -> str:
+            from vfs_mcp.review import Review
+
+            return Review(vfs).diff()
 
     @server.resource(
         METRICS_URI,

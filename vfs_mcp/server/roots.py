@@ -66,8 +66,11 @@ def narrowed(mount: Mount, target: Target) -> Mount:
         backend=backend,
         scheme=mount.scheme,
         read_only=mount.read_only,
-        real_root=real,
+        real_root=real
+        if mount.layer is None
+        else mount.real_root.rstrip("/") + target.fs_path[len(mount.backend.root) :],
         deny_hardlinked=mount.deny_hardlinked,
+        review=mount.review,
     )
 
 

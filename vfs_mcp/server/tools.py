@@ -50,12 +50,13 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     first call; any other the SDK's way, now."""
     profiles.check(settings.profiles)
     writable = any(not mount.read_only for mount in vfs.mounts)
+    reviewed = any(mount.layer is not None for mount in vfs.mounts)
     exact: set[str] = set()
     for profile in dict.fromkeys(settings.profiles):
         table = profiles.tools_of(profile)
         names = {tool.key: tool.named(settings) for tool in table}
         for tool in table:
-            if tool.needs_writable and not writable:
+            if (tool.needs_writable and not writable) or (tool.review and not reviewed):
                 continue
             name, fn = names[tool.key], bound(tool, vfs, settings)
             planned = schemas.known().get(tool.where)

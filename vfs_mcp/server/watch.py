@@ -216,8 +216,8 @@ def _stat(path: str) -> tuple[int, ...] | None:
 
 def _host_path(target: Target) -> str | None:
     """Where watchfiles can watch the file: its real path, when it is local and its folder exists."""
-    if not target.mount.is_local:
-        return None
+    if not target.mount.capabilities.host_paths:
+        return None  # no host path (a mount under review shows its layer): polled
     folder = real_path(os.path.dirname(target.fs_path))
     if not os.path.isdir(folder):
         return None

@@ -303,6 +303,9 @@ class FaultyMount(BackendMount):
     def host_path(self, path: str) -> str | None:
         return self.inner.host_path(path)
 
+    def resolve_links(self, path: str, follow: bool) -> str:
+        return self.inner.resolve_links(path, follow)
+
     def narrowed(self, root: str) -> BackendMount:
         return FaultyMount(self.inner.narrowed(root), (), self.plan)
 

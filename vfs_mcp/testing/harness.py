@@ -6,21 +6,26 @@ import dataclasses
 import logging
 import os
 import posixpath
+import secrets
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing.faults import Fault, FaultyMount
 from vfs_mcp.testing.recording import Recorder, ToolCall, save_calls
 from vfs_mcp.testing.trees import Content, Snapshot, TreeDiff, tree_diff
+
+if TYPE_CHECKING:
+    from vfs_mcp.review import PendingFile
 
 Files = Mapping[str, str | bytes]
 """Relative path -> content: ``str`` is written as UTF-8, ``bytes`` as is."""
@@ -147,11 +152,26 @@ class HarnessFS:
             files[rel] = _maybe_text(data) if text else data
         return files
 
-    def diff(self, before: Mapping[str, Content], path: str = "") -> TreeDiff:
+    def diff(self, before: Mapping[str, Content] | None = None, path: str = "") -> TreeDiff:
         """What changed from ``before`` (an earlier ``snapshot``, or a dict of the files expected)
         to the files under ``path`` now: added, removed and changed files, with a unified diff
-        of each changed text file (``print`` it)."""
+        of each changed text file (``print`` it). Without ``before``, on a mount under review:
+        what its pending changes would change (its store's files against what the tools see)."""
+        if before is None:
+            store = self.under_review()
+            if store is None:
+                raise TypeError("diff() needs the files before (a snapshot) on a mount not under review")
+            before = store.snapshot(path)
         return tree_diff(before, self.snapshot(path))
+
+    def under_review(self) -> HarnessFS | None:
+        """The store of a mount under review, as it is (its pending changes aside); None for
+        a mount not under review."""
+        if self.mount.layer is None:
+            return None
+        from vfs_mcp.review.mounts import sides_of
+
+        return HarnessFS(sides_of(self.mount).base)
 
     def _rel(self, path: str) -> str:
         """``path`` as a canonical mount-relative path; ValueError for one that leaves the mount."""
@@ -191,10 +211,20 @@ class VfsClient(Client):
     fs: HarnessFS
     calls: list[ToolCall] = field(default_factory=list)
     recorder: Recorder | None = None
+    served: JailedFS | None = None
+    """The server's jailed filesystem (what ``pending`` reviews)."""
 
     async def __aenter__(self) -> Self:
         await super().__aenter__()
         return self
+
+    def pending(self, *select: str) -> list[PendingFile]:
+        """What the agent left pending on the mounts under review (paths or change ids pick
+        some): each path, how it changed, its diff and the ids of the changes that made it."""
+        from vfs_mcp.review import Review
+
+        assert self.served is not None
+        return Review(self.served).pending(*select)
 
     def save_calls(self, path: str | os.PathLike[str]) -> None:
         """Write ``calls`` as a JSON lines recording for ``replay`` (the mount root as ``${root}``)."""
@@ -239,10 +269,14 @@ def connect(
 
 def recorded(server: MCPServer, fs: HarnessFS) -> VfsClient:
     """A client (not yet connected) of ``server``, whose first mount ``fs`` is, recording every
-    tool call the server answers from now on (``client.calls``)."""
+    tool call the server answers from now on (``client.calls``). On a mount under review,
+    ``client.fs`` shows the files as the tools see them."""
     recorder = Recorder([])
     server.middleware.append(recorder)
-    return VfsClient(server, fs=fs, calls=recorder.calls, recorder=recorder)
+    vfs = getattr(server, "vfs", None)
+    if vfs is not None and vfs.mounts[0].layer is not None:
+        fs = HarnessFS(vfs.mounts[0])
+    return VfsClient(server, fs=fs, calls=recorder.calls, recorder=recorder, served=vfs)
 
 
 def memory_fs(files: Seed = None, *, read_only: bool = False, name: str = "workspace") -> HarnessFS:
@@ -297,6 +331,8 @@ async def memory_server(
     read_only: bool = False,
     name: str = "workspace",
     faults: Sequence[Fault] = (),
+    review: bool = False,
+    overlay: str | os.PathLike[str] | None = None,
     **server_options: Any,
 ) -> AsyncIterator[VfsClient]:
     """A connected client of a new server over a new in-memory mount holding ``files``.
@@ -304,9 +340,21 @@ async def memory_server(
     No disk, no subprocess, no network. Relative paths in tool calls start at the mount root;
     results name files ``memory://{name}/...``. A ``read_only`` server does not list the write
     tools. ``faults`` and ``server_options`` are those of ``connect``.
+
+    ``review``: the mount is under review: the agent's changes stay pending (``client.pending()``,
+    ``client.fs.diff()``), ``client.fs`` shows the files as the tools see them. ``overlay``: the
+    mount is that local folder (a checkout) under review, its pending changes in memory: the
+    agent reads the folder, and nothing it does reaches it (``files`` are pending changes too).
     """
-    fs = memory_fs(files, read_only=read_only, name=name)
-    async with connect(fs, profile=profile, faults=faults, **server_options) as client:
+    if overlay is None:
+        fs = memory_fs(files, read_only=read_only, name=name)
+    else:
+        fs = HarnessFS(open_mount(MountSpec(os.fspath(overlay), read_only=read_only)))
+        server_options.setdefault("state", f"memory://vfs-mcp-review-{secrets.token_hex(8)}")
+    reviewed = review or overlay is not None
+    async with connect(fs, profile=profile, faults=faults, review=reviewed, **server_options) as client:
+        if overlay is not None:
+            client.fs.seed(files)
         yield client
 
 

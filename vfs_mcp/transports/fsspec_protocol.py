@@ -5,7 +5,8 @@ anything on fsspec) under the same policy that guards the tools.
     pandas.read_csv("vfs:///data/x.csv", storage_options={"roots": ["/data"]})
 
 The options are the command line's: ``roots`` (ROOT arguments), ``deny`` (``--deny``),
-``read_only`` (``--read-only``), ``config`` (``--config FILE``), ``deny_hardlinked``.
+``read_only`` (``--read-only``), ``config`` (``--config FILE``), ``deny_hardlinked``,
+``review`` and ``state`` (``--review``, ``--state``: writes stay pending, see docs/review.md).
 Paths are the tools' paths: absolute inside a mount (``/data/x.csv``) or a mount URL
 (``vfs://s3://bucket/reports/x.csv``); names come back the same way. Errors are the usual
 OSError subclasses: denied or missing is FileNotFoundError, outside every mount, through a
@@ -119,11 +120,15 @@ class JailFileSystem(AbstractFileSystem, metaclass=_KeyedByConfig):  # type: ign
         deny_hardlinked: bool = False,
         jailed: JailedFS | None = None,
         config_sha256: str | None = None,
+        review: bool = False,
+        state: str | None = None,
         **kwargs: Any,
     ) -> None:
         """ValueError when there is no root or a root cannot be mounted (naming it).
         ``jailed``: serve an existing jailed filesystem (a server's own) instead of new mounts.
-        ``config_sha256``: the config file's hash, set by the instance cache (``_KeyedByConfig``)."""
+        ``config_sha256``: the config file's hash, set by the instance cache (``_KeyedByConfig``).
+        ``review``: every mount under review (as ``--review``; one mount: ``review = true`` in the
+        config): writes stay pending in the state store ``state`` (``vfs_mcp.review``)."""
         super().__init__(**kwargs)
         if jailed is not None:
             self.vfs = jailed
@@ -136,6 +141,12 @@ class JailFileSystem(AbstractFileSystem, metaclass=_KeyedByConfig):  # type: ign
         for mount in mounts:
             mount.deny_hardlinked = mount.deny_hardlinked or deny_hardlinked
         denied = [*(loaded.deny if loaded else []), *([deny] if isinstance(deny, str) else deny)]
+        if review or any(mount.review for mount in mounts):
+            from vfs_mcp.review import jailed_under_review
+
+            state = state or (loaded.state if loaded else None)
+            self.vfs = jailed_under_review(mounts, state=state, deny=denied, every=review)
+            return
         self.vfs = JailedFS(Jail(mounts, deny=denied))
 
     # -- paths ------------------------------------------------------------------------

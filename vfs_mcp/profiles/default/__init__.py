@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from vfs_mcp.profiles.table import Tool
 
-FILES, WRITES, LINES, TEXT, SEARCH, ANALYTICS = (
-    f"{__name__}.{module}:" for module in ("files", "writes", "lines", "text", "search", "analytics")
+FILES, WRITES, LINES, TEXT, SEARCH, ANALYTICS, REVIEW = (
+    f"{__name__}.{module}:" for module in ("files", "writes", "lines", "text", "search", "analytics", "review")
 )
 
 TOOLS = (
@@ -95,6 +95,15 @@ TOOLS = (
         "session's newest (to path, if given). and_after: all later ones of its mounts too. dry_run: preview.",
         read_only=False,
         destructive=True,
+    ),
+    Tool(
+        REVIEW + "review_ready",
+        "Ready for review",
+        "Your changes here are pending: the files show them to you, to no one else, until the person "
+        "applies them. Call this when done: it lists what is pending, for the person to review.",
+        read_only=False,
+        writes=False,
+        review=True,
     ),
     Tool(
         WRITES + "write_file",

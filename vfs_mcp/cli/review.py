@@ -1,0 +1,75 @@
+"""``vfs-mcp review``: what the mounts under review hold pending, and the person's decision."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from vfs_mcp.errors import VfsError
+from vfs_mcp.ops.names import plural
+from vfs_mcp.review import open_review
+
+DESCRIPTION = (
+    "Show what an agent changed on mounts served under review (--review, or review = true in a [[mount]]): one "
+    "unified diff a file, with the ids of the changes that made it. --apply writes it to the mounts, all or nothing "
+    "(refused whole, naming the file, where a file changed since the agent read it); --discard drops it. Both take "
+    "paths or change ids to pick part of it. Give the mounts (or --config, --state) as the server was given them. "
+    "Exit 0, 1 when the apply or discard is refused, 2 on a usage error."
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vfs-mcp review", description=DESCRIPTION, allow_abbrev=False)
+    p.add_argument("mounts", nargs="*", metavar="MOUNT", help="the mounts under review (default: the current folder)")
+    p.add_argument("--config", metavar="FILE", help="the server's config file (its review mounts, its state store)")
+    p.add_argument(
+        "--state", metavar="URL", help="the server's state store (default: where a server of MOUNTs keeps it)"
+    )
+    p.add_argument("--deny", action="append", default=[], metavar="GLOB", help="as the server's --deny (repeatable)")
+    decide = p.add_mutually_exclusive_group()
+    decide.add_argument(
+        "--apply", nargs="*", metavar="PATH|CHANGE_ID", help="write what is pending (only these paths or changes)"
+    )
+    decide.add_argument(
+        "--discard", nargs="*", metavar="PATH|CHANGE_ID", help="drop what is pending (only these paths or changes)"
+    )
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        with open_review(args.mounts, config=args.config, state=args.state, deny=args.deny) as review:
+            mounts = ", ".join(sides.layer.url for sides in review.sides)
+            try:
+                if args.apply is not None:
+                    applied = review.apply(*args.apply)
+                    how = (
+                        f" (change {applied.change_id}: undo by this id, on a server not under review, takes it back)"
+                        if applied.change_id
+                        else ""
+                    )
+                    print(f"applied {plural(len(applied.paths), 'path')} to {mounts}{how}")
+                    for path in applied.paths:
+                        print(f"  {path}")
+                elif args.discard is not None:
+                    dropped = review.discard(*args.discard)
+                    print(f"discarded {plural(len(dropped), 'path')} pending on {mounts}")
+                    for path in dropped:
+                        print(f"  {path}")
+                else:
+                    pending = review.pending()
+                    print(review.diff(), end="")
+                    if pending:
+                        print(
+                            f"\n{plural(len(pending), 'path')} pending on {mounts}: `vfs-mcp review --apply` applies, "
+                            "`vfs-mcp review --discard` drops (both take paths or change ids to pick some)"
+                        )
+            except VfsError as err:
+                print(f"vfs-mcp review: {err}", file=sys.stderr)
+                return 1
+    except (OSError, ValueError, VfsError) as exc:
+        print(f"vfs-mcp review: {exc}", file=sys.stderr)
+        return 2
+    return 0
