@@ -36,7 +36,7 @@ from conftest import RARE_LITERAL, S3_LATENCY, Scale, SourceTree, s3fs_client
 from latency_proxy import LatencyProxy
 from stdio_server import StdioServer
 
-from vfs_mcp.ops.levels import FOLDERS_AT_ONCE
+from vfs_mcp.ops.trees.breadth_first import FOLDERS_AT_ONCE
 
 MEMORY_BOUND = 150 * 10**6
 PAGE = 1000

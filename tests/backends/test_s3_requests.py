@@ -20,11 +20,13 @@ from vfs_mcp.changes import log
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import edit, patch, transfers, write
-from vfs_mcp.ops.analytics import calculate_directory_size
-from vfs_mcp.ops.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
-from vfs_mcp.ops.listing import list_directory
-from vfs_mcp.ops.tree import TreeResult, directory_tree, search_files
+from vfs_mcp.ops.edits import patch
+from vfs_mcp.ops.edits import replace as edit
+from vfs_mcp.ops.files import transfers, write
+from vfs_mcp.ops.files.listing import list_directory
+from vfs_mcp.ops.search.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
+from vfs_mcp.ops.trees.analytics import calculate_directory_size
+from vfs_mcp.ops.trees.directory_tree import TreeResult, directory_tree, search_files
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import line_edits as line_ops
-from vfs_mcp.ops import literal, textfile, unified
+from vfs_mcp.ops.diff import unified
+from vfs_mcp.ops.edits import numbered as line_ops
+from vfs_mcp.ops.edits import replace as edit_ops
+from vfs_mcp.ops.text import document as textfile
+from vfs_mcp.ops.text import find as literal
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio

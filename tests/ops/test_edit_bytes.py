@@ -22,9 +22,11 @@ from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import literal, textfile, unified
-from vfs_mcp.ops.edit import TextEdit, edit_file
+from vfs_mcp.ops.diff import unified
+from vfs_mcp.ops.edits import replace as edit_ops
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+from vfs_mcp.ops.text import document as textfile
+from vfs_mcp.ops.text import find as literal
 
 LINES = ["a", "b", "ab", "a b", "  a", "", "é", "😀 b", "\ta", "a\r", "b\x0c"]
 NEW = st.text(alphabet="ab \n\té😀", max_size=8)

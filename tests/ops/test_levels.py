@@ -10,9 +10,9 @@ import pytest
 from conftest import Sandbox, make_sandbox
 
 from vfs_mcp.jail.reads import Listing
-from vfs_mcp.ops import levels
-from vfs_mcp.ops.tree import cut
-from vfs_mcp.ops.walk import Sieve, sifted
+from vfs_mcp.ops.trees import breadth_first as levels
+from vfs_mcp.ops.trees.directory_tree import cut
+from vfs_mcp.ops.walks.selection import Sieve, sifted
 
 TREE = {
     ".gitignore": "build/\n*.tmp\n",

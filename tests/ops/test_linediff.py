@@ -1,5 +1,5 @@
 """A diff's line matching costs what the texts' differences cost, not the square of their
-repeated lines (``ops/linediff.py``), and still gives a diff that turns one text into the other
+repeated lines (``ops/diff/line_matching.py``), and still gives a diff that turns one text into the other
 with as few lines changed as can be."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vfs_mcp.ops import linediff
+from vfs_mcp.ops.diff import line_matching as linediff
 
 LINES = st.lists(st.sampled_from(["a", "b", "c", "", "}"]), max_size=14)
 ONE_SIDED = st.lists(st.sampled_from(["a", "b", "c", "", "}", "only here"]), max_size=14)
@@ -107,7 +107,7 @@ def test_two_edits_far_apart_in_a_big_file_of_repeated_lines_diff_at_once(tmp_pa
         from vfs_mcp.jail.filesystem import JailedFS
         from vfs_mcp.jail.mounts import MountSpec, open_mount
         from vfs_mcp.jail.resolve import Jail
-        from vfs_mcp.ops.edit import TextEdit, edit_file
+        from vfs_mcp.ops.edits.replace import TextEdit, edit_file
         import sys
         folder = sys.argv[1]
         pad = "p\\n" * 32768

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vfs_mcp.ops import literal
-from vfs_mcp.ops.literal import MEMMEM_CHARS, find_all
+from vfs_mcp.ops.text import find as literal
+from vfs_mcp.ops.text.find import MEMMEM_CHARS, find_all
 
 
 def stepped(text: AnyStr, old: AnyStr, limit: int | None) -> list[int]:

@@ -11,8 +11,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import Conflict
-from vfs_mcp.ops import hunks
-from vfs_mcp.ops.patchparse import parse_patch
+from vfs_mcp.ops.edits import hunk_placing as hunks
+from vfs_mcp.ops.edits.patch_formats import parse_patch
 
 
 def line(number: int) -> str:

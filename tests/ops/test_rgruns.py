@@ -1,5 +1,5 @@
 """A folder searched by ripgrep in several runs at once answers exactly as one sorted run:
-the same matches, in the same order, pages and notes (``vfs_mcp.ops.rgruns``)."""
+the same matches, in the same order, pages and notes (``vfs_mcp.ops.search.ripgrep_runs``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops import rgruns, ripgrep
-from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
+from vfs_mcp.ops.search import ripgrep
+from vfs_mcp.ops.search import ripgrep_runs as rgruns
+from vfs_mcp.ops.search.grep import GrepQuery, GrepResult, grep_files
 
 # Top-level names the ignore syntax must spell exactly (globs, comments, negations, spaces),
 # beside ignore files further down, hidden files and links.

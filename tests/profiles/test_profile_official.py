@@ -28,7 +28,7 @@ from mcp_types import CallToolResult
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import reference_io
+from vfs_mcp.ops.dialects import reference as reference_io
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
 from vfs_mcp.profiles.results import error_of

@@ -37,7 +37,7 @@ from vfs_mcp.server.replies import encodable
 from vfs_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from vfs_mcp.ops.grepquery import Progress
+    from vfs_mcp.ops.walks.progress import Progress
 
 PROGRESS_ARGUMENT = "progress"
 """An adapter's argument that receives the call's progress reporter (the SDK's Context on the way in)."""

@@ -1,6 +1,6 @@
 """The ``fs`` profile (SPEC §5, seed 001): ten tools with the seed's arguments and result JSON.
 
-Its table (``TOOLS``): each tool calls one operation, ``vfs_mcp.ops.fs_reads`` and ``fs_writes`` (the
+Its table (``TOOLS``): each tool calls one operation, ``vfs_mcp.ops.dialects.fs_reads`` and ``fs_writes`` (the
 seed's result models are in ``fs_models``). Names are
 ``fs_list_files`` by default and ``fs.list_files`` with ``--tool-names seed``. The text
 block is the result JSON, as the seed's clients read it. A server whose mounts are all
@@ -16,10 +16,10 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import fs_models as models
-from vfs_mcp.ops import fs_reads as fs
-from vfs_mcp.ops import fs_writes as writes
-from vfs_mcp.ops.grepquery import Progress
+from vfs_mcp.ops.dialects import fs_reads as fs
+from vfs_mcp.ops.dialects import fs_results as models
+from vfs_mcp.ops.dialects import fs_writes as writes
+from vfs_mcp.ops.walks.progress import Progress
 from vfs_mcp.profiles.results import record
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings

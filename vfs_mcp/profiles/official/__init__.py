@@ -19,7 +19,7 @@ from mcp_types import AudioContent, BlobResourceContents, CallToolResult, Embedd
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import reference_io
+from vfs_mcp.ops.dialects import reference as reference_io
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
 from vfs_mcp.profiles.table import Tool

@@ -1,0 +1,171 @@
+"""The reference server's reads and writes (the ``official`` profile's, SPEC §5): our
+operations with its limits, its messages and its media typing.
+
+Messages are rewritten where ours would name an argument the reference does not have.
+Every function returns text (or a ``Media``) and raises our errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Literal
+from urllib.parse import quote
+
+from vfs_mcp.errors import AlreadyExists, BinaryContent, InvalidArgument, NotFound, TooLarge, VfsError
+from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops.files import lines as line_ops
+from vfs_mcp.ops.files import read, transfers, write
+
+MEDIA_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+    ".svg": "image/svg+xml",
+    ".mp3": "audio/mpeg",
+    ".wav": "audio/wav",
+    ".ogg": "audio/ogg",
+    ".flac": "audio/flac",
+}
+"""The extensions the reference returns as image/audio blocks; every other file is a resource."""
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def read_text(vfs: JailedFS, path: str, head: int | None, tail: int | None, max_bytes: int) -> str:
+    """The whole file as UTF-8 text, or its first ``head`` / last ``tail`` lines joined by
+    ``\n`` (no final newline, CRLF read as LF). 0 means "not given", as in the reference.
+    """
+    if (head is not None and head < 0) or (tail is not None and tail < 0):
+        raise InvalidArgument("head and tail must be 0 or more")
+    if head and tail:
+        raise InvalidArgument("Cannot specify both head and tail parameters simultaneously; pass one of them")
+    try:
+        if tail:
+            text, _ = line_ops.tail_file(vfs, path, tail, "utf-8", max_bytes)
+            return _joined(text)
+        if head:
+            text, meta = line_ops.head_file(vfs, path, head, "utf-8", max_bytes)
+            if meta.truncated:
+                raise TooLarge(f"the first {head} lines of {path} are over {max_bytes} bytes; ask for fewer lines")
+            return _joined(text)
+        text, _ = read.read_file(vfs, path, "utf-8", max_read_bytes=max_bytes)
+        return text
+    except BinaryContent:
+        raise BinaryContent(f"{path} is not UTF-8 text; use read_media_file for binary files") from None
+    except TooLarge as err:
+        if head or tail:
+            raise
+        raise TooLarge(
+            f"{path} is over the {max_bytes}-byte limit for whole reads; read part of it with head or tail"
+        ) from err
+
+
+def _joined(lines: str) -> str:
+    text = lines.replace("\r\n", "\n")
+    return text[:-1] if text.endswith("\n") else text
+
+
+def read_many(vfs: JailedFS, paths: Sequence[str], max_bytes: int) -> str:
+    """Each file as ``path:\\ncontent\\n`` or ``path: Error - CODE: message``, joined by ``---`` lines.
+
+    All of them together are bounded by ``max_bytes`` (see ``read.admit``).
+    """
+    if not paths:
+        raise InvalidArgument("paths is empty; give at least one path")
+
+    def one(path: str, found: tuple[Target, Entry] | VfsError) -> str:
+        try:
+            if isinstance(found, VfsError):
+                raise found
+            return f"{path}:\n{read_text(vfs, path, None, None, min(max_bytes, found[1].size))}\n"
+        except VfsError as err:
+            return f"{path}: Error - {err}"
+
+    admitted = read.admit(vfs, list(paths), max_bytes)
+    return "\n---\n".join(read.each_file(vfs, one, paths, admitted))
+
+
+@dataclass
+class Media:
+    """A file as one content block: ``image``/``audio`` data, or a ``resource`` blob with its URI."""
+
+    kind: Literal["image", "audio", "resource"]
+    data: str
+    mime_type: str
+    uri: str
+
+
+def read_media(vfs: JailedFS, path: str, max_bytes: int) -> Media:
+    """A file base64-encoded, typed by its extension as the reference types it."""
+    target = vfs.resolve(path)
+    entry = vfs.require_file(target)
+    if entry.size > max_bytes:
+        raise TooLarge(f"{path} is {entry.size} bytes, over the {max_bytes}-byte limit for one read")
+    data = base64.b64encode(vfs.cat(target)).decode("ascii")
+    extension = posixpath.splitext(target.rel)[1].lower()
+    mime = MEDIA_TYPES.get(extension)
+    if mime is None:
+        guessed = mimetypes.guess_type(target.rel)[0] or "application/octet-stream"
+        return Media("resource", data, guessed, resource_uri(target))
+    return Media("image" if mime.startswith("image/") else "audio", data, mime, resource_uri(target))
+
+
+def resource_uri(target: Target) -> str:
+    """A percent-encoded URI for a path: ``file://`` on local mounts, the mount's URL scheme elsewhere."""
+    if target.mount.is_local:
+        return PurePosixPath(target.display).as_uri()
+    scheme, rest = target.display.split("://", 1)
+    return f"{scheme}://{quote(rest, safe='/')}"
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+def _require_parent(vfs: JailedFS, target: Target) -> None:
+    if target.is_root:
+        return
+    parent = target.parent()
+    try:
+        vfs.require_dir(parent)
+    except NotFound:
+        raise NotFound(
+            f"Parent directory does not exist: {parent.display}; create it with create_directory first"
+        ) from None
+
+
+def write_text(vfs: JailedFS, path: str, content: str, max_bytes: int | None) -> str:
+    """Create or replace a file with UTF-8 text (atomically on local disks)."""
+    _require_parent(vfs, vfs.resolve(path, write=True))
+    try:
+        write.write_file(vfs, path, content, "utf-8", max_bytes=max_bytes)
+    except TooLarge:
+        raise TooLarge(f"content is over the {max_bytes}-byte limit for one write; write a smaller file") from None
+    return f"Successfully wrote to {path}"
+
+
+def create_directory(vfs: JailedFS, path: str) -> str:
+    """Create a directory and its parents; an existing directory is a success."""
+    write.create_directory(vfs, path, parents=True, exist_ok=True)
+    return f"Successfully created directory {path}"
+
+
+def move(vfs: JailedFS, source: str, destination: str) -> str:
+    """Move or rename a file or directory; an existing destination is refused."""
+    src = vfs.resolve(source, follow=False, write=True)
+    vfs.info(src, follow=False)  # a missing source is the first thing to report
+    dst = vfs.resolve(destination, write=True)
+    if vfs.exists(dst):
+        raise AlreadyExists(f"{destination} already exists; move_file never replaces, so choose another destination")
+    _require_parent(vfs, dst)
+    transfers.move_file(vfs, source, destination)
+    return f"Successfully moved {source} to {destination}"
