@@ -36,6 +36,7 @@ from vfs_mcp.ops.files.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.files.write import writable_target
 from vfs_mcp.ops.text.codings import UTF8, Coding, chosen, detect
 from vfs_mcp.ops.text.encoding import split_lines
+from vfs_mcp.ops.text.names import uri_of
 from vfs_mcp_backends.writes import DEFAULT_MODE
 
 DEFAULT_MAX_BUFFERS = 64
@@ -56,13 +57,6 @@ def path_of(uri: str) -> str:
     if uri[:7].lower() == "file://" and uri[7:10].lower() == "%2f":
         return "file://" + quote(unquote(uri[7:]), safe="/")
     return uri
-
-
-def uri_of(target: Target) -> str:
-    """``file://`` plus the percent-encoded host path on local mounts, the mount URL otherwise."""
-    if target.mount.is_local:
-        return "file://" + quote(target.display, safe="/")
-    return target.display
 
 
 # -- results ----------------------------------------------------------------------------

@@ -1,5 +1,10 @@
-"""The reference server's reads and writes (the ``official`` profile's, SPEC §5): our
+"""The reference server's reads, writes and edits (the ``official`` profile's): our
 operations with its limits, its messages and its media typing.
+
+Its edits are matched as the reference matches them: the exact text, else whole lines equal
+once trimmed, then ``new`` takes the file's indentation. Made safe: an ``old`` found in two
+places is a CONFLICT instead of "the first one"; CRLF files stay CRLF; all edits apply in
+order, or none.
 
 Messages are rewritten where ours would name an argument the reference does not have.
 Every function returns text (or a ``Media``) and raises our errors.
@@ -12,15 +17,19 @@ import mimetypes
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Literal
-from urllib.parse import quote
 
-from vfs_mcp.errors import AlreadyExists, BinaryContent, InvalidArgument, NotFound, TooLarge, VfsError
+from vfs_mcp import changes
+from vfs_mcp.changes import Plan
+from vfs_mcp.errors import AlreadyExists, BinaryContent, Conflict, InvalidArgument, NotFound, TooLarge, VfsError
 from vfs_mcp.jail.filesystem import Entry, JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files import lines as line_ops
 from vfs_mcp.ops.files import read, transfers, write
+from vfs_mcp.ops.files.write import writable
+from vfs_mcp.ops.text.document import TextFile
+from vfs_mcp.ops.text.names import uri_of
 
 MEDIA_TYPES = {
     ".png": "image/png",
@@ -116,16 +125,8 @@ def read_media(vfs: JailedFS, path: str, max_bytes: int) -> Media:
     mime = MEDIA_TYPES.get(extension)
     if mime is None:
         guessed = mimetypes.guess_type(target.rel)[0] or "application/octet-stream"
-        return Media("resource", data, guessed, resource_uri(target))
-    return Media("image" if mime.startswith("image/") else "audio", data, mime, resource_uri(target))
-
-
-def resource_uri(target: Target) -> str:
-    """A percent-encoded URI for a path: ``file://`` on local mounts, the mount's URL scheme elsewhere."""
-    if target.mount.is_local:
-        return PurePosixPath(target.display).as_uri()
-    scheme, rest = target.display.split("://", 1)
-    return f"{scheme}://{quote(rest, safe='/')}"
+        return Media("resource", data, guessed, uri_of(target, escape_remote=True))
+    return Media("image" if mime.startswith("image/") else "audio", data, mime, uri_of(target, escape_remote=True))
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -169,3 +170,75 @@ def move(vfs: JailedFS, source: str, destination: str) -> str:
     _require_parent(vfs, dst)
     transfers.move_file(vfs, source, destination)
     return f"Successfully moved {source} to {destination}"
+
+
+# -- editing ----------------------------------------------------------------------------
+
+
+def edit_trimmed(
+    vfs: JailedFS, path: str, edits: Sequence[tuple[str, str]], dry_run: bool, max_bytes: int
+) -> tuple[str, str, str]:
+    """Apply every (old, new) edit in order, or none; returns the text before, after, and the
+    file's name as results write it."""
+    if not edits:
+        raise InvalidArgument("edits is empty; give at least one {oldText, newText}")
+    target = vfs.resolve(path) if dry_run else writable(vfs, path)
+
+    def plan() -> Plan[tuple[str, str, str]]:
+        try:
+            doc = TextFile.load(vfs, target, "utf-8", max_bytes)
+        except BinaryContent:
+            raise BinaryContent(f"{path} is not UTF-8 text; edit_file edits text files only") from None
+        text = doc.text
+        for number, (old, new) in enumerate(edits):
+            text = apply_edit(text, number, _lf(old), _lf(new))
+        ops = doc.saved(text) if not dry_run and text != doc.text else []
+        return Plan((doc.text, text, target.display), ops)
+
+    return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def apply_edit(text: str, number: int, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced by ``new``: exactly, else as whole lines equal once trimmed
+    (``new`` then takes the file's indentation). CONFLICT when ``old`` is in no place or in several.
+    """
+    if not old:
+        raise InvalidArgument(f"edit {number}: oldText is empty; give the text to replace")
+    first = text.find(old)
+    if first >= 0:
+        second = text.find(old, first + 1)
+        if second >= 0:
+            raise Conflict(
+                f"edit {number}: oldText occurs more than once (lines {_line_of(text, first)} and "
+                f"{_line_of(text, second)}); add surrounding lines to make it unique"
+            )
+        return text[:first] + new + text[first + len(old) :]
+    wanted = [line.strip() for line in old.split("\n")]
+    lines = text.split("\n")
+    hits = [
+        i
+        for i in range(len(lines) - len(wanted) + 1)
+        if lines[i].strip() == wanted[0] and all(lines[i + j].strip() == w for j, w in enumerate(wanted))
+    ]
+    if len(hits) > 1:
+        raise Conflict(
+            f"edit {number}: oldText matches lines {hits[0] + 1} and {hits[1] + 1} once trimmed; "
+            "add surrounding lines to make it unique"
+        )
+    if not hits:
+        raise Conflict(
+            f"edit {number}: Could not find exact match for edit, not even with the lines trimmed; "
+            "re-read the file and copy oldText from it"
+        )
+    start = hits[0]
+    window = lines[start : start + len(wanted)]
+    lines[start : start + len(wanted)] = reindent(new.split("\n"), old.split("\n"), window, as_reference=True)
+    return "\n".join(lines)

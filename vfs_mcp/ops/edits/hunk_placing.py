@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.diff.unified import line_range
+from vfs_mcp.ops.edits.indentation import indent_of, indent_unit, retabbed
 from vfs_mcp.ops.edits.patch_formats import Hunk
 
 PLACING_BUDGET = 50_000_000
@@ -310,10 +311,6 @@ def _plain(lines: Lines, placed: list[Placed]) -> bool:
     )
 
 
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
 def _reindented(item: Placed, lines: Lines, where: str) -> list[str]:
     """The hunk's added lines in the file's indentation (see the module's docstring)."""
     pairs: list[tuple[str, str]] = []  # (indent in the patch, indent in the file) of each old line
@@ -326,25 +323,21 @@ def _reindented(item: Placed, lines: Lines, where: str) -> list[str]:
             file_line = lines.texts[at]
             at += 1
             if text.strip():
-                pairs.append((_indent(text), _indent(file_line)))
+                pairs.append((indent_of(text), indent_of(file_line)))
             elif pairs:
                 pairs.append(pairs[-1])
             else:
                 pairs.append(("", ""))
-    tabs = any("\t" in file for _, file in pairs)
-    unit = _unit([patch for patch, _ in pairs])
+    unit = indent_unit(patch for patch, _ in pairs)
     out: list[str] = []
     for line, row in zip(item.hunk.new_added(), above, strict=True):
-        indent, body = _indent(line), line.lstrip(" \t")
+        indent, body = indent_of(line), line.lstrip(" \t")
         if not body:
             out.append(line)
             continue
         patch_indent, file_indent = pairs[max(row, 0)] if pairs else ("", "")
         if indent.startswith(patch_indent):
-            extra = indent[len(patch_indent) :]
-            if tabs and "\t" in file_indent and extra and not extra.strip(" "):
-                extra = "\t" * (len(extra) // unit) + " " * (len(extra) % unit)
-            out.append(file_indent + extra + body)
+            out.append(file_indent + retabbed(indent[len(patch_indent) :], file_indent, unit) + body)
             continue
         # A line stepping back out: its depth is the file's for the old lines at that depth.
         known = {file for patch, file in pairs if patch == indent}
@@ -356,13 +349,6 @@ def _reindented(item: Placed, lines: Lines, where: str) -> list[str]:
             )
         out.append(known.pop() + body)
     return out
-
-
-def _unit(indents: list[str]) -> int:
-    """The smallest step between the widths of ``indents`` (4 when there is none)."""
-    widths = sorted({len(indent) for indent in indents})
-    steps = [b - a for a, b in itertools.pairwise(widths) if b > a]
-    return min(steps) if steps else 4
 
 
 def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Iterator[str]:

@@ -27,11 +27,11 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, Known, unified_diff, unified_diff_bytes
-from vfs_mcp.ops.edits.spliced import splice_exact
+from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files.write import writable
 from vfs_mcp.ops.search.regex import SPACE
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into
-from vfs_mcp.ops.text.find import find_all
+from vfs_mcp.ops.text.find import find_all, find_all_bytes, newlines
 
 FUZZY_THRESHOLD = 0.8
 FUZZY_BUDGET_SECONDS = 2.0
@@ -97,50 +97,8 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
 def _squash(line: str) -> str:
     return " ".join(line.split())
-
-
-def _indent_unit(lines: list[str]) -> int:
-    """The smallest step between indentation widths in ``lines`` (4 when there is none)."""
-    widths = sorted({len(_indent(line)) for line in lines if line.strip()})
-    steps = [b - a for a, b in itertools.pairwise(widths)]
-    return min(steps) if steps else 4
-
-
-def _reindent(new_text: str, old_lines: list[str], file_lines: list[str]) -> str:
-    """Give newText the file's indentation where oldText was indented differently.
-
-    Each indentation used in oldText maps to the one the file has on the matched line. A
-    new line indented deeper than any of them keeps its extra depth, in tabs where the
-    file indents with tabs.
-    """
-    mapping: dict[str, str] = {}
-    for old, actual in zip(old_lines, file_lines, strict=False):
-        if old.strip():
-            mapping.setdefault(_indent(old), _indent(actual))
-    if not mapping:
-        return new_text
-    unit = _indent_unit(old_lines)
-    base_file = _indent(file_lines[0])
-    out = []
-    for line in new_text.split("\n"):
-        indent, body = _indent(line), line.lstrip(" \t")
-        anchor = max((k for k in mapping if indent.startswith(k)), key=len, default=None)
-        if not body:
-            out.append(line)
-        elif anchor is None:
-            out.append(base_file + body)
-        else:
-            extra = indent[len(anchor) :]
-            if "\t" in mapping[anchor] and extra and not extra.strip(" "):
-                extra = "\t" * (len(extra) // unit) + " " * (len(extra) % unit)
-            out.append(mapping[anchor] + extra + body)
-    return "\n".join(out)
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:
@@ -309,7 +267,7 @@ def _replace_windows(
         window = spans[start : start + width]
         new = edit.new_text.strip("\n") if edit.old_text.strip("\n") != edit.old_text else edit.new_text
         if options.preserve_indentation:
-            new = _reindent(new, old_lines, [text[a:b] for a, b in window])
+            new = "\n".join(reindent(new.split("\n"), old_lines, [text[a:b] for a, b in window]))
         chosen.append((window[0][0], window[-1][1], new))
     found = [(a, b) for a, b, _ in chosen]
     return _replace_spans(text, chosen), _report(number, text, strategy, found, confidence)
@@ -397,21 +355,38 @@ def _edit(
 
 def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchReport]] | None:
     """The edits made on a plain file's bytes (``TextFile.plain``) when each is found exactly,
-    once or (``replace_all``) anywhere, and their reports (places in bytes); else None."""
-    done = splice_exact(data, ((edit.old_text, edit.new_text, edit.replace_all) for edit in edits))
-    if done is None:
-        return None
-    data, found = done
+    once or (``replace_all``) anywhere, and their reports (places in bytes); else None (nor when
+    a text cannot be UTF-8: a lone surrogate), for the text path to decide.
+
+    The places are found by ``memmem`` where they lie and spliced in one copy, their lines
+    counted in the bytes, the file never decoded. UTF-8 finds a character's bytes only where the
+    character is, so each place, line and splice is the one the text path would give (a
+    property test holds them to it).
+    """
     reports = []
-    for number, place in enumerate(found):
+    for number, edit in enumerate(edits):
+        try:
+            old, new = edit.old_text.encode(), edit.new_text.encode()
+        except UnicodeEncodeError:
+            return None
+        starts = find_all_bytes(data, old, None if edit.replace_all else 2) if old else []
+        if not starts or (len(starts) > 1 and not edit.replace_all):
+            return None
+        first = newlines(data, 0, starts[0]) + 1
+        end = max(starts[0], starts[0] + len(old) - 1)  # a place ending in a newline ends on its line
         report = MatchReport(
             edit=number,
             strategy="exact",
-            occurrences=place.occurrences,
-            line_start=place.line_start,
-            line_end=place.line_end,
+            occurrences=len(starts),
+            line_start=first,
+            line_end=first + data.count(b"\n", starts[0], end),
             confidence=1.0,
         )
-        report._start, report._kept = place.start, place.kept
+        report._start, report._kept = starts[0], len(data) - starts[-1] - len(old)
         reports.append(report)
+        view = memoryview(data)  # slices of it are not copies: the join is the one copy
+        parts: list[bytes | memoryview] = [view[: starts[0]]]
+        for at, after in itertools.pairwise([*starts, len(data)]):
+            parts += [new, view[at + len(old) : after]]
+        data = b"".join(parts)
     return data, reports

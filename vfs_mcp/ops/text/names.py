@@ -1,4 +1,4 @@
-"""File names (and counts of things) as text output writes them.
+"""File names, their URIs (``uri_of``) and counts of things, as output writes them.
 
 A name may hold a newline (``'x.txt\\n[FILE] passwords.txt'``), another control character, a
 Unicode line separator or a byte that is not UTF-8 (a lone surrogate in Python). Written
@@ -9,7 +9,11 @@ JSON string instead (quoted, escaped, ASCII), and the listing ends with ``NAMES_
 from __future__ import annotations
 
 import json
+import os
 import re
+from urllib.parse import quote, quote_from_bytes
+
+from vfs_mcp.jail.resolve import Target
 
 _CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]"
 _UNSAFE = re.compile(_CONTROL + '|^"')
@@ -34,3 +38,15 @@ def escaped(*names: str) -> bool:
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``1 entry``, ``2 entries``: ``many`` defaults to ``noun + 's'``."""
     return f"{count} {noun if count == 1 else (many or noun + 's')}"
+
+
+def uri_of(target: Target, *, escape_remote: bool = False) -> str:
+    """A path's URI: ``file://`` and the percent-encoded host path on local mounts, the mount's
+    URL elsewhere (its path percent-encoded too with ``escape_remote``, as the reference's
+    resource links are; the ide dialect's buffers keep it as written)."""
+    if target.mount.is_local:
+        return "file://" + quote_from_bytes(os.fsencode(target.display), safe="/")
+    if not escape_remote:
+        return target.display
+    scheme, rest = target.display.split("://", 1)
+    return f"{scheme}://{quote(rest, safe='/')}"

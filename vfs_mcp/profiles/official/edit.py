@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.ops.dialects.reference import edit_trimmed
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, diff
-from vfs_mcp.ops.edits.trimmed import edit_trimmed
 
 
 class Edit(BaseModel):
