@@ -36,10 +36,9 @@ from vfs_mcp.ops.dialects.fs_results import (
     StatResult,
 )
 from vfs_mcp.ops.files import lines as line_ops
-from vfs_mcp.ops.files.read import DEFAULT_MAX_READ_BYTES
+from vfs_mcp.ops.files.read import DEFAULT_MAX_READ_BYTES, byte_window
 from vfs_mcp.ops.search import grep
 from vfs_mcp.ops.search.query import GrepQuery
-from vfs_mcp.ops.text.encoding import decode
 from vfs_mcp.ops.walks.progress import Progress
 from vfs_mcp.ops.walks.selection import select
 
@@ -48,7 +47,6 @@ DEFAULT_MAX_BYTES = 64 * 1024
 DEFAULT_MAX_LINES = 200
 DEFAULT_SEARCH_RESULTS = 200
 DEFAULT_CONTEXT_LINES = 2
-MAX_CHAR_BYTES = 4
 
 _ABSOLUTE = re.compile(r"^(?:/|~(?:/|$)|[a-zA-Z][a-zA-Z0-9+.-]*://)")
 
@@ -169,29 +167,13 @@ def read_file(
     return ReadFileResult(path=shown, content=content, is_truncated=more, range=rng)
 
 
-def _continuation(byte: int) -> bool:
-    return byte & 0xC0 == 0x80
-
-
 def _byte_window(vfs: JailedFS, target: Target, size: int, offset: int, length: int, limit: int) -> tuple[str, bool]:
-    """Text of the characters whose first byte lies in ``[offset, offset+length)``, and whether more follow.
-
-    Each character belongs to the window holding its first byte, so paging with
-    ``offset += max_bytes`` never splits, loses or repeats one.
-    """
-    end = min(offset + length, size)
-    if offset >= end:
-        return "", False
-    if end - offset > limit:
-        raise TooLarge(f"{end - offset} bytes is over the {limit}-byte read limit; ask for a smaller max_bytes")
-    data = vfs.cat(target, start=offset, end=min(end + MAX_CHAR_BYTES - 1, size))
-    skip = 0
-    while offset and skip < min(MAX_CHAR_BYTES - 1, len(data)) and _continuation(data[skip]):
-        skip += 1
-    stop = end - offset
-    while stop < len(data) and _continuation(data[stop]):
-        stop += 1
-    return decode(data[skip:stop], "utf-8", target.display), offset + stop < size
+    """The text of the characters whose first byte lies in ``[offset, offset+length)``
+    (``read.byte_window``), and whether more follow."""
+    if (span := min(offset + length, size) - offset) > limit:
+        raise TooLarge(f"{span} bytes is over the {limit}-byte read limit; ask for a smaller max_bytes")
+    text, _, stop = byte_window(vfs, target, size, offset, length, "utf-8", by_first_byte=True)
+    return text, stop < size
 
 
 # -- listing and searching ------------------------------------------------------------------

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from vfs_mcp.errors import (
     AccessDenied,
-    AlreadyExists,
-    IsADirectory,
     NotFound,
     TooLarge,
 )
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops.dialects.fs_reads import is_absolute, name_as_given, repo_root, text_file
+from vfs_mcp.ops.dialects.fs_reads import is_absolute, name_as_given, repo_root
 from vfs_mcp.ops.dialects.fs_results import (
     CopyResult,
     CreateFileResult,
@@ -50,6 +48,20 @@ def _check_size(content: str, max_bytes: int | None) -> None:
         raise TooLarge(f"content is {len(data)} bytes, over the {max_bytes}-byte limit for one write")
 
 
+PARENT_MISSING = "the parent folder of {path} does not exist; pass create_parents=true"
+CREATE = {"exists": "{path} already exists; pass overwrite=true to replace it"}
+"""The seed's words for the operations' refusals (``write.Wording``)."""
+OVERWRITE = {
+    "directory": "{path} is a directory; list it with list_files",
+    "not_file": "{path} is not a regular file",
+    "missing": "{path} does not exist; create it with create_file",
+}
+TRANSFER = {
+    "directory": "{path} is a directory; pass recursive=true to take everything in it",
+    "parent_missing": PARENT_MISSING,
+}
+
+
 def create_file(
     vfs: JailedFS,
     path: str,
@@ -60,32 +72,21 @@ def create_file(
 ) -> CreateFileResult:
     """Create a file (replace one only with ``overwrite``); ALREADY_EXISTS otherwise."""
     _check_size(content, max_bytes)
-    target = _writable(vfs, path)
-    shown = name_as_given(vfs, path, target)
-    existing = vfs.lookup(target)
-    if existing is not None and existing.type == "directory":
-        raise IsADirectory(f"{shown} is a directory; choose a file path")
-    if existing is not None and not overwrite:
-        raise AlreadyExists(f"{shown} already exists; pass overwrite=true to replace it")
+    shown = name_as_given(vfs, path, _writable(vfs, path))
     try:
-        written = write.write_file(vfs, path, content, create_dirs=create_parents, create_only=not overwrite)
-    except AlreadyExists:
-        raise AlreadyExists(f"{shown} already exists; pass overwrite=true to replace it") from None
-    except NotFound:
-        raise NotFound(f"the parent folder of {shown} does not exist; pass create_parents=true") from None
+        written = write.write_file(
+            vfs, path, content, create_dirs=create_parents, create_only=not overwrite, shown=shown, wording=CREATE
+        )
+    except NotFound:  # the file itself is not asked to exist: its folder is missing
+        raise NotFound(PARENT_MISSING.format(path=shown)) from None
     return CreateFileResult(path=shown, created=written.created, overwritten=not written.created)
 
 
 def overwrite_file(vfs: JailedFS, path: str, content: str, max_bytes: int | None = None) -> PathResult:
     """Replace the whole content of an existing regular file."""
     _check_size(content, max_bytes)
-    target = _writable(vfs, path)
-    shown = name_as_given(vfs, path, target)
-    try:
-        text_file(vfs, target)
-        write.write_file(vfs, path, content, must_exist=True)
-    except NotFound:
-        raise NotFound(f"{shown} does not exist; create it with create_file") from None
+    shown = name_as_given(vfs, path, _writable(vfs, path))
+    write.write_file(vfs, path, content, must_exist=True, shown=shown, wording=OVERWRITE)
     return PathResult(path=shown)
 
 
@@ -103,19 +104,6 @@ def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool =
     )
 
 
-def _source_and_destination(
-    vfs: JailedFS, source: Target, dest: Target, recursive: bool, overwrite: bool, create_parents: bool
-) -> None:
-    """Check a copy or move before anything changes, in the seed's words."""
-    entry = vfs.info(source, follow=False)
-    if entry.type == "directory" and not recursive:
-        raise IsADirectory(f"{source.display} is a directory; pass recursive=true to take everything in it")
-    try:
-        transfers.destination(vfs, source, dest, overwrite, create_parents)
-    except NotFound:
-        raise NotFound(f"the parent folder of {dest.display} does not exist; pass create_parents=true") from None
-
-
 def copy_path(
     vfs: JailedFS,
     from_: str,
@@ -127,8 +115,7 @@ def copy_path(
     """Copy a file (a directory tree with ``recursive``, beyond the seed), across mounts too."""
     source = vfs.resolve(from_)
     dest = _writable(vfs, to)
-    _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    copied = transfers.copy_file(vfs, from_, to, overwrite, recursive, create_parents)
+    copied = transfers.copy_file(vfs, from_, to, overwrite, recursive, create_parents, wording=TRANSFER)
     return CopyResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),
@@ -148,10 +135,7 @@ def move_path(
     """Move or rename a file (a directory with ``recursive``, beyond the seed), across mounts too."""
     source = _writable(vfs, from_, follow=False)
     dest = _writable(vfs, to)
-    if source.is_root:
-        raise AccessDenied(f"{source.display} is a mount root and cannot be moved")
-    _source_and_destination(vfs, source, dest, recursive, overwrite, create_parents)
-    moved = transfers.move_file(vfs, from_, to, overwrite, create_dirs=create_parents)
+    moved = transfers.move_file(vfs, from_, to, overwrite, create_parents, recursive, wording=TRANSFER)
     return MoveResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),

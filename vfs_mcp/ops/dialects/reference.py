@@ -21,7 +21,7 @@ from typing import Literal
 
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
-from vfs_mcp.errors import AlreadyExists, BinaryContent, Conflict, InvalidArgument, NotFound, TooLarge, VfsError
+from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, NotFound, TooLarge, VfsError
 from vfs_mcp.jail.filesystem import Entry, JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.edits.indentation import reindent
@@ -132,25 +132,22 @@ def read_media(vfs: JailedFS, path: str, max_bytes: int) -> Media:
 # -- writing ----------------------------------------------------------------------------
 
 
-def _require_parent(vfs: JailedFS, target: Target) -> None:
-    if target.is_root:
-        return
-    parent = target.parent()
-    try:
-        vfs.require_dir(parent)
-    except NotFound:
-        raise NotFound(
-            f"Parent directory does not exist: {parent.display}; create it with create_directory first"
-        ) from None
+PARENT_MISSING = "Parent directory does not exist: {parent}; create it with create_directory first"
+MOVE = {
+    "exists": "{path} already exists; move_file never replaces, so choose another destination",
+    "parent_missing": PARENT_MISSING,
+}
+"""The reference's words for the operations' refusals (``write.Wording``)."""
 
 
 def write_text(vfs: JailedFS, path: str, content: str, max_bytes: int | None) -> str:
     """Create or replace a file with UTF-8 text (atomically on local disks)."""
-    _require_parent(vfs, vfs.resolve(path, write=True))
     try:
         write.write_file(vfs, path, content, "utf-8", max_bytes=max_bytes)
     except TooLarge:
         raise TooLarge(f"content is over the {max_bytes}-byte limit for one write; write a smaller file") from None
+    except NotFound:  # the file itself is not asked to exist: its folder is missing
+        raise NotFound(PARENT_MISSING.format(parent=vfs.resolve(path, write=True).parent().display)) from None
     return f"Successfully wrote to {path}"
 
 
@@ -162,13 +159,7 @@ def create_directory(vfs: JailedFS, path: str) -> str:
 
 def move(vfs: JailedFS, source: str, destination: str) -> str:
     """Move or rename a file or directory; an existing destination is refused."""
-    src = vfs.resolve(source, follow=False, write=True)
-    vfs.info(src, follow=False)  # a missing source is the first thing to report
-    dst = vfs.resolve(destination, write=True)
-    if vfs.exists(dst):
-        raise AlreadyExists(f"{destination} already exists; move_file never replaces, so choose another destination")
-    _require_parent(vfs, dst)
-    transfers.move_file(vfs, source, destination)
+    transfers.move_file(vfs, source, destination, wording=MOVE)
     return f"Successfully moved {source} to {destination}"
 
 

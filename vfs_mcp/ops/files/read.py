@@ -109,29 +109,52 @@ def read_file(
     length = DEFAULT_RANGE_BYTES if max_bytes is None else max_bytes
     if length <= 0:
         raise InvalidArgument("max_bytes must be 1 or more")
-    length = min(length, max_read_bytes)
-    end = min(start + length, entry.size)
-    data = vfs.cat(target, start=start, end=end) if start < end else b""
-    text, skipped, used = decode_range(data, encoding, target.display, at_start=start == 0, at_end=end >= entry.size)
-    if used == 0 and end < entry.size:
-        # The window is smaller than one character: widen it to hold one, so paging advances.
-        end = min(start + skipped + MAX_CHAR_BYTES, entry.size)
-        data = vfs.cat(target, start=start, end=end)
-        text, skipped, used = decode_range(
-            data, encoding, target.display, at_start=start == 0, at_end=end >= entry.size
-        )
-    first = min(start + skipped, entry.size)
-    stop = first + used
+    text, first, stop = byte_window(vfs, target, entry.size, start, min(length, max_read_bytes), encoding)
     more = stop < entry.size
     return text, ReadResult(
         path=target.display,
         encoding=encoding,
         size=entry.size,
         offset_bytes=first,
-        bytes_read=used,
+        bytes_read=stop - first,
         has_more=more,
         next_offset_bytes=stop if more else None,
     )
+
+
+def _continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def byte_window(
+    vfs: JailedFS, target: Target, size: int, start: int, length: int, encoding: str, *, by_first_byte: bool = False
+) -> tuple[str, int, int]:
+    """The text of the bytes ``[start, start+length)`` of a file of ``size`` bytes, never split
+    inside a character; returns (text, the byte it starts at, the byte after it).
+
+    A character that starts before the window is left to the window before (UTF-8 continuation
+    bytes skipped). One that ends after it is left to the next window, which then starts at it
+    (a window smaller than one character is widened to hold one, so paging advances); with
+    ``by_first_byte`` (UTF-8 only) it is in this window instead: each character belongs to the
+    window holding its first byte, so paging with ``start += length`` never splits, loses or
+    repeats one.
+    """
+    end = min(start + length, size)
+    reach = min(end + MAX_CHAR_BYTES - 1, size) if by_first_byte else end
+    data = vfs.cat(target, start=start, end=reach) if start < end else b""
+    if by_first_byte:
+        stop = end - start
+        while stop < len(data) and _continuation(data[stop]):
+            stop += 1
+        data, end = data[:stop], start + stop
+    text, skipped, used = decode_range(data, encoding, target.display, at_start=start == 0, at_end=end >= size)
+    if used == 0 and end < size and not by_first_byte:
+        # The window is smaller than one character: widen it to hold one, so paging advances.
+        end = min(start + skipped + MAX_CHAR_BYTES, size)
+        data = vfs.cat(target, start=start, end=end)
+        text, skipped, used = decode_range(data, encoding, target.display, at_start=start == 0, at_end=end >= size)
+    first = min(start + skipped, size)
+    return text, first, first + used
 
 
 def _within(target: Target, entry: Entry, data: bytes | None, limit: int) -> bytes:

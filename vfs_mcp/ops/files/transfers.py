@@ -16,6 +16,7 @@ from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgumen
 from vfs_mcp.jail.entries import Entry, Found
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import MAX_PATH_CHARS, MAX_PATH_DEPTH, Target
+from vfs_mcp.ops.files.write import Wording, refused
 
 KEPT_BITS = 0o7111
 """Permission bits a file loses on a store without modes that a move must not silently drop:
@@ -42,7 +43,9 @@ def expect_of(entry: Entry) -> Expect:
     return Expect(entry.type, token=entry.token)
 
 
-def destination(vfs: JailedFS, source: Target, dest: Target, overwrite: bool, parents: bool) -> Entry | None:
+def destination(
+    vfs: JailedFS, source: Target, dest: Target, overwrite: bool, parents: bool, wording: Wording | None = None
+) -> Entry | None:
     """Check a move/copy destination before anything changes; the entry it would replace, if any."""
     if dest.is_root:
         raise AlreadyExists(f"{dest.display} is a mount root")
@@ -51,19 +54,28 @@ def destination(vfs: JailedFS, source: Target, dest: Target, overwrite: bool, pa
     existing = vfs.lookup(dest, follow=True)
     if existing is None:
         if not parents and not dest.parent().is_root and vfs.lookup(dest.parent(), follow=True) is None:
-            raise NotFound(f"parent directory {dest.parent().display} does not exist; pass create_dirs=true")
+            words = "parent directory {parent} does not exist; pass create_dirs=true"
+            raise refused(NotFound, "parent_missing", words, wording, path=dest.display, parent=dest.parent().display)
         return None
     if not overwrite:
-        raise AlreadyExists(f"{dest.display} already exists; pass overwrite=true to replace it")
+        words = "{path} already exists; pass overwrite=true to replace it"
+        raise refused(AlreadyExists, "exists", words, wording, path=dest.display)
     if existing.type == "directory" and vfs.ls(dest):
         raise AlreadyExists(f"{dest.display} is a directory that is not empty; delete it first")
     return existing
 
 
 def move_file(
-    vfs: JailedFS, source: str, destination_: str, overwrite: bool = False, create_dirs: bool = False
+    vfs: JailedFS,
+    source: str,
+    destination_: str,
+    overwrite: bool = False,
+    create_dirs: bool = False,
+    recursive: bool = True,
+    wording: Wording | None = None,
 ) -> MoveResult:
-    """Move or rename a file, link or folder (``create_dirs``: making the destination's missing folders)."""
+    """Move or rename a file, link or folder (``create_dirs``: making the destination's missing
+    folders; a folder only with ``recursive``); ``wording``: a dialect's words for its refusals."""
     src = vfs.resolve(source, follow=False, write=True)
     dst = vfs.resolve(destination_, write=True)
     if src.is_root:
@@ -71,7 +83,10 @@ def move_file(
 
     def plan() -> Plan[MoveResult]:
         entry = vfs.info(src, follow=False)
-        existing = destination(vfs, src, dst, overwrite, parents=create_dirs)
+        if entry.type == "directory" and not recursive:
+            words = "{path} is a directory; pass recursive=true to move it"
+            raise refused(IsADirectory, "directory", words, wording, path=src.display)
+        existing = destination(vfs, src, dst, overwrite, create_dirs, wording)
         if existing is not None and (existing.type == "directory") != (entry.type == "directory"):
             raise Conflict(f"{dst.display} is a {existing.type}; cannot replace it with a {entry.type}")
         result = MoveResult(source=src.display, destination=dst.display, type=entry.type, overwritten=bool(existing))
@@ -91,19 +106,22 @@ def copy_file(
     overwrite: bool = False,
     recursive: bool = False,
     create_dirs: bool = True,
+    wording: Wording | None = None,
 ) -> CopyResult:
+    """Copy a file (a folder with ``recursive``), across mounts too; ``wording``: a dialect's words for its refusals."""
     src = vfs.resolve(source)
     dst = vfs.resolve(destination_, write=True)
 
     def plan() -> Plan[CopyResult]:
         entry = vfs.info(src)
         if entry.type == "directory" and not recursive:
-            raise IsADirectory(f"{src.display} is a directory; pass recursive=true to copy it")
+            words = "{path} is a directory; pass recursive=true to copy it"
+            raise refused(IsADirectory, "directory", words, wording, path=src.display)
         if entry.type not in ("file", "directory"):
             raise InvalidArgument(
                 f"{src.display} is not a regular file (a FIFO, socket or device); it cannot be copied"
             )
-        existing = destination(vfs, src, dst, overwrite, parents=create_dirs)
+        existing = destination(vfs, src, dst, overwrite, create_dirs, wording)
         ops, size = _copy_ops(vfs, src, dst, entry, existing, moving=False)
         result = CopyResult(
             source=src.display, destination=dst.display, type=entry.type, bytes_copied=size, overwritten=bool(existing)

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from pydantic import BaseModel, Field
 
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Op, Plan, Put, Remove
-from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge
+from vfs_mcp.errors import (
+    AccessDenied,
+    AlreadyExists,
+    Conflict,
+    InvalidArgument,
+    IsADirectory,
+    NotFound,
+    TooLarge,
+    VfsError,
+)
 from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.document import hashed_into
 from vfs_mcp.ops.text.encoding import encode
+
+E = TypeVar("E", bound=VfsError)
 
 
 class WriteResult(BaseModel):
@@ -19,6 +33,17 @@ class WriteResult(BaseModel):
     created: bool = Field(description="True when the file did not exist before")
     appended: bool
     sha256: str | None = Field(None, description="Hash of the new content (whole writes)")
+
+
+Wording = Mapping[str, str]
+"""A dialect's words for an operation's refusals: for a refusal's name, a template of what it
+names (``{path}``, ``{parent}``); a refusal the mapping leaves out keeps the operation's words.
+The operation checks, inside the write path's lock; the dialect only words (``refused``)."""
+
+
+def refused(kind: type[E], name: str, words: str, wording: Wording | None, **names: str) -> E:
+    """The error ``kind`` for the refusal ``name``, in the dialect's words else ``words``."""
+    return kind((wording or {}).get(name, words).format(**names))
 
 
 def check_size(data: bytes, max_bytes: int | None) -> None:
@@ -55,8 +80,11 @@ def write_file(
     max_bytes: int | None = None,
     create_only: bool = False,
     must_exist: bool = False,
+    shown: str | None = None,
+    wording: Wording | None = None,
 ) -> WriteResult:
-    """Create or replace a file (atomically on local disks), or append to it.
+    """Create or replace a file (atomically on local disks), or append to it; ``shown``: its
+    name in messages, ``wording``: a dialect's words for its refusals.
 
     Raises TOO_LARGE when the content is over ``max_bytes``; ALREADY_EXISTS with
     ``create_only`` when something is there, NOT_FOUND with ``must_exist`` when nothing is;
@@ -64,7 +92,7 @@ def write_file(
     """
     data = encode(content, encoding)  # fails before anything is touched
     check_size(data, max_bytes)
-    shown = vfs.resolve(path, write=True).display
+    shown = shown or vfs.resolve(path, write=True).display
     return write_bytes(
         vfs,
         writable(vfs, path),
@@ -75,6 +103,7 @@ def write_file(
         expected_hash=expected_hash,
         create_only=create_only,
         must_exist=must_exist,
+        wording=wording,
     )
 
 
@@ -89,6 +118,7 @@ def write_bytes(
     expected_hash: str | None = None,
     create_only: bool = False,
     must_exist: bool = False,
+    wording: Wording | None = None,
 ) -> WriteResult:
     """``write_file`` of bytes at a resolved (``writable``) target, named ``shown`` in messages."""
     shown = shown or target.display
@@ -97,13 +127,15 @@ def write_bytes(
     def plan() -> Plan[WriteResult]:
         existing = vfs.lookup(target)
         if existing is not None and existing.type == "directory":
-            raise IsADirectory(f"{shown} is a directory; choose a file path")
+            raise refused(IsADirectory, "directory", "{path} is a directory; choose a file path", wording, path=shown)
         if existing is not None and existing.type != "file":
-            raise InvalidArgument(f"{shown} is not a regular file; choose a file path")
+            words = "{path} is not a regular file; choose a file path"
+            raise refused(InvalidArgument, "not_file", words, wording, path=shown)
         if existing is not None and create_only:
-            raise AlreadyExists(f"{shown} already exists; choose another name")
+            raise refused(AlreadyExists, "exists", "{path} already exists; choose another name", wording, path=shown)
         if existing is None and must_exist:
-            raise NotFound(f"{shown} does not exist; list its folder to check the name")
+            words = "{path} does not exist; list its folder to check the name"
+            raise refused(NotFound, "missing", words, wording, path=shown)
         expect = ABSENT if existing is None else Expect("file", token=existing.token)
         if expected_hash is not None:
             current = vfs.digest(target) if existing is not None else ""
