@@ -51,7 +51,7 @@ def test_a_difflib_diff_gives_its_target_and_both_ways_of_applying_it_agree(
     target = end.join(after) + (end if final_newline else "")
     old = hunks.Lines.of(raw)
     try:
-        placed = hunks.place(old, parse_patch(diff)[0].hunks, "f", hunks.Budget())
+        placed = hunks.place(old, parse_patch(diff)[0].hunks, "f", hunks.Comparisons())
     except Conflict:
         return  # context lines that repeat: refused, as a call would be
     applied = hunks.apply(old, placed, "f")

@@ -1,4 +1,5 @@
-"""Seed 001's ``fs`` reads, listings, searches and metadata, with its arguments and defaults.
+"""The ``fs`` dialect's reads, listings, searches and metadata, with its arguments and defaults
+(docs/profile-fs.md).
 
 Relative paths start at the server root (the working directory, at first the first
 mount's root) and results name paths under it relative to it, as the seed shows them;

@@ -1,4 +1,4 @@
-"""Seed 001's result JSON for the ``fs`` tools, as the seed's clients read it."""
+"""The ``fs`` tools' result JSON, as their clients read it (docs/profile-fs.md)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,8 @@ class CreateFileResult(BaseModel):
     overwritten: bool
 
 
-class DeleteResult(BaseModel):
+class FsDeleteResult(BaseModel):
+    model_config = ConfigDict(title="DeleteResult")  # the seed's name, in the output schema
     path: str
     existed: bool
     is_dir: bool
@@ -111,12 +112,14 @@ class _FromTo(BaseModel):
     to: str
 
 
-class CopyResult(_FromTo):
+class FsCopyResult(_FromTo):
+    model_config = ConfigDict(title="CopyResult")
     bytes_copied: int
     overwritten: bool
 
 
-class MoveResult(_FromTo):
+class FsMoveResult(_FromTo):
+    model_config = ConfigDict(title="MoveResult")
     existed: bool = Field(description="The destination existed before the move")
     overwritten: bool
     recursive: bool

@@ -1,4 +1,4 @@
-"""Seed 001's ``fs`` writes: create, overwrite, delete, copy and move.
+"""The ``fs`` dialect's writes (docs/profile-fs.md): create, overwrite, delete, copy and move.
 
 A path given absolute (a host path, ``~``, a URL) may be written only inside a git
 repository (a folder holding ``.git``, looked for from the path up to its mount's root,
@@ -16,10 +16,10 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.dialects.fs_reads import is_absolute, name_as_given, repo_root
 from vfs_mcp.ops.dialects.fs_results import (
-    CopyResult,
     CreateFileResult,
-    DeleteResult,
-    MoveResult,
+    FsCopyResult,
+    FsDeleteResult,
+    FsMoveResult,
     PathResult,
 )
 from vfs_mcp.ops.files import transfers, write
@@ -90,12 +90,12 @@ def overwrite_file(vfs: JailedFS, path: str, content: str, max_bytes: int | None
     return PathResult(path=shown)
 
 
-def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool = False) -> DeleteResult:
+def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool = False) -> FsDeleteResult:
     """Delete a file, link or (``recursive``) directory tree; ``force`` makes a missing path a success."""
     target = _writable(vfs, path, follow=False)
     shown = name_as_given(vfs, path, target)
     deleted = write.delete_path(vfs, path, recursive=recursive, force=force)
-    return DeleteResult(
+    return FsDeleteResult(
         path=shown,
         existed=deleted.existed,
         is_dir=deleted.type == "directory",
@@ -111,12 +111,12 @@ def copy_path(
     overwrite: bool = False,
     recursive: bool = False,
     create_parents: bool = True,
-) -> CopyResult:
+) -> FsCopyResult:
     """Copy a file (a directory tree with ``recursive``, beyond the seed), across mounts too."""
     source = vfs.resolve(from_)
     dest = _writable(vfs, to)
     copied = transfers.copy_file(vfs, from_, to, overwrite, recursive, create_parents, wording=TRANSFER)
-    return CopyResult(
+    return FsCopyResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),
         bytes_copied=copied.bytes_copied,
@@ -131,12 +131,12 @@ def move_path(
     overwrite: bool = False,
     recursive: bool = False,
     create_parents: bool = True,
-) -> MoveResult:
+) -> FsMoveResult:
     """Move or rename a file (a directory with ``recursive``, beyond the seed), across mounts too."""
     source = _writable(vfs, from_, follow=False)
     dest = _writable(vfs, to)
     moved = transfers.move_file(vfs, from_, to, overwrite, create_parents, recursive, wording=TRANSFER)
-    return MoveResult(
+    return FsMoveResult(
         from_=name_as_given(vfs, from_, source),
         to=name_as_given(vfs, to, dest),
         existed=moved.overwritten,

@@ -1,4 +1,4 @@
-"""Editor buffers for the ide profile (seed 003): open, read, save and close files by URI.
+"""Editor buffers for the ide profile (docs/profile-ide.md): open, read, save and close files by URI.
 
 A ``Buffers`` holds one session's open files (one per MCP session: ``vfs_mcp.sessions``). A
 buffer is a snapshot: the text as opened (or last saved), the coding it was decoded with, and
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp import changes
 from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
@@ -50,7 +50,7 @@ SNIFF_BYTES = 64 * 1024
 def path_of(uri: str) -> str:
     """The path the jail resolves for a URI.
 
-    Seed 003 builds URIs with ``url-hexify-string``, which escapes the slashes too
+    The Emacs integration builds URIs (docs/profile-ide.md, "Rules") with ``url-hexify-string``, which escapes the slashes too
     (``file://%2Fhome%2Fme%2Fa.el``); that form is made standard, decoded once. Other
     ``file://`` URIs are percent-decoded by the jail; backend URLs are taken as written.
     """
@@ -76,7 +76,8 @@ class OpenResult(BaseModel):
     externally_modified: bool = Field(description="The file changed on disk since the buffer's content was loaded")
 
 
-class ReadResult(BaseModel):
+class BufferRead(BaseModel):
+    model_config = ConfigDict(title="ReadResult")  # its name in the output schema
     content: str
     lines: int = Field(description="Lines in content")
     encoding: str
@@ -136,7 +137,7 @@ def _version(value: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(json.loads(json.dumps(value, default=str)))
 
 
-class Stored:
+class StoredBuffers:
     """Buffers kept under their handles in a state store (``changes.state``)."""
 
     def __init__(self, store: Any, mounts: list[Any]) -> None:
@@ -188,7 +189,7 @@ class Buffers:
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
         max_save_bytes: int = DEFAULT_MAX_SAVE_BYTES,
         max_buffers: int = DEFAULT_MAX_BUFFERS,
-        stored: Stored | None = None,
+        stored: StoredBuffers | None = None,
     ) -> None:
         self.vfs = vfs
         self.stored = stored
@@ -239,7 +240,7 @@ class Buffers:
 
     def read(
         self, uri: str, start_line: int | None = None, end_line: int | None = None, handle: str | None = None
-    ) -> ReadResult:
+    ) -> BufferRead:
         """Lines ``start_line..end_line`` (1-based, inclusive, clamped) of the open buffer (the
         one ``handle`` names, else the session's), or of the file when it is not open (nothing
         is kept then).
@@ -260,7 +261,7 @@ class Buffers:
             first = _clamp(1 if start_line is None else start_line, 1, max(len(lines), 1))
             last = len(lines) if end_line is None else _clamp(end_line, first, len(lines))
             chosen_lines = lines[first - 1 : last]
-            return ReadResult(
+            return BufferRead(
                 content="".join(chosen_lines),
                 lines=len(chosen_lines),
                 encoding=coding.name,

@@ -9,14 +9,6 @@ from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, diff, rendered
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, printable
 
 
-class Hunk(BaseModel):
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-    lines: list[str] = Field(description="Hunk body: ' ' context, '-' removed, '+' added")
-
-
 class CompareResult(BaseModel):
     file1: str
     file2: str
@@ -24,7 +16,9 @@ class CompareResult(BaseModel):
     added: int
     removed: int
     cut: str | None = Field(None, description="What the diff leaves out, when it is not whole")
-    hunks: list[Hunk]
+    hunks: list[dict[str, int | list[str]]] = Field(
+        description="old_start, old_lines, new_start, new_lines, and lines: ' ' context, '-' removed, '+' added"
+    )
     diff: str
 
 
@@ -40,16 +34,7 @@ def compare_files(
     old, name1 = _text(vfs, file1, encoding, max_bytes)
     new, name2 = _text(vfs, file2, encoding, max_bytes)
     changed = diff(old, new, max_chars=max_diff)
-    found = [
-        Hunk(
-            old_start=h.old_start,
-            old_lines=h.old_lines,
-            new_start=h.new_start,
-            new_lines=h.new_lines,
-            lines=[sign + printable(line.rstrip("\r\n")) for sign, line in h.lines()],
-        )
-        for h in changed.hunks
-    ]
+    found = [hunk.fields(printable) for hunk in changed.hunks]
     notes = changed.notes()
     return CompareResult(
         file1=name1,

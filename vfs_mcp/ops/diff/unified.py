@@ -69,6 +69,17 @@ class Hunk:
             for line in split_lines(block):
                 yield sign, line
 
+    def fields(self, shown: Callable[[str], str]) -> dict[str, int | list[str]]:
+        """The hunk as a result's fields: its numbers, and its lines as their signs and texts
+        (``shown``: the text as a result may carry it), without their newlines."""
+        return {
+            "old_start": self.old_start,
+            "old_lines": self.old_lines,
+            "new_start": self.new_start,
+            "new_lines": self.new_lines,
+            "lines": [sign + shown(line.rstrip("\r\n")) for sign, line in self.lines()],
+        }
+
     def header(self) -> str:
         return f"@@ -{line_range(self.old_start, self.old_lines)} +{line_range(self.new_start, self.new_lines)} @@\n"
 
@@ -206,7 +217,7 @@ def _matched(old: str, new: str, lo: int, context: int, max_chars: int) -> Diff:
     """The diff of two texts of whole lines (the first is line ``lo + 1``), their lines matched;
     what it shows is cut from the texts, not joined from their lines, which are let go once
     matched."""
-    a, b = split_lines(old), _Lines(new)
+    a, b = split_lines(old), _LazyLines(new)
     starts = _starts(a), b.starts
     matching = linediff.match(a, b)
     del a, b
@@ -244,7 +255,7 @@ def _starts(lines: Iterable[str]) -> array[int]:
     return array("q", itertools.accumulate(map(len, lines), initial=0))
 
 
-class _Lines(Sequence[str]):
+class _LazyLines(Sequence[str]):
     """The lines of a text, each made when it is asked for (read in turn, or sliced): the
     lines of a diff's new text are never all held at once."""
 

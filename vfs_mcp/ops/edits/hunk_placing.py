@@ -74,7 +74,7 @@ class Lines:
 
 
 @dataclass
-class Budget:
+class Comparisons:
     """Line comparisons left for placing one patch's hunks."""
 
     left: int = PLACING_BUDGET
@@ -125,7 +125,7 @@ class _Index:
         return table
 
 
-def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Budget) -> list[Placed]:
+def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> list[Placed]:
     """Where each hunk applies, in order, each after the one before; CONFLICT for a hunk not
     in the file or in two places."""
     olds = [hunk.old for hunk in hunks]
@@ -171,7 +171,7 @@ _NOWHERE: list[int] = []
 
 
 def _matches(
-    texts: list[str], index: _Index, old: list[str], start: int, trimmed: bool, budget: Budget
+    texts: list[str], index: _Index, old: list[str], start: int, trimmed: bool, budget: Comparisons
 ) -> list[int] | None:
     """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
     (None when the budget ran out)."""

@@ -96,7 +96,7 @@ def apply_patch(
         seen.add(key)
 
     def plan() -> Plan[PatchResult]:
-        budget = hunks.Budget()
+        budget = hunks.Comparisons()
         planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
         result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
         return Plan(result, [op for p in planned for op in _ops(p)])
@@ -127,7 +127,7 @@ def _plan(
     link: Target | None,
     max_bytes: int,
     max_write: int | None,
-    budget: hunks.Budget,
+    budget: hunks.Comparisons,
 ) -> _File:
     if patch.kind == "add":
         if vfs.lookup(target) is not None:

@@ -53,7 +53,7 @@ class TextEdit(BaseModel):
 
 
 class EditOptions(BaseModel):
-    """Matching fallbacks (seed 004's camelCase spellings are accepted too)."""
+    """Matching fallbacks (the camelCase spellings docs/xml-interface.md names are accepted too)."""
 
     model_config = ConfigDict(extra="forbid")
 

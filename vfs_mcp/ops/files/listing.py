@@ -161,7 +161,7 @@ class WorkingDirectoryResult(BaseModel):
 
 
 def get_working_directory(vfs: JailedFS) -> WorkingDirectoryResult:
-    # Seed 004 asks where the server's script lives; a host path outside every mount would
+    # Clients ask where the server's script lives (docs/security.md, ``script_dir``); a host path outside every mount would
     # tell a client about the machine, so the answer is the package that runs.
     return WorkingDirectoryResult(current_dir=vfs.cwd.display, script_dir=f"vfs-mcp {package_version()}")
 

@@ -74,7 +74,7 @@ class GrepQuery:
     max_depth: int | None = None
     count_only: bool = False
     respect_gitignore: bool = False
-    """The tools pass True unless asked not to (SPEC §7); False here: a query says what it wants."""
+    """The tools pass True unless asked not to (docs/local-folders.md, "Ignored paths and .git"); False here: a query says what it wants."""
     max_chars: int = DEFAULT_MAX_CHARS
     budget: float = MATCH_BUDGET_SECONDS
     regex: re2._Regexp = field(init=False)

@@ -5,7 +5,7 @@ the search root), the same that ripgrep's ``-g`` uses, so both grep engines choo
 Exclude globs prune directories too; include globs choose files only.
 
 Searches and walks leave out what ``.gitignore``/``.ignore``/``.rgignore`` files ignore and
-every ``.git`` folder by default, as ripgrep does (SPEC §7); ``respect_gitignore=False``
+every ``.git`` folder by default, as ripgrep does (docs/local-folders.md); ``respect_gitignore=False``
 shows both. A search rooted inside ``.git`` sees its contents (only ``.git`` folders below
 the root are skipped).
 """

@@ -39,7 +39,7 @@ def grep_files(
     count_only: bool = False,
     respect_gitignore: bool = True,
     format: FormatArg = "text",
-    # Seed 000's spellings, merged into the arguments above.
+    # Older spellings (docs/clients.md), merged into the arguments above.
     context_before: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
     context_after: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
     max_results: Annotated[int, Field(ge=1, le=100000), Hidden] = 1000,

@@ -116,7 +116,7 @@ def edit_file_at_line(
     abort_on_verification_failure: bool = False,
     encoding: TextCoding = "utf-8",
     dry_run: bool = False,
-    # Seed 000's window: absolute line numbers say the same, so these are accepted, not listed.
+    # An older window (docs/clients.md): absolute line numbers say the same, so these are accepted, not listed.
     offset: Annotated[int, Field(ge=0), Hidden] = 0,
     limit: Annotated[int | None, Field(ge=1), Hidden] = None,
     relative_line_numbers: Annotated[bool, Hidden] = False,

@@ -1,4 +1,4 @@
-"""The official profile (SPEC §5): a drop-in for ``@modelcontextprotocol/server-filesystem``.
+"""The official profile (docs/profile-official.md): a drop-in for ``@modelcontextprotocol/server-filesystem``.
 
 Its 13 tools and the deprecated ``read_file`` alias, with the reference's argument names,
 defaults and result text, over our jail, limits, atomic writes and backends. Its table
@@ -7,7 +7,7 @@ defaults and result text, over our jail, limits, atomic writes and backends. Its
 Each reply carries its content once, as text (or an image/audio/resource block): no output
 schema and no structured copy of the same text, which the reference sends with every reply.
 Errors are ours (``isError``, a stable code first). A server whose mounts are all read-only
-does not list the write tools (SPEC §6).
+does not list the write tools.
 """
 
 from __future__ import annotations
