@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import AnyStr, overload
 
-from vfs_mcp.ops.diff import line_matching as linediff
+from vfs_mcp.ops.diff import line_matching
 from vfs_mcp.ops.text.document import printable
 from vfs_mcp.ops.text.encoding import split_lines
 from vfs_mcp.ops.text.find import newlines
@@ -219,7 +219,7 @@ def _matched(old: str, new: str, lo: int, context: int, max_chars: int) -> Diff:
     matched."""
     a, b = split_lines(old), _LazyLines(new)
     starts = _starts(a), b.starts
-    matching = linediff.match(a, b)
+    matching = line_matching.match(a, b)
     del a, b
     out = _Cutter(max_chars)
     hunk: Hunk | None = None

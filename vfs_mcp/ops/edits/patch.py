@@ -21,7 +21,7 @@ from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS
-from vfs_mcp.ops.edits import hunk_placing as hunks
+from vfs_mcp.ops.edits import hunk_placing
 from vfs_mcp.ops.edits.patch_formats import FilePatch, parse_patch
 from vfs_mcp.ops.files.write import writable
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, printable
@@ -54,11 +54,11 @@ class _File:
     """The file read and written (a link inside the mount followed)."""
     dest: Target | None
     before: TextFile | None
-    old: hunks.Lines | None
+    old: hunk_placing.Lines | None
     """The old file's lines, for a file the patch updates."""
-    new: hunks.Lines | None
-    """The new file's lines, where they were not cut from the old text (``hunks.spliced``)."""
-    placed: list[hunks.Placed]
+    new: hunk_placing.Lines | None
+    """The new file's lines, where they were not cut from the old text (``hunk_placing.spliced``)."""
+    placed: list[hunk_placing.Placed]
     data: bytes | None
     link: Target | None = None
     """The path as given, when it is a link: a delete or a move takes the link away, never its file."""
@@ -96,7 +96,7 @@ def apply_patch(
         seen.add(key)
 
     def plan() -> Plan[PatchResult]:
-        budget = hunks.Comparisons()
+        budget = hunk_placing.Comparisons()
         planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
         result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
         return Plan(result, [op for p in planned for op in _ops(p)])
@@ -127,7 +127,7 @@ def _plan(
     link: Target | None,
     max_bytes: int,
     max_write: int | None,
-    budget: hunks.Comparisons,
+    budget: hunk_placing.Comparisons,
 ) -> _File:
     if patch.kind == "add":
         if vfs.lookup(target) is not None:
@@ -145,14 +145,14 @@ def _plan(
     raw = before.raw
     if patch.kind == "delete":
         return _File(patch, target, None, before, None, None, [], None, link, whole=raw)
-    old = hunks.Lines.of(raw)
+    old = hunk_placing.Lines.of(raw)
     if dest is not None and vfs.lookup(dest) is not None:
         raise AlreadyExists(f"{dest.display} already exists; the patch moves {target.display} there")
-    placed = hunks.place(old, patch.hunks, target.display, budget)
+    placed = hunk_placing.place(old, patch.hunks, target.display, budget)
     after = None  # the new file as lines, where it could not be cut from the old text
-    cut = hunks.spliced(raw, old, placed)
+    cut = hunk_placing.spliced(raw, old, placed)
     if cut is None:
-        after = hunks.apply(old, placed, target.display)
+        after = hunk_placing.apply(old, placed, target.display)
         cut = after.join()
     data = before.encode_raw(cut)
     _check_written(dest or target, data, max_write)
@@ -231,7 +231,7 @@ def _file_diff(item: _File) -> Iterator[str]:
     elif item.placed or item.dest is not None:
         assert item.old is not None
         yield f"--- {name}\n+++ {item.dest.display if item.dest else name}\n"
-        yield from hunks.diff_lines(item.old, item.placed, item.new)
+        yield from hunk_placing.diff_lines(item.old, item.placed, item.new)
 
 
 def _whole(text: str, sign: str) -> Iterator[str]:

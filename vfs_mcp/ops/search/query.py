@@ -105,7 +105,7 @@ class GrepQuery:
         return min(end, self.max_results)
 
 
-def cut(line: str, column: int = 1) -> str:
+def line_window(line: str, column: int = 1) -> str:
     """``line`` within MAX_LINE_CHARS: a window around ``column`` (1-based), saying what was left out."""
     if len(line) <= MAX_LINE_CHARS:
         return line
@@ -141,9 +141,9 @@ class Collector:
                 path=path,
                 line_number=line_no,
                 column=column,
-                line=cut(line, column),
-                context_before=[cut(c) for c in ctx_b],
-                context_after=[cut(c) for c in ctx_a],
+                line=line_window(line, column),
+                context_before=[line_window(c) for c in ctx_b],
+                context_after=[line_window(c) for c in ctx_a],
             )
             size = len(path) + len(match.line) + sum(len(c) + len(path) for c in (*ctx_b, *ctx_a)) + 16
             if self.matches and self.chars + size > self.query.max_chars:

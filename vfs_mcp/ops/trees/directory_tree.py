@@ -190,7 +190,7 @@ def directory_tree(
 
     every = include_files and matches is None
     listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
-    kept, where = cut(listing, root, max_entries)
+    kept, where = capped(listing, root, max_entries)
     top = tree_node(root.name, "directory", None, [])
     nodes = {root.rel: top}  # each kept directory by its mount-relative path
     counts = {"directory": 0, "file": 0}
@@ -223,7 +223,7 @@ def directory_tree(
     )
 
 
-def cut(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str | None]:
+def capped(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], str | None]:
     """``listing``'s items cut breadth-first at ``cap`` (every level whole while it fits, then
     the first entries of the next in depth-first order), and a note of what was left out
     (None when nothing was)."""
