@@ -4,7 +4,7 @@
 Relative paths start at the server root (the working directory, at first the first
 mount's root) and results name paths under it relative to it, as the seed shows them;
 a path given absolute (a host path, ``~``, a URL) is named in full. Writes are in
-``fs_writes``, the result JSON in ``fs_models``.
+``fs_writes``, the result JSON in ``fs_results``.
 """
 
 from __future__ import annotations

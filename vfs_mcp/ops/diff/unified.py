@@ -2,7 +2,7 @@
 
 Only the lines around the span where the texts differ are split and compared, so one edit in
 a large file costs about as much as the edit (``Known``: an edit tells where it changed the
-text). Their lines are matched by ``linediff``, in work linear in them. A span of more lines
+text). Their lines are matched by ``line_matching``, in work linear in them. A span of more lines
 than are matched one by one (``MATCHED_LINES``, or more where lines are long: ``LINE_CHARS``)
 is not split at all: it is one replacement, said to be one. A diff longer than its limit
 (``max_chars``, of the hunks' lines) shows the hunks that fit, the last cut between two lines,

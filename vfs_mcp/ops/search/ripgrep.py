@@ -1,7 +1,7 @@
 """grep_files' ripgrep engine, for local mounts: ``rg --json`` read as a stream.
 
 A folder is searched by several runs of ripgrep, two at once, read in path order
-(``rgruns``). They are stopped once the page is full, or when they have run for the
+(``ripgrep_runs``). They are stopped once the page is full, or when they have run for the
 query's budget.
 What ripgrep says on stderr is read too: a file it could not open is a note in the result
 (never a silent "no matches"); a regex it cannot compile sends the search to the Python
