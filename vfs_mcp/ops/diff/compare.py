@@ -6,7 +6,8 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, diff, rendered
-from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, printable
+from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile
+from vfs_mcp.ops.text.encoding import printable
 
 
 class CompareResult(BaseModel):

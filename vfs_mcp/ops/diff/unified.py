@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import AnyStr, overload
 
 from vfs_mcp.ops.diff import line_matching
-from vfs_mcp.ops.text.document import printable
-from vfs_mcp.ops.text.encoding import split_lines
+from vfs_mcp.ops.text.encoding import printable, split_lines
 from vfs_mcp.ops.text.find import newlines
 
 DEFAULT_MAX_DIFF_CHARS = 10 * 1024 * 1024

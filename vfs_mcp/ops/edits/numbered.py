@@ -15,7 +15,8 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, unified_diff
 from vfs_mcp.ops.files.write import writable
-from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into, printable
+from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into
+from vfs_mcp.ops.text.encoding import printable
 
 
 class LineEdit(BaseModel):

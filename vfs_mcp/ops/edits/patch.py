@@ -24,8 +24,8 @@ from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS
 from vfs_mcp.ops.edits import hunk_placing
 from vfs_mcp.ops.edits.patch_formats import FilePatch, parse_patch
 from vfs_mcp.ops.files.write import writable
-from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, printable
-from vfs_mcp.ops.text.encoding import encode
+from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile
+from vfs_mcp.ops.text.encoding import encode, printable
 
 WHOLE_CHUNK = 1 << 16
 """Characters of a whole file's diff made at a time (the diff is cut between them)."""

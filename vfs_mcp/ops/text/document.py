@@ -127,10 +127,3 @@ def hashed_into(result: Any, ops: list[Op]) -> Callable[[], None] | None:
         result.sha256 = digest()
 
     return after
-
-
-def printable(text: str) -> str:
-    """Text safe to send: bytes kept by surrogateescape shown as U+FFFD."""
-    if text.isascii():  # known to the string itself: no copy
-        return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

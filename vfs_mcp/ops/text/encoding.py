@@ -105,3 +105,10 @@ def split_lines(text: str) -> list[str]:
     if parts[-1]:
         lines.append(parts[-1])
     return lines
+
+
+def printable(text: str) -> str:
+    """Text safe to send: bytes kept by surrogateescape shown as U+FFFD."""
+    if text.isascii():  # known to the string itself: no copy
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
