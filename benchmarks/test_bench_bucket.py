@@ -34,7 +34,7 @@ from latency_proxy import LatencyProxy
 from moto_bucket import serving
 from stdio_server import StdioServer
 
-from vfs_mcp.ops.levels import FOLDERS_AT_ONCE
+from vfs_mcp.ops.trees.breadth_first import FOLDERS_AT_ONCE
 
 MEMORY_BOUND = 150 * 10**6
 PAGE = 1000

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.edit import EditResult, TextEdit, edit_file
-from vfs_mcp.ops.lines import LinesResult, read_file_lines, tail_file
+from vfs_mcp.ops.edits.replace import EditResult, TextEdit, edit_file
+from vfs_mcp.ops.files.lines import LinesResult, read_file_lines, tail_file
 
 if TYPE_CHECKING:
     from conftest import EditCase, LogFile, Scale

@@ -23,8 +23,8 @@ from conftest import Scale, patch_case_text
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops.compare import compare_files
-from vfs_mcp.ops.patch import PatchResult, apply_patch
+from vfs_mcp.ops.diff.compare import compare_files
+from vfs_mcp.ops.edits.patch import PatchResult, apply_patch
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,10 @@ import pytest
 from conftest import RARE_LITERAL, REGEX, s3fs_client
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.analytics import DuplicatesResult, SizeResult, calculate_directory_size, find_duplicate_files
-from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
-from vfs_mcp.ops.ripgrep import rg_binary
-from vfs_mcp.ops.tree import TreeResult, directory_tree
+from vfs_mcp.ops.search.grep import GrepQuery, GrepResult, grep_files
+from vfs_mcp.ops.search.ripgrep import rg_binary
+from vfs_mcp.ops.trees.analytics import DuplicatesResult, SizeResult, calculate_directory_size, find_duplicate_files
+from vfs_mcp.ops.trees.directory_tree import TreeResult, directory_tree
 
 if TYPE_CHECKING:
     from conftest import LocalTree, S3Data, Scale

@@ -25,8 +25,8 @@ from conftest import S3_LATENCY
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops.analytics import calculate_directory_size
-from vfs_mcp.ops.tree import directory_tree
+from vfs_mcp.ops.trees.analytics import calculate_directory_size
+from vfs_mcp.ops.trees.directory_tree import directory_tree
 from vfs_mcp_backends import create_mount
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' emulator helpers

@@ -290,6 +290,36 @@ def test_only_the_write_path_writes_locks_or_makes_conditional_puts() -> None:
 
 def test_no_tool_retries_a_write_itself() -> None:
     """Re-planning a change that met another writer is the write path's (``changes.run``)."""
-    for path in [*(ROOT / "vfs_mcp" / "ops").glob("*.py"), *(ROOT / "vfs_mcp" / "profiles").rglob("*.py")]:
+    for path in [*(ROOT / "vfs_mcp" / "ops").rglob("*.py"), *(ROOT / "vfs_mcp" / "profiles").rglob("*.py")]:
         source = path.read_text()
         assert "RETRIES" not in source and "except Stale" not in source, f"{path.relative_to(ROOT)} retries itself"
+
+
+DUPLICATE_CLASSES_LEFT = {"Hunk": 2}
+"""Concepts still held by two classes, each pair a debt with a count that may only go down:
+the diff engine's hunk (``ops/diff/unified.py``, made as runs of lines) and a patch's
+(``ops/edits/patch_formats.py``, read where it lies in the patch)."""
+
+
+def test_one_class_for_each_concept_across_the_packages() -> None:
+    """Two classes of one name are two copies of a concept (three ``Hunk``, two ``ReadResult``,
+    two ``Budget`` once): a dialect words one operation's result, it does not copy it."""
+    where: dict[str, list[str]] = {}
+    for path in [*(ROOT / "vfs_mcp").rglob("*.py"), *(ROOT / "backends").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    twice = {name: places for name, places in where.items() if len(places) > DUPLICATE_CLASSES_LEFT.get(name, 1)}
+    assert not twice, f"one class per concept; these names have several: {twice}"
+    paid = {name for name, count in DUPLICATE_CLASSES_LEFT.items() if len(where.get(name, [])) < count}
+    assert not paid, f"no longer duplicated: lower DUPLICATE_CLASSES_LEFT for {paid}"
+
+
+def test_operations_are_family_packages_only() -> None:
+    """``vfs_mcp/ops/`` holds its ``__init__.py`` and one package a family, nothing flat
+    (docs/architecture.md, "Operations"), so a reader finds an operation by its family."""
+    flat = sorted(path.name for path in (ROOT / "vfs_mcp" / "ops").glob("*.py") if path.name != "__init__.py")
+    assert not flat, f"put these in the package of their family: {flat}"
+    families = sorted(path.name for path in (ROOT / "vfs_mcp" / "ops").iterdir() if (path / "__init__.py").is_file())
+    named = set(re.findall(r"`vfs_mcp/ops/(\w+)/`", section("The layers, bottom up")))
+    assert set(families) == named, f"families the note does not list, or lists and are gone: {set(families) ^ named}"

@@ -137,7 +137,7 @@ def layer_key(url: str) -> str:
 
 
 @dataclass
-class _Index:
+class _NodeIndex:
     nodes: dict[str, Node] = field(default_factory=dict)
     kids: dict[str, dict[str, int]] = field(default_factory=dict)
     """Folder -> child name -> how many nodes lie at or below that child (a trie of the nodes' paths)."""
@@ -211,7 +211,7 @@ class Layer:
         self.key = layer_key(url)
         self.look_every = look_every
         self.lock = threading.RLock()
-        self._index = _Index()
+        self._index = _NodeIndex()
         self.epoch: str | None = None
         self.seq = 0
         self._looked = float("-inf")
@@ -272,7 +272,7 @@ class Layer:
         return meta
 
     def _reset(self, epoch: str | None) -> None:
-        self._index = _Index()
+        self._index = _NodeIndex()
         self.epoch, self.seq = epoch, 0
 
     def _follow(self) -> None:

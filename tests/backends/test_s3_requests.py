@@ -20,11 +20,14 @@ from vfs_mcp.changes import log
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import edit, patch, transfers, write
-from vfs_mcp.ops.analytics import calculate_directory_size
-from vfs_mcp.ops.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
-from vfs_mcp.ops.listing import list_directory
-from vfs_mcp.ops.tree import TreeResult, directory_tree, search_files
+from vfs_mcp.ops.dialects import fs_writes, reference
+from vfs_mcp.ops.edits import patch
+from vfs_mcp.ops.edits import replace as edit
+from vfs_mcp.ops.files import transfers, write
+from vfs_mcp.ops.files.listing import list_directory
+from vfs_mcp.ops.search.grep import REMOTE_FETCH_CONCURRENCY, GrepQuery, grep_files
+from vfs_mcp.ops.trees.analytics import calculate_directory_size
+from vfs_mcp.ops.trees.directory_tree import TreeResult, directory_tree, search_files
 
 pytestmark = pytest.mark.slow
 
@@ -284,3 +287,18 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_one_put_its_record(
         ("PUT If-None-Match", "state/changes"),
     ]
     state.close()
+
+
+def test_a_dialect_words_an_operation_without_requests_of_its_own(s3: tuple[JailedFS, Requests]) -> None:
+    """The fs and reference dialects check nothing before the write path: each costs what the
+    operation it words costs (the operation checks, under the lock, once)."""
+    vfs, requests = s3
+    plain = requests.during(lambda: write.write_file(vfs, "proj/README.md", "a\n", must_exist=True))
+    worded = requests.during(lambda: fs_writes.overwrite_file(vfs, "proj/README.md", "b\n"))
+    assert len(worded) == len(plain), (plain, worded)
+    plain = requests.during(lambda: transfers.move_file(vfs, "proj/src/util.py", "proj/src/u2.py"))
+    worded = requests.during(lambda: reference.move(vfs, "proj/src/u2.py", "proj/src/util.py"))
+    assert len(worded) == len(plain), (plain, worded)
+    plain = requests.during(lambda: transfers.copy_file(vfs, "proj/src/util.py", "proj/u3.py", create_dirs=False))
+    worded = requests.during(lambda: fs_writes.copy_path(vfs, "proj/src/util.py", "proj/u4.py", create_parents=False))
+    assert len(worded) == len(plain), (plain, worded)

@@ -21,7 +21,7 @@ from processes import mcp_client, vfs_mcp_http
 
 from vfs_mcp.changes.commit import commit
 from vfs_mcp.errors import Stale
-from vfs_mcp.ops.textfile import TextFile
+from vfs_mcp.ops.text.document import TextFile
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio

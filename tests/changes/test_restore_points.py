@@ -198,7 +198,9 @@ CUT_SHORT = """
 import os, sys
 from vfs_mcp.changes import log, steps
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
-from vfs_mcp.ops import edit, undo, write
+from vfs_mcp.ops.edits import replace as edit
+from vfs_mcp.ops.files import undo
+from vfs_mcp.ops.files import write
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 

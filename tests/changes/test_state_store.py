@@ -22,8 +22,9 @@ from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.state_place import StateUnavailable, default_folder
-from vfs_mcp.ops import patch, transfers, write
-from vfs_mcp.ops.undo import undo
+from vfs_mcp.ops.edits import patch
+from vfs_mcp.ops.files import transfers, write
+from vfs_mcp.ops.files.undo import undo
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 

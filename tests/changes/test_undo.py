@@ -14,8 +14,8 @@ from results import ok
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.ops import write
-from vfs_mcp.ops.undo import undo
+from vfs_mcp.ops.files import write
+from vfs_mcp.ops.files.undo import undo
 from vfs_mcp.profiles.results import error_of
 
 pytestmark = pytest.mark.anyio

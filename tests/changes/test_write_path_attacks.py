@@ -24,7 +24,7 @@ from mcp import Client
 from results import ok
 
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
-from vfs_mcp.ops.write import write_file
+from vfs_mcp.ops.files.write import write_file
 from vfs_mcp.profiles.results import error_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings

@@ -27,7 +27,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops import ripgrep
+from vfs_mcp.ops.search import ripgrep
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
 from vfs_mcp.jail.mounts import MountSpec, open_mount
-from vfs_mcp.ops.grep import GrepQuery, grep_files
+from vfs_mcp.ops.search.grep import GrepQuery, grep_files
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio

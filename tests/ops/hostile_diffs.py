@@ -157,6 +157,19 @@ async def call(mount: Mount, cap: int, tool: str, arguments: dict[str, Any]) -> 
     }
 
 
+MEM_PER_LINE = 240
+"""Bytes a line of what a call read and answered may hold over its characters: a line held as
+a Python string costs 49 bytes beyond them and 8 in its list, and an edit and its diff hold the
+lines of both texts at once (a file of 100,000 short lines is 5 MB of lines for 1 MB of text)."""
+
+
+def peak_allowed_mb(reply: dict[str, Any]) -> float:
+    """The bound of a call's peak memory: 150 MB, four times what it read and answered, and
+    ``MEM_PER_LINE`` a line of it (linear in what it read and answered, as its CPU time is)."""
+    read_and_answered = reply["inputs"] + reply["text_chars"] + reply["meta_chars"]
+    return 150 + (4 * read_and_answered + MEM_PER_LINE * reply["lines"]) / MiB
+
+
 def peak_mb() -> float:
     """This process's peak resident memory since it was last reset (``VmHWM``)."""
     status = Path("/proc/self/status").read_text()

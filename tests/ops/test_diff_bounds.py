@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import BACKENDS
+from hostile_diffs import peak_allowed_mb
 from processes import run_limited
 
 pytestmark = pytest.mark.slow
@@ -25,11 +26,6 @@ CPU_SECONDS = 30
 CHILD = Path(__file__).with_name("hostile_diffs.py")
 MB = 1 << 20
 _buckets = itertools.count()
-
-
-def peak_allowed_mb(reply: dict[str, Any]) -> float:
-    """150 MB, and four times what the call read and answered."""
-    return 150 + 4 * (reply["inputs"] + reply["text_chars"] + reply["meta_chars"]) / MB
 
 
 def hostile(case: str, kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:

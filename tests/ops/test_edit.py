@@ -16,9 +16,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import line_edits as line_ops
-from vfs_mcp.ops import literal, textfile, unified
+from vfs_mcp.ops.diff import unified
+from vfs_mcp.ops.edits import numbered as line_ops
+from vfs_mcp.ops.edits import replace as edit_ops
+from vfs_mcp.ops.text import document, find
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -650,7 +651,7 @@ def test_many_line_edits_of_one_line_apply_in_one_pass_as_they_would_from_the_bo
         (index, number, line_ops.LineEdit(line_number=index + 1, action=action, content=content))  # type: ignore[arg-type]
         for number, (index, action, content) in enumerate(edits)
     ]
-    doc = textfile.TextFile(None, b"", "utf-8", False, None)  # type: ignore[arg-type]
+    doc = document.TextFile(None, b"", "utf-8", False, None)  # type: ignore[arg-type]
     assert line_ops._applied(lines, plan, doc) == bottom_up(lines, edits)
 
 
@@ -902,7 +903,7 @@ def test_the_diff_of_edits_counted_from_what_they_know_is_the_diff_found_from_th
     # Edits that change the text where they match (exact, replace_all, whitespace-normalised,
     # whole windows) tell the diff where the unchanged start and end are and what line they
     # begin on; the diff from there must be the one found by comparing and counting it all.
-    pad = "p\n" * (literal.MEMMEM_CHARS // 2) if big else ""
+    pad = "p\n" * (find.MEMMEM_CHARS // 2) if big else ""
     old = pad + "\n".join(lines) + "\n" + pad
     text, reports = old, []
     for at, width, new, everything in picks:

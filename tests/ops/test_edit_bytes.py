@@ -22,9 +22,10 @@ from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops import edit as edit_ops
-from vfs_mcp.ops import literal, textfile, unified
-from vfs_mcp.ops.edit import TextEdit, edit_file
+from vfs_mcp.ops.diff import unified
+from vfs_mcp.ops.edits import replace as edit_ops
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+from vfs_mcp.ops.text import document, find
 
 LINES = ["a", "b", "ab", "a b", "  a", "", "é", "😀 b", "\ta", "a\r", "b\x0c"]
 NEW = st.text(alphabet="ab \n\té😀", max_size=8)
@@ -39,15 +40,15 @@ def folder() -> Iterator[Path]:
 def outcome(vfs: JailedFS, path: Path, data: bytes, edits: list[TextEdit], plain: bool) -> tuple[Any, bytes]:
     """What ``edit_file`` answers (its result, or its error's code and message) and the file's bytes after."""
     path.write_bytes(data)
-    kept = textfile.TextFile.plain
+    kept = document.TextFile.plain
     if not plain:
-        textfile.TextFile.plain = property(lambda self: False)  # type: ignore[method-assign,assignment]
+        document.TextFile.plain = property(lambda self: False)  # type: ignore[method-assign,assignment]
     try:
         answer: Any = edit_file(vfs, path.name, edits).model_dump()
     except VfsError as err:
         answer = (err.code, str(err))
     finally:
-        textfile.TextFile.plain = kept  # type: ignore[method-assign]
+        document.TextFile.plain = kept  # type: ignore[method-assign]
     return answer, path.read_bytes()
 
 
@@ -71,7 +72,7 @@ def test_an_edit_on_the_bytes_answers_as_the_edit_on_the_text(
     big: bool,
     final: bool,
 ) -> None:
-    pad = ending.join(["p"] * (literal.MEMMEM_CHARS // 2)) + ending if big else ""
+    pad = ending.join(["p"] * (find.MEMMEM_CHARS // 2)) + ending if big else ""
     text = ("\ufeff" if bom else "") + pad + ending.join(lines) + (ending if final else "") + pad
     edits = []
     for at, width, new, everything, copied in picks:
@@ -101,7 +102,7 @@ def test_the_byte_path_is_taken_for_an_exact_edit_of_a_plain_file_and_only_then(
         (b"x = 1\ny = \xff2\n", False),  # foreign bytes kept by surrogateescape
     ]:
         path.write_bytes(data)
-        doc = textfile.TextFile.load(vfs, vfs.resolve(path.name), "utf-8")
+        doc = document.TextFile.load(vfs, vfs.resolve(path.name), "utf-8")
         assert doc.plain is plain, data
         assert doc.text == data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
         spliced = edit_ops._exact_bytes(doc.data, [TextEdit(oldText="y = ", newText="z = ")])
@@ -109,7 +110,7 @@ def test_the_byte_path_is_taken_for_an_exact_edit_of_a_plain_file_and_only_then(
             assert spliced is not None and spliced[0] == data.replace(b"y = ", b"z = ")
     # Read as another coding, or not exactly found: the text path.
     path.write_bytes(b"x = 1\ny = 2\n")
-    assert not textfile.TextFile.load(vfs, vfs.resolve(path.name), "latin-1").plain
+    assert not document.TextFile.load(vfs, vfs.resolve(path.name), "latin-1").plain
     assert edit_ops._exact_bytes(b"x = 1\ny  = 2\n", [TextEdit(oldText="y = 2", newText="z")]) is None
     assert edit_ops._exact_bytes(b"y = 1\ny = 2\n", [TextEdit(oldText="y = ", newText="z")]) is None
 
@@ -133,7 +134,7 @@ def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
     # Runs of equal lines make where a change starts ambiguous (a line added after the first
     # of twelve equal ones is shown after the last): the diff must still be the one found by
     # comparing the whole texts, though only the lines around the change are decoded.
-    pad = "p\n" * (literal.MEMMEM_CHARS // 2) if big else ""
+    pad = "p\n" * (find.MEMMEM_CHARS // 2) if big else ""
     old = pad + "\n".join(line for line, times in runs for _ in range(times)) + "\n" + pad
     data, reports = old.encode(), []
     for at, width, new, everything in picks:

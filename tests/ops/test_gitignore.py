@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import Sandbox
 
-from vfs_mcp.ops.grep import GrepQuery, grep_files
-from vfs_mcp.ops.ignore import IgnoreRules
-from vfs_mcp.ops.ripgrep import rg_binary
-from vfs_mcp.ops.walk import select
+from vfs_mcp.ops.search.grep import GrepQuery, grep_files
+from vfs_mcp.ops.search.ripgrep import rg_binary
+from vfs_mcp.ops.walks.ignore import IgnoreRules
+from vfs_mcp.ops.walks.selection import select
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")

@@ -29,8 +29,8 @@ from vfs_mcp.errors import InvalidArgument, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
-from vfs_mcp.ops.ripgrep import _message, needs_transcoding, rg_binary
+from vfs_mcp.ops.search.grep import GrepQuery, GrepResult, grep_files
+from vfs_mcp.ops.search.ripgrep import _message, needs_transcoding, rg_binary
 
 pytestmark = [pytest.mark.anyio, every_store]
 

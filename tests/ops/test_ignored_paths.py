@@ -12,7 +12,7 @@ import pytest
 from conftest import Sandbox, every_store
 from results import ok
 
-from vfs_mcp.ops.tree import directory_tree
+from vfs_mcp.ops.trees.directory_tree import directory_tree
 
 pytestmark = [pytest.mark.anyio, every_store]
 

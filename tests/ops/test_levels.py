@@ -1,4 +1,4 @@
-"""A tree listed level by level (as on object stores, ``levels.breadth_first``) shows exactly
+"""A tree listed level by level (as on object stores, ``breadth_first.breadth_first``) shows exactly
 the breadth-first cut of the whole walk, for every cap, ignore files included; and a listing
 in key order decides an entry only once its folders' ignore files have been listed."""
 
@@ -10,9 +10,9 @@ import pytest
 from conftest import Sandbox, make_sandbox
 
 from vfs_mcp.jail.entries import Listing
-from vfs_mcp.ops import levels
-from vfs_mcp.ops.tree import cut
-from vfs_mcp.ops.walk import Sieve, sifted
+from vfs_mcp.ops.trees import breadth_first
+from vfs_mcp.ops.trees.directory_tree import capped
+from vfs_mcp.ops.walks.selection import Sieve, sifted
 
 TREE = {
     ".gitignore": "build/\n*.tmp\n",
@@ -40,11 +40,11 @@ def box(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
 def test_level_by_level_is_the_breadth_first_cut_of_the_whole_walk_for_every_cap(box: Sandbox, max_depth: int) -> None:
     vfs = box.vfs()
     root = vfs.resolve(box.path(""))
-    whole = levels.tree_listing(vfs, root, max_depth, 10**6, Sieve(vfs, root), None)
+    whole = breadth_first.tree_listing(vfs, root, max_depth, 10**6, Sieve(vfs, root), None)
     assert "build" not in [rel for rel, _, _ in whole.items] and "m/n/o" not in [rel for rel, _, _ in whole.items]
     for cap in range(1, len(whole.items) + 2):
-        expected, _ = cut(whole, root, cap)
-        listed = levels.breadth_first(vfs, root, max_depth, cap, Sieve(vfs, root), None)
+        expected, _ = capped(whole, root, cap)
+        listed = breadth_first.breadth_first(vfs, root, max_depth, cap, Sieve(vfs, root), None)
         assert listed.items == expected, cap
         assert listed.complete == (cap >= len(whole.items)), cap
 

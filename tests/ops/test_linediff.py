@@ -1,5 +1,5 @@
 """A diff's line matching costs what the texts' differences cost, not the square of their
-repeated lines (``ops/linediff.py``), and still gives a diff that turns one text into the other
+repeated lines (``ops/diff/line_matching.py``), and still gives a diff that turns one text into the other
 with as few lines changed as can be."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vfs_mcp.ops import linediff
+from vfs_mcp.ops.diff import line_matching
 
 LINES = st.lists(st.sampled_from(["a", "b", "c", "", "}"]), max_size=14)
 ONE_SIDED = st.lists(st.sampled_from(["a", "b", "c", "", "}", "only here"]), max_size=14)
@@ -39,7 +39,7 @@ def applied(a: list[str], b: list[str], opcodes: Iterable[tuple[str, int, int, i
     return out
 
 
-def blocks_hold(a: list[str], b: list[str], found: linediff.Matching) -> None:
+def blocks_hold(a: list[str], b: list[str], found: line_matching.Matching) -> None:
     """Each block is lines both texts have, in order, and the opcodes turn ``a`` into ``b``."""
     blocks = list(found.blocks())
     assert blocks[-1] == (len(a), len(b), 0)
@@ -55,7 +55,7 @@ def blocks_hold(a: list[str], b: list[str], found: linediff.Matching) -> None:
 def test_matching_finds_as_many_lines_as_can_be_in_order_and_its_opcodes_turn_one_text_into_the_other(
     a: list[str], b: list[str]
 ) -> None:
-    found = linediff.match(a, b)
+    found = line_matching.match(a, b)
     blocks_hold(a, b, found)
     assert found.cut is None
     assert found.same == longest_common(a, b)
@@ -66,7 +66,7 @@ def test_matching_finds_as_many_lines_as_can_be_in_order_and_its_opcodes_turn_on
 def test_matching_stopped_by_its_budget_still_turns_one_text_into_the_other_and_says_where_it_stopped(
     a: list[str], b: list[str], work: int
 ) -> None:
-    found = linediff.match(a, b, work)
+    found = line_matching.match(a, b, work)
     blocks_hold(a, b, found)
     if found.cut is None:
         assert found.same == longest_common(a, b)
@@ -78,7 +78,7 @@ def test_matching_stopped_by_its_budget_still_turns_one_text_into_the_other_and_
 
 def test_lines_of_two_values_alternating_match_within_the_budget_where_difflib_took_seconds() -> None:
     a, b = ["x", "y"] * 50_000, ["x", "x", "y", "y"] * 25_000
-    found = linediff.match(a, b, 200_000)
+    found = line_matching.match(a, b, 200_000)
     blocks_hold(a, b, found)
     assert found.cut is not None
 
@@ -86,7 +86,7 @@ def test_lines_of_two_values_alternating_match_within_the_budget_where_difflib_t
 @settings(max_examples=200, deadline=None)
 @given(a=LINES, b=ONE_SIDED, context=st.integers(0, 3))
 def test_hunks_are_difflibs_grouped_opcodes(a: list[str], b: list[str], context: int) -> None:
-    found = linediff.match(a, b)
+    found = line_matching.match(a, b)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     matcher.get_matching_blocks = lambda: [difflib.Match(*block) for block in found.blocks()]  # type: ignore[method-assign]
     hunks: list[list[tuple[str, int, int, int, int]]] = [[]]
@@ -107,7 +107,7 @@ def test_two_edits_far_apart_in_a_big_file_of_repeated_lines_diff_at_once(tmp_pa
         from vfs_mcp.jail.filesystem import JailedFS
         from vfs_mcp.jail.mounts import MountSpec, open_mount
         from vfs_mcp.jail.resolve import Jail
-        from vfs_mcp.ops.edit import TextEdit, edit_file
+        from vfs_mcp.ops.edits.replace import TextEdit, edit_file
         import sys
         folder = sys.argv[1]
         pad = "p\\n" * 32768

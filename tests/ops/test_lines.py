@@ -17,7 +17,7 @@ import anyio
 import pytest
 from conftest import ScopedSandbox
 
-from vfs_mcp.ops import lines as line_ops
+from vfs_mcp.ops.files import lines as line_ops
 from vfs_mcp.profiles.results import data_of, error_of
 
 pytestmark = pytest.mark.anyio
@@ -283,7 +283,7 @@ async def test_after_the_file_changes_a_deep_read_reflects_the_new_content(sandb
 
 async def test_deep_reads_count_right_where_lines_change_from_long_to_short_between_blocks(sandbox):
     # Long lines are counted by deleting their newlines, short ones by bytes.count: which one
-    # a block gets depends on the block before it (line_ops.LONG_LINE).
+    # a block gets depends on the block before it (find.LONG_LINE).
     block = line_ops.BLOCK
     long, short, longer = 2 * block // 100, block // 3, 2 * block // 200
     data = numbered(long, 99) + b"ab\n" * short + numbered(longer, 199) + b"\n" * 1000 + b"end"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vfs_mcp.ops import literal
-from vfs_mcp.ops.literal import MEMMEM_CHARS, find_all
+from vfs_mcp.ops.text import find
+from vfs_mcp.ops.text.find import MEMMEM_CHARS, find_all
 
 
 def stepped(text: AnyStr, old: AnyStr, limit: int | None) -> list[int]:
@@ -23,7 +23,7 @@ def stepped(text: AnyStr, old: AnyStr, limit: int | None) -> list[int]:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's memmem is checked where it is sure to be")
 def test_memmem_is_found_in_the_c_library_on_linux() -> None:
-    assert literal._MEMMEM is not None  # else the property below compares str.find with itself
+    assert find._MEMMEM is not None  # else the property below compares str.find with itself
 
 
 @settings(max_examples=200, deadline=None)
@@ -62,12 +62,12 @@ def test_bytes_are_searched_in_place_with_the_answers_of_bytes_find(
     head: bytes, old: bytes, limit: int | None, big: bool
 ) -> None:
     data = head + old + b"\x00" * (MEMMEM_CHARS if big else 3) + old + old + head + old
-    assert literal.find_all_bytes(data, old, limit) == stepped(data, old, limit)
+    assert find.find_all_bytes(data, old, limit) == stepped(data, old, limit)
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    runs=st.lists(st.tuples(st.integers(1, 200), st.integers(0, 3 * literal.COUNT_BLOCK)), min_size=1, max_size=6),
+    runs=st.lists(st.tuples(st.integers(1, 200), st.integers(0, 3 * find.COUNT_BLOCK)), min_size=1, max_size=6),
     start=st.integers(0, 10**7),
     end=st.integers(0, 10**7),
 )
@@ -77,4 +77,4 @@ def test_newlines_are_counted_as_bytes_count_counts_them_across_long_and_short_l
     # Runs of lines of one width each, so blocks change from long lines to short ones and back.
     data = b"".join((b"x" * (width - 1) + b"\n") * (size // width) for width, size in runs)
     start, end = sorted((start % (len(data) + 1), end % (len(data) + 1)))
-    assert literal.newlines(data, start, end) == data.count(b"\n", start, end)
+    assert find.newlines(data, start, end) == data.count(b"\n", start, end)

@@ -11,8 +11,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import Conflict
-from vfs_mcp.ops import hunks
-from vfs_mcp.ops.patchparse import parse_patch
+from vfs_mcp.ops.edits import hunk_placing
+from vfs_mcp.ops.edits.patch_formats import parse_patch
 
 
 def line(number: int) -> str:
@@ -49,14 +49,16 @@ def test_a_difflib_diff_gives_its_target_and_both_ways_of_applying_it_agree(
     diff = "".join(difflib.unified_diff([t + "\n" for t in before], [t + "\n" for t in after], "a/f", "b/f", n=context))
     raw = end.join(before) + (end if final_newline else "")
     target = end.join(after) + (end if final_newline else "")
-    old = hunks.Lines.of(raw)
+    old = hunk_placing.Lines.of(raw)
     try:
-        placed = hunks.place(old, parse_patch(diff)[0].hunks, "f", hunks.Budget())
+        placed = hunk_placing.place(old, parse_patch(diff)[0].hunks, "f", hunk_placing.Comparisons())
     except Conflict:
         return  # context lines that repeat: refused, as a call would be
-    applied = hunks.apply(old, placed, "f")
+    applied = hunk_placing.apply(old, placed, "f")
     assert applied.join() == target
-    cut = hunks.spliced(raw, old, placed)
+    cut = hunk_placing.spliced(raw, old, placed)
     if cut is not None:
         assert cut == target
-        assert "".join(hunks.diff_lines(old, placed, None)) == "".join(hunks.diff_lines(old, placed, applied))
+        assert "".join(hunk_placing.diff_lines(old, placed, None)) == "".join(
+            hunk_placing.diff_lines(old, placed, applied)
+        )

@@ -1,5 +1,5 @@
 """A folder searched by ripgrep in several runs at once answers exactly as one sorted run:
-the same matches, in the same order, pages and notes (``vfs_mcp.ops.rgruns``)."""
+the same matches, in the same order, pages and notes (``vfs_mcp.ops.search.ripgrep_runs``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.ops import rgruns, ripgrep
-from vfs_mcp.ops.grep import GrepQuery, GrepResult, grep_files
+from vfs_mcp.ops.search import ripgrep, ripgrep_runs
+from vfs_mcp.ops.search.grep import GrepQuery, GrepResult, grep_files
 
 # Top-level names the ignore syntax must spell exactly (globs, comments, negations, spaces),
 # beside ignore files further down, hidden files and links.
@@ -46,12 +46,12 @@ def tree(tmp_path: Path) -> JailedFS:
 
 
 def searched(vfs: JailedFS, runs: int, **query: object) -> GrepResult:
-    at_once = rgruns.RUNS
-    rgruns.RUNS = runs
+    at_once = ripgrep_runs.RUNS
+    ripgrep_runs.RUNS = runs
     try:
         return grep_files(vfs, ".", GrepQuery("needle", **query))  # type: ignore[arg-type]
     finally:
-        rgruns.RUNS = at_once
+        ripgrep_runs.RUNS = at_once
 
 
 @pytest.mark.parametrize("runs", [2, 3, 5, 100])
@@ -81,10 +81,10 @@ def test_a_folder_is_cut_into_runs_of_its_top_level_names_in_ripgreps_order(tmp_
     for name in ("b", "a", "B", "a.b", "a-c", "é"):
         (tmp_path / name).mkdir()
 
-    cut = rgruns.chunks(str(tmp_path), include_globs=False)
+    cut = ripgrep_runs.chunks(str(tmp_path), include_globs=False)
 
     assert cut is not None and [name for run in cut for name in run] == ["B", "a", "a-c", "a.b", "b", "é"]
-    assert len(cut) == rgruns.RUNS
+    assert len(cut) == ripgrep_runs.RUNS
 
 
 @pytest.mark.parametrize("name", [".gitignore", ".ignore", ".rgignore"])
@@ -93,39 +93,39 @@ def test_a_folder_with_an_ignore_file_at_its_top_is_searched_in_one_run(tmp_path
         (tmp_path / folder).mkdir()
     (tmp_path / name).write_text("a/\n")
 
-    assert rgruns.chunks(str(tmp_path), include_globs=False) is None
+    assert ripgrep_runs.chunks(str(tmp_path), include_globs=False) is None
 
 
 def test_a_flat_folder_is_searched_in_one_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rgruns, "MAX_NAMES", 8)
+    monkeypatch.setattr(ripgrep_runs, "MAX_NAMES", 8)
     for n in range(9):
         (tmp_path / f"f{n}.txt").write_text("x\n")
-    assert rgruns.chunks(str(tmp_path), include_globs=False) is None
+    assert ripgrep_runs.chunks(str(tmp_path), include_globs=False) is None
 
     (tmp_path / "f0.txt").unlink()
-    assert rgruns.chunks(str(tmp_path), include_globs=False) is not None
+    assert ripgrep_runs.chunks(str(tmp_path), include_globs=False) is not None
 
 
 def test_include_globs_and_unspellable_names_leave_one_run(tmp_path: Path) -> None:
     for folder in ("a", "b", "c"):
         (tmp_path / folder).mkdir()
-    assert rgruns.chunks(str(tmp_path), include_globs=True) is None
+    assert ripgrep_runs.chunks(str(tmp_path), include_globs=True) is None
 
     (tmp_path / "new\nline").mkdir()
-    assert rgruns.chunks(str(tmp_path), include_globs=False) is None
+    assert ripgrep_runs.chunks(str(tmp_path), include_globs=False) is None
 
 
 def test_ignore_rules_spell_each_name_literally() -> None:
-    rules = rgruns.ignore_rules(["#x", "!y", "[ab]", "s*", "t ", "b\\s"])
+    rules = ripgrep_runs.ignore_rules(["#x", "!y", "[ab]", "s*", "t ", "b\\s"])
 
     assert rules == "/*\n!/\\#x\n!/\\!y\n!/\\[ab\\]\n!/s\\*\n!/t\\ \n!/b\\\\s\n"
 
 
 def test_a_full_page_stops_every_run(tree: JailedFS, monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[rgruns.Runs] = []
-    real = rgruns.Runs
+    started: list[ripgrep_runs.Runs] = []
+    real = ripgrep_runs.Runs
 
-    def kept(*args: object) -> rgruns.Runs:
+    def kept(*args: object) -> ripgrep_runs.Runs:
         started.append(real(*args))  # type: ignore[arg-type]
         return started[-1]
 

@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from results import assert_error, ok
 
-from vfs_mcp.ops.tree import directory_tree, tree_fields
+from vfs_mcp.ops.trees.directory_tree import directory_tree, tree_fields
 
 pytestmark = [pytest.mark.anyio, every_store]
 

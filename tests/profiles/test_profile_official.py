@@ -28,7 +28,7 @@ from mcp_types import CallToolResult
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import reference_io
+from vfs_mcp.ops.dialects import reference
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
 from vfs_mcp.profiles.results import error_of
@@ -540,7 +540,7 @@ def test_head_and_tail_return_lines_joined_without_a_final_newline(
 ) -> None:
     box, vfs = memory_vfs(tmp_path, request)
     box.put("f.txt", content)
-    assert reference_io.read_text(vfs, "f.txt", args.get("head"), args.get("tail"), 1 << 20) == expected
+    assert reference.read_text(vfs, "f.txt", args.get("head"), args.get("tail"), 1 << 20) == expected
 
 
 def test_tail_of_a_large_file_keeps_multibyte_characters_whole(tmp_path: Path, request: pytest.FixtureRequest) -> None:
@@ -548,7 +548,7 @@ def test_tail_of_a_large_file_keeps_multibyte_characters_whole(tmp_path: Path, r
     box, vfs = memory_vfs(tmp_path, request)
     lines = [f"{i} " + "é€😀" * 300 for i in range(50)]
     box.put("big.txt", "\n".join(lines) + "\n")
-    assert reference_io.read_text(vfs, "big.txt", None, 3, 1 << 20) == "\n".join(lines[-3:])
+    assert reference.read_text(vfs, "big.txt", None, 3, 1 << 20) == "\n".join(lines[-3:])
 
 
 async def test_whole_reads_over_the_limit_point_to_head_and_tail(

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp_types import CallToolResult, TextContent
 
-from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
+from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.profiles.results import data_of
 
 pytestmark = pytest.mark.anyio

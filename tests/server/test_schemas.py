@@ -115,7 +115,12 @@ def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_ne
     )
     loaded = modules_loaded_by(script)
 
-    later = {"vfs_mcp.profiles.default.text", "vfs_mcp.profiles.default.files", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch"}
+    later = {
+        "vfs_mcp.profiles.default.text",
+        "vfs_mcp.profiles.default.files",
+        "vfs_mcp.ops.edits.replace",
+        "vfs_mcp.ops.edits.patch",
+    }
     assert loaded & later == set()
     assert "vfs_mcp.profiles.default" in loaded
 
@@ -133,7 +138,12 @@ def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_it
     )
     loaded = modules_loaded_by(script)
 
-    assert {"vfs_mcp.profiles.default.text", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.changes"} <= loaded
+    assert {
+        "vfs_mcp.profiles.default.text",
+        "vfs_mcp.ops.edits.replace",
+        "vfs_mcp.ops.edits.patch",
+        "vfs_mcp.changes",
+    } <= loaded
 
 
 def test_the_server_processes_warm_up_and_a_server_built_inside_another_program_never_does(tmp_path: Path) -> None:
@@ -183,8 +193,14 @@ def test_a_first_read_imports_no_part_of_the_write_path(tmp_path: Path) -> None:
     )
     loaded = modules_loaded_by(script)
 
-    writing = ("vfs_mcp.changes", "vfs_mcp.ops.write", "vfs_mcp.ops.edit", "vfs_mcp.ops.patch", "vfs_mcp.ops.compare")
-    assert "vfs_mcp.ops.lines" in loaded
+    writing = (
+        "vfs_mcp.changes",
+        "vfs_mcp.ops.files.write",
+        "vfs_mcp.ops.edits.replace",
+        "vfs_mcp.ops.edits.patch",
+        "vfs_mcp.ops.diff.compare",
+    )
+    assert "vfs_mcp.ops.files.lines" in loaded
     assert sorted(m for m in loaded if m.startswith(writing)) == []
 
 

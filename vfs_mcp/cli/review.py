@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.ops.names import plural
+from vfs_mcp.ops.text.names import plural
 from vfs_mcp.review import open_review
 
 DESCRIPTION = (

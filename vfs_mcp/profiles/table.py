@@ -6,7 +6,7 @@ An adapter is a plain function ``(vfs, settings, <arguments>) -> CallToolResult`
 arguments after the first two, with their types and defaults, are the tool's input schema.
 A row names it, or says where it is (``"package.module:function"``): then its module, and the
 operations it imports, load on the tool's first call, not when the table is read.
-An argument named ``progress`` is the call's progress reporter (``ops.grepquery.Progress``),
+An argument named ``progress`` is the call's progress reporter (``ops.walks.progress.Progress``),
 not part of the schema. The server registers each row on the MCP SDK (``vfs_mcp.server.tools``); nothing
 here knows the SDK.
 """

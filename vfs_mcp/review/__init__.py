@@ -40,7 +40,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.review.apply import Chooser, dropped, run_apply
-from vfs_mcp.review.differences import Difference, Groups, differences
+from vfs_mcp.review.differences import Groups, PathDifference, differences
 from vfs_mcp.review.mounts import Sides, jailed_under_review, sides_of, under_review
 from vfs_mcp.review.shown import rendered
 from vfs_mcp.review.stores import state_for
@@ -126,7 +126,7 @@ class Review:
             blocks.append(f"{item.status} {where}{ids}\n{item.diff}")
         return "\n".join(blocks)
 
-    def _pending_file(self, sides: Sides, difference: Difference, kept: dict[str, bool]) -> PendingFile:
+    def _pending_file(self, sides: Sides, difference: PathDifference, kept: dict[str, bool]) -> PendingFile:
         side = difference.view or difference.base
         assert side is not None
         moved = difference.moved_from
@@ -199,7 +199,7 @@ class Review:
         wanted = [self._wanted(item) for item in select]
 
         def for_sides(sides: Sides) -> Chooser:
-            def chosen(found: list[Difference], groups: Groups) -> set[int]:
+            def chosen(found: list[PathDifference], groups: Groups) -> set[int]:
                 if not wanted:
                     return groups.every()
                 return {hit for item in wanted for hit in self._hits(sides, groups, *item)}

@@ -30,7 +30,7 @@ from vfs_mcp.changes.ops import (
 from vfs_mcp.errors import Conflict
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.review.differences import Difference, Groups, Side, differences, expect_at, join, recorded
+from vfs_mcp.review.differences import Groups, PathDifference, Side, differences, expect_at, join, recorded
 from vfs_mcp.review.mounts import Sides
 from vfs_mcp_backends.layers import Node
 
@@ -38,7 +38,7 @@ Planned = tuple[list[Op], list[str], dict[str, dict[str, object]]]
 """The steps, the paths they apply, and the nodes they apply (by path, as planned)."""
 
 
-Chooser = Callable[[list[Difference], Groups], set[int]]
+Chooser = Callable[[list[PathDifference], Groups], set[int]]
 """Which groups of a layer's (numbers, ``Groups.group_of``) an apply or a discard takes."""
 
 
@@ -66,7 +66,7 @@ def plan_apply(vfs: JailedFS, sides: Sides, chosen: Chooser) -> Planned:
     return steps, [sides.display(d.rel) for d in mine if not d.moved], planned
 
 
-def _steps(sides: Sides, found: list[Difference]) -> list[Op]:
+def _steps(sides: Sides, found: list[PathDifference]) -> list[Op]:
     """The steps for ``found``: folders made, files written, paths replaced, then deletions (a
     move's source last: its copy reads it first)."""
     made: list[Op] = []

@@ -4,7 +4,7 @@ store as it is, path by path, below the paths the layer covers.
 A layer's nodes cover *regions*: each node not below another node is a region's root, and
 nothing outside the regions differs. Two regions a move joins (its source's and its
 destination's) are one *group*: a group is applied or discarded whole (``group_of``). Each
-``Difference`` is one path that differs, collapsed to the top of what differs with it (a
+``PathDifference`` is one path that differs, collapsed to the top of what differs with it (a
 folder deleted is one difference, not one per file in it).
 """
 
@@ -36,7 +36,7 @@ class Side:
 
 
 @dataclass
-class Difference:
+class PathDifference:
     """One path the view shows otherwise than the store holds it."""
 
     rel: str
@@ -120,12 +120,12 @@ def _covered(nodes: dict[str, Node], rel: str) -> bool:
         rel = parent_of(rel)
 
 
-def differences(sides: Sides) -> tuple[list[Difference], Groups]:
+def differences(sides: Sides) -> tuple[list[PathDifference], Groups]:
     """Every path the layer of ``sides`` makes differ, in path order, and its groups."""
     sides.layer.fresh(force=True)
     nodes = dict(sides.layer.nodes)
     groups = Groups(nodes)
-    found: list[Difference] = []
+    found: list[PathDifference] = []
     for root in groups.roots:
         view, base = _view_tree(sides, root), _base_tree(sides, root)
         found += _compare(sides, root, view, base, groups.group_of(root))
@@ -137,7 +137,7 @@ def differences(sides: Sides) -> tuple[list[Difference], Groups]:
     return found, groups
 
 
-def _labels(sides: Sides, nodes: dict[str, Node], difference: Difference) -> list[str]:
+def _labels(sides: Sides, nodes: dict[str, Node], difference: PathDifference) -> list[str]:
     """The ids of the changes that wrote a difference: the nodes at its path, above it, below it."""
     labels: dict[str, None] = {}
     rel = difference.rel
@@ -203,9 +203,9 @@ def _mode(info: dict[str, Any]) -> int | None:
     return mode & 0o7777 if isinstance(mode, int) else None
 
 
-def _compare(sides: Sides, root: str, view: dict[str, Side], base: dict[str, Side], group: int) -> list[Difference]:
+def _compare(sides: Sides, root: str, view: dict[str, Side], base: dict[str, Side], group: int) -> list[PathDifference]:
     """The paths below ``root`` the two trees differ at, each collapsed to the top of what differs with it."""
-    found: list[Difference] = []
+    found: list[PathDifference] = []
     whole: list[str] = []  # folders reported whole: what is below them is theirs
     modes = sides.base.capabilities.modes
     for sub in sorted(set(view) | set(base), key=lambda p: p.replace("/", "\x00")):
@@ -215,25 +215,25 @@ def _compare(sides: Sides, root: str, view: dict[str, Side], base: dict[str, Sid
         mine, theirs = view.get(sub), base.get(sub)
         if mine is not None and theirs is not None:
             if mine.kind != theirs.kind:
-                found.append(Difference(rel, "replaced", mine, theirs, group))
+                found.append(PathDifference(rel, "replaced", mine, theirs, group))
                 whole.append(sub)
             elif mine.kind == "directory" or _same(sides, rel, mine, theirs, modes):
                 continue
             else:
-                found.append(Difference(rel, "modified", mine, theirs, group))
+                found.append(PathDifference(rel, "modified", mine, theirs, group))
         elif mine is not None:
             moved = mine.source is not None and mine.source != rel
             inside = _files_below(view, sub)
             if mine.kind == "directory" and not moved and inside:
                 continue  # a folder made for files added: the files are the differences
-            found.append(Difference(rel, "moved" if moved else "added", mine, None, group, inside))
+            found.append(PathDifference(rel, "moved" if moved else "added", mine, None, group, inside))
             if mine.kind == "directory":
                 whole.append(sub)  # a folder moved, or of empty folders only: made whole
             if mine.kind == "directory" and moved:
                 found += _moved_inside(sides, rel, sub, view, group)
         else:
             assert theirs is not None
-            found.append(Difference(rel, "deleted", None, theirs, group, _files_below(base, sub)))
+            found.append(PathDifference(rel, "deleted", None, theirs, group, _files_below(base, sub)))
             whole.append(sub)
     return found
 
@@ -247,7 +247,7 @@ def _files_below(tree: dict[str, Side], sub: str) -> int:
     return sum(1 for path, side in tree.items() if path.startswith(prefix) and path != sub and side.kind != "directory")
 
 
-def _moved_inside(sides: Sides, rel: str, sub: str, view: dict[str, Side], group: int) -> list[Difference]:
+def _moved_inside(sides: Sides, rel: str, sub: str, view: dict[str, Side], group: int) -> list[PathDifference]:
     """What a moved folder shows otherwise than its source holds (files changed or added in it
     after the move; files deleted from it)."""
     top = view[sub]
@@ -255,7 +255,7 @@ def _moved_inside(sides: Sides, rel: str, sub: str, view: dict[str, Side], group
     source_tree = _base_tree(sides, top.source)
     prefix = sub + "/" if sub else ""
     mine = {path[len(prefix) :]: side for path, side in view.items() if path.startswith(prefix) and path != sub}
-    found: list[Difference] = []
+    found: list[PathDifference] = []
     for inner in sorted(set(mine) | (set(source_tree) - {""})):
         if _inside([d.rel[len(rel) + 1 :] for d in found if d.status == "deleted"], inner):
             continue
@@ -264,13 +264,13 @@ def _moved_inside(sides: Sides, rel: str, sub: str, view: dict[str, Side], group
         if here is not None and there is not None:
             if here.kind == there.kind and (here.source == join(top.source, inner) or here.kind == "directory"):
                 continue
-            found.append(Difference(at, "modified", here, there, group))
+            found.append(PathDifference(at, "modified", here, there, group))
         elif here is not None:
             if here.kind != "directory" or not _files_below(mine, inner):
-                found.append(Difference(at, "added", here, None, group))
+                found.append(PathDifference(at, "added", here, None, group))
         else:
             assert there is not None
-            found.append(Difference(at, "deleted", None, there, group, _files_below(source_tree, inner)))
+            found.append(PathDifference(at, "deleted", None, there, group, _files_below(source_tree, inner)))
     return found
 
 

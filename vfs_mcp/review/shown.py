@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vfs_mcp.ops.text import looks_binary
-from vfs_mcp.ops.unified import unified_diff
-from vfs_mcp.review.differences import Difference, Side
+from vfs_mcp.ops.diff.unified import unified_diff
+from vfs_mcp.ops.text.encoding import looks_binary
+from vfs_mcp.review.differences import PathDifference, Side
 from vfs_mcp.review.mounts import Sides
 
 MAX_SHOWN = 256 * 1024
@@ -12,7 +12,7 @@ MAX_SHOWN = 256 * 1024
 NO_FILE = "/dev/null"
 
 
-def rendered(sides: Sides, difference: Difference) -> str:
+def rendered(sides: Sides, difference: PathDifference) -> str:
     """The diff of one difference (a unified diff, git style), or a line that says what changes."""
     view, base = difference.view, difference.base
     shown = sides.display(difference.rel)
@@ -59,7 +59,7 @@ def _size(side: Side | None) -> str:
     return "0" if side is None else f"{side.size:,}"
 
 
-def _link(sides: Sides, difference: Difference) -> str:
+def _link(sides: Sides, difference: PathDifference) -> str:
     view = difference.view
     if view is not None and view.node is not None and view.node.kind == "link":
         return view.node.to

@@ -20,7 +20,7 @@ from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp.ops.text import looks_binary
+from vfs_mcp.ops.text.encoding import looks_binary
 from vfs_mcp.server.metrics import Metrics
 
 METRICS_URI = "vfs://metrics"

@@ -36,7 +36,7 @@ from vfs_mcp.settings import Settings
 from vfs_mcp_backends import commit_scope
 
 if TYPE_CHECKING:
-    from vfs_mcp.ops.grepquery import Progress
+    from vfs_mcp.ops.walks.progress import Progress
 
 PROGRESS_ARGUMENT = "progress"
 """An adapter's argument that receives the call's progress reporter (the SDK's Context on the way in)."""

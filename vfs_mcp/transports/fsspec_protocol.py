@@ -48,8 +48,8 @@ from vfs_mcp.errors import (
 from vfs_mcp.jail.filesystem import Entry, JailedFS
 from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
-from vfs_mcp.ops import transfers, write
-from vfs_mcp.ops.write import writable_target
+from vfs_mcp.ops.files import transfers, write
+from vfs_mcp.ops.files.write import writable_target
 from vfs_mcp_backends import COPY_CHUNK
 from vfs_mcp_backends.writes import StagedIO
 

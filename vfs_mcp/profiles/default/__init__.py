@@ -1,7 +1,7 @@
-"""The default profile (SPEC §4): seed 000's tool set, widened by the other seeds.
+"""The default profile: the tool set docs/tools.md lists.
 
 Its table, in the order ``tools/list`` shows it: the tools that read, then those that write
-(listed only when some mount is writable, SPEC §6). Each row names its adapter in this
+(listed only when some mount is writable, docs/clients.md). Each row names its adapter in this
 package's modules, which are imported on a tool's first call: listing the tools loads none of
 their operations.
 """

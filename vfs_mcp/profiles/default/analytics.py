@@ -8,10 +8,10 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import analytics
-from vfs_mcp.ops.grepquery import Progress
-from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
-from vfs_mcp.ops.walk import skipped_note
+from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, plural, shown
+from vfs_mcp.ops.trees import analytics
+from vfs_mcp.ops.walks.progress import Progress
+from vfs_mcp.ops.walks.selection import skipped_note
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.profiles.results import human_size, report
 from vfs_mcp.settings import Settings

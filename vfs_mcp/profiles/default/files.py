@@ -12,8 +12,8 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import listing, read
-from vfs_mcp.ops.names import NAMES_NOTE, escaped, plural, shown
+from vfs_mcp.ops.files import listing, read
+from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, plural, shown
 from vfs_mcp.profiles.args import DirArg, EncodingArg, FormatArg, PathArg, TextCoding
 from vfs_mcp.profiles.results import answer, human_size, media, report
 from vfs_mcp.settings import Settings

@@ -8,8 +8,8 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import lines as line_ops
-from vfs_mcp.ops.names import plural
+from vfs_mcp.ops.files import lines as line_ops
+from vfs_mcp.ops.text.names import plural
 from vfs_mcp.profiles.args import PathArg, TextCoding
 from vfs_mcp.profiles.results import answer
 from vfs_mcp.settings import Settings

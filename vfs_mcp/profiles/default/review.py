@@ -9,7 +9,7 @@ from pydantic import Field
 
 from vfs_mcp.errors import AccessDenied
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.names import plural
+from vfs_mcp.ops.text.names import plural
 from vfs_mcp.profiles.results import answer
 from vfs_mcp.review import Review
 from vfs_mcp.settings import Settings

@@ -8,10 +8,12 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import grep, tree
-from vfs_mcp.ops.grepquery import DEFAULT_MAX_CHARS, GrepQuery, GrepResult, Progress, mib
-from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
-from vfs_mcp.ops.walk import IGNORED_HINT
+from vfs_mcp.ops.search import grep
+from vfs_mcp.ops.search.query import DEFAULT_MAX_CHARS, GrepQuery, GrepResult, mib
+from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, shown
+from vfs_mcp.ops.trees import directory_tree as tree
+from vfs_mcp.ops.walks.progress import Progress
+from vfs_mcp.ops.walks.selection import IGNORED_HINT
 from vfs_mcp.profiles.args import DirArg, FormatArg, Globs, Hidden, Recursive
 from vfs_mcp.profiles.results import report
 from vfs_mcp.settings import Settings
@@ -37,7 +39,7 @@ def grep_files(
     count_only: bool = False,
     respect_gitignore: bool = True,
     format: FormatArg = "text",
-    # Seed 000's spellings, merged into the arguments above.
+    # Older spellings (docs/clients.md), merged into the arguments above.
     context_before: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
     context_after: Annotated[int, Field(ge=0, le=100), Hidden] = 0,
     max_results: Annotated[int, Field(ge=1, le=100000), Hidden] = 1000,

@@ -8,10 +8,11 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import compare, edit
-from vfs_mcp.ops import line_edits as numbered
-from vfs_mcp.ops import patch as patching
-from vfs_mcp.ops.names import plural
+from vfs_mcp.ops.diff import compare
+from vfs_mcp.ops.edits import numbered
+from vfs_mcp.ops.edits import patch as patching
+from vfs_mcp.ops.edits import replace as edit
+from vfs_mcp.ops.text.names import plural
 from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg, TextCoding
 from vfs_mcp.profiles.results import answer, report
 from vfs_mcp.settings import Settings
@@ -115,7 +116,7 @@ def edit_file_at_line(
     abort_on_verification_failure: bool = False,
     encoding: TextCoding = "utf-8",
     dry_run: bool = False,
-    # Seed 000's window: absolute line numbers say the same, so these are accepted, not listed.
+    # An older window (docs/clients.md): absolute line numbers say the same, so these are accepted, not listed.
     offset: Annotated[int, Field(ge=0), Hidden] = 0,
     limit: Annotated[int | None, Field(ge=1), Hidden] = None,
     relative_line_numbers: Annotated[bool, Hidden] = False,

@@ -1,10 +1,10 @@
-"""The ``fs`` profile (SPEC §5, seed 001): ten tools with the seed's arguments and result JSON.
+"""The ``fs`` profile (docs/profile-fs.md): ten tools with their guide's arguments and result JSON.
 
-Its table (``TOOLS``): each tool calls one operation, ``vfs_mcp.ops.fs_reads`` and ``fs_writes`` (the
-seed's result models are in ``fs_models``). Names are
+Its table (``TOOLS``): each tool calls one operation, ``vfs_mcp.ops.dialects.fs_reads`` and ``fs_writes`` (the
+result models are in ``fs_results``). Names are
 ``fs_list_files`` by default and ``fs.list_files`` with ``--tool-names seed``. The text
 block is the result JSON, as the seed's clients read it. A server whose mounts are all
-read-only does not list the write tools (SPEC §6).
+read-only does not list the write tools.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import fs_models as models
-from vfs_mcp.ops import fs_reads as fs
-from vfs_mcp.ops import fs_writes as writes
-from vfs_mcp.ops.grepquery import Progress
+from vfs_mcp.ops.dialects import fs_reads as fs
+from vfs_mcp.ops.dialects import fs_results as models
+from vfs_mcp.ops.dialects import fs_writes as writes
+from vfs_mcp.ops.walks.progress import Progress
 from vfs_mcp.profiles.results import record
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
@@ -136,7 +136,7 @@ def delete_path(
     path: WritePath,
     recursive: Annotated[bool, Field(description="Allow deleting a non-empty directory")] = False,
     force: Annotated[bool, Field(description="Succeed when the path does not exist")] = False,
-) -> Annotated[CallToolResult, models.DeleteResult]:
+) -> Annotated[CallToolResult, models.FsDeleteResult]:
     return record(writes.delete_path(vfs, path, recursive, force))
 
 
@@ -148,7 +148,7 @@ def copy_path(
     overwrite: Overwrite = False,
     recursive: Recursive = False,
     create_parents: CreateParents = True,
-) -> Annotated[CallToolResult, models.CopyResult]:
+) -> Annotated[CallToolResult, models.FsCopyResult]:
     return record(writes.copy_path(vfs, from_, to, overwrite, recursive, create_parents))
 
 
@@ -160,7 +160,7 @@ def move_path(
     overwrite: Overwrite = False,
     recursive: Recursive = False,
     create_parents: CreateParents = True,
-) -> Annotated[CallToolResult, models.MoveResult]:
+) -> Annotated[CallToolResult, models.FsMoveResult]:
     return record(writes.move_path(vfs, from_, to, overwrite, recursive, create_parents))
 
 

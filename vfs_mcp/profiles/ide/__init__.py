@@ -1,6 +1,6 @@
-"""The ide profile (SPEC §5, seed 003): editor buffers opened, read, saved and closed by URI.
+"""The ide profile (docs/profile-ide.md): editor buffers opened, read, saved and closed by URI.
 
-Its table (``TOOLS``): the buffers live in ``vfs_mcp.ops.buffers``, one set per MCP session
+Its table (``TOOLS``): the buffers live in ``vfs_mcp.ops.dialects.ide_buffers``, one set per MCP session
 (``vfs_mcp.sessions``): one client never sees another's. ``file_open`` returns a handle the
 other tools take: it finds the buffer from any request (the only way in a request without a
 session). Names are ``file_open``...; ``--tool-names seed`` gives ``file/open``....
@@ -17,7 +17,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import buffers as ops
+from vfs_mcp.ops.dialects import ide_buffers as ops
 from vfs_mcp.profiles.results import record
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.sessions import state_of
@@ -47,7 +47,7 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
             vfs,
             max_read_bytes=settings.max_read_bytes,
             max_save_bytes=settings.max_write_bytes,
-            stored=ops.Stored(log_of(vfs).store, vfs.mounts),
+            stored=ops.StoredBuffers(log_of(vfs).store, vfs.mounts),
         )
 
     def shared() -> ops.Buffers:
@@ -84,7 +84,7 @@ def file_read(
     start_line: Annotated[int | None, Field(description="First line, 1-based (default 1)")] = None,
     end_line: Annotated[int | None, Field(description="Last line, inclusive (default: the last)")] = None,
     handle: HandleArg = None,
-) -> Annotated[CallToolResult, ops.ReadResult]:
+) -> Annotated[CallToolResult, ops.BufferRead]:
     result = buffers(vfs, settings).read(uri, start_line, end_line, handle)
     status = f"(lines {result.start_line}-{result.end_line} of {result.total_lines}, {result.encoding}"
     if result.modified:

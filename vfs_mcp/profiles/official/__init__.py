@@ -1,4 +1,4 @@
-"""The official profile (SPEC §5): a drop-in for ``@modelcontextprotocol/server-filesystem``.
+"""The official profile (docs/profile-official.md): a drop-in for ``@modelcontextprotocol/server-filesystem``.
 
 Its 13 tools and the deprecated ``read_file`` alias, with the reference's argument names,
 defaults and result text, over our jail, limits, atomic writes and backends. Its table
@@ -7,7 +7,7 @@ defaults and result text, over our jail, limits, atomic writes and backends. Its
 Each reply carries its content once, as text (or an image/audio/resource block): no output
 schema and no structured copy of the same text, which the reference sends with every reply.
 Errors are ours (``isError``, a stable code first). A server whose mounts are all read-only
-does not list the write tools (SPEC §6).
+does not list the write tools.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from mcp_types import AudioContent, BlobResourceContents, CallToolResult, Embedd
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops import reference_io
+from vfs_mcp.ops.dialects import reference
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
 from vfs_mcp.profiles.table import Tool
@@ -38,7 +38,7 @@ def reply(text: str | compat.Reply) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=t) for t in blocks])
 
 
-def media(found: reference_io.Media) -> CallToolResult:
+def media(found: reference.Media) -> CallToolResult:
     if found.kind == "image":
         block: ImageContent | AudioContent | EmbeddedResource = ImageContent(data=found.data, mime_type=found.mime_type)
     elif found.kind == "audio":
@@ -50,17 +50,17 @@ def media(found: reference_io.Media) -> CallToolResult:
 
 
 def read_file(vfs: JailedFS, settings: Settings, path: Path, tail: Lines = None, head: Lines = None) -> CallToolResult:
-    return reply(reference_io.read_text(vfs, path, head, tail, settings.max_read_bytes))
+    return reply(reference.read_text(vfs, path, head, tail, settings.max_read_bytes))
 
 
 def read_text_file(
     vfs: JailedFS, settings: Settings, path: Path, tail: Lines = None, head: Lines = None
 ) -> CallToolResult:
-    return reply(reference_io.read_text(vfs, path, head, tail, settings.max_read_bytes))
+    return reply(reference.read_text(vfs, path, head, tail, settings.max_read_bytes))
 
 
 def read_media_file(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return media(reference_io.read_media(vfs, path, settings.max_read_bytes))
+    return media(reference.read_media(vfs, path, settings.max_read_bytes))
 
 
 def read_multiple_files(
@@ -68,7 +68,7 @@ def read_multiple_files(
     settings: Settings,
     paths: Annotated[list[str], Field(min_length=1, description="Paths of the files to read")],
 ) -> CallToolResult:
-    return reply(reference_io.read_many(vfs, paths, settings.max_read_bytes))
+    return reply(reference.read_many(vfs, paths, settings.max_read_bytes))
 
 
 def list_directory(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
@@ -109,7 +109,7 @@ def list_allowed_directories(vfs: JailedFS, settings: Settings) -> CallToolResul
 def write_file(
     vfs: JailedFS, settings: Settings, path: Path, content: Annotated[str, Field(description="The whole new content")]
 ) -> CallToolResult:
-    return reply(reference_io.write_text(vfs, path, content, settings.max_write_bytes))
+    return reply(reference.write_text(vfs, path, content, settings.max_write_bytes))
 
 
 def edit_file(
@@ -123,11 +123,11 @@ def edit_file(
 
 
 def create_directory(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return reply(reference_io.create_directory(vfs, path))
+    return reply(reference.create_directory(vfs, path))
 
 
 def move_file(vfs: JailedFS, settings: Settings, source: Path, destination: Path) -> CallToolResult:
-    return reply(reference_io.move(vfs, source, destination))
+    return reply(reference.move(vfs, source, destination))
 
 
 TOOLS = (

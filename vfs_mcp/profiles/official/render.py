@@ -8,7 +8,7 @@ sizes as ``1.50 KB``, a JSON tree, a fenced diff with jsdiff's headers), its
 found in two places is a CONFLICT instead of "the first one", and CRLF files stay CRLF.
 
 Its reads and writes (limits, messages, media typing) are ``vfs_mcp.ops.reference``'s, its
-tree and globbed search ``vfs_mcp.ops.tree``'s. Every function returns text and raises our
+tree and globbed search ``vfs_mcp.ops.trees.directory_tree``'s. Every function returns text and raises our
 errors; nothing here is MCP.
 """
 
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.jail.filesystem import Entry, JailedFS
-from vfs_mcp.ops import listing, tree
-from vfs_mcp.ops.names import NAMES_NOTE, escaped, shown
+from vfs_mcp.ops.files import listing
+from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, shown
+from vfs_mcp.ops.trees import directory_tree as tree
 
 MAX_LISTED = 1000
 """Entries one listing, tree or search shows; the rest are counted in a note."""

@@ -1,0 +1,1 @@
+"""Unified diffs of two texts, bounded in time, memory and size; comparing two files."""

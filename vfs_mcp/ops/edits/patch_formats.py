@@ -1,0 +1,309 @@
+"""Reading a multi-file patch in the two formats models write: a unified diff (as ``git diff``
+writes it) and OpenAI's ``*** Begin Patch`` format. Both become the same ``FilePatch`` list.
+
+A hunk is its lines (``' '`` context, ``'-'`` removed, ``'+'`` added); line numbers in a
+unified diff are kept only as a hint for a hunk with no context (``-U0`` insertions): hunks are
+located by their text (``vfs_mcp.ops.edits.patch``).
+
+The patch is read where it lies, by regular expressions over its text, never split into a
+line each: a hunk keeps its lines as one string, made into a list of lines only when it is
+placed in a file, and a file the patch adds is its text at once (``Hunk.new_text``). A patch
+costs a few times its size, not an object for each of its lines.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from vfs_mcp.errors import InvalidArgument
+
+Kind = Literal["update", "add", "delete"]
+MAX_PATCH_FILES = 200
+MAX_HUNKS = 100_000
+"""Hunks one patch may hold (each is an object of its own)."""
+
+_FILE = re.compile(r"^--- ([^\n]*)\n\+\+\+ ([^\n]*)(?:\n|\Z)", re.M)
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*(?:\n|\Z)")
+_RUN = re.compile(r"(?:(?!--- [^\n]*\n\+\+\+ )[ +\-][^\n]*(?:\n|\Z))*+")
+"""Lines that are surely a hunk's: context, removed, added, up to a file header ("--- " then "+++ ")."""
+_NOTE = re.compile(r"\\[^\n]*(?:\n|\Z)")
+"""'\\ No newline at end of file', about the line before it."""
+_BLANKS = re.compile(r"\n+")
+_SIGNS = re.compile(r"^.", re.M)
+_TEXTS = re.compile(r"^.([^\n]*)", re.M)
+_NOT_ADDED = re.compile(r"^[^+]", re.M)
+_BEGIN = re.compile(r"^[^\S\n]*\*\*\* Begin Patch[^\S\n]*$", re.M)
+_DIRECTIVE = re.compile(r"^\*\*\*", re.M)
+_UPDATE_END = re.compile(r"^\*\*\*(?! End of File[^\S\n]*$)", re.M)
+"""Where an update's hunks end: a line starting with ``***`` that is not ``*** End of File``."""
+_NO_END = "the patch has no *** End Patch line"
+
+
+class Hunk:
+    """A hunk's lines: as one string, ``body`` (each line its sign, ``' '`` context, ``'-'``
+    removed, ``'+'`` added, then its text, between newlines), or as ``signs`` and ``texts``;
+    either is made from the other when first asked for."""
+
+    def __init__(
+        self,
+        body: str | None = None,
+        *,
+        signs: str | None = None,
+        texts: list[str] | None = None,
+        anchor: str = "",
+        old_start: int | None = None,
+    ) -> None:
+        self._body, self._signs, self._texts = body, signs, texts
+        self.anchor = anchor
+        """Text after ``@@`` in OpenAI's format: a line the hunk comes after (may be empty)."""
+        self.old_start = old_start
+        """The unified diff's old start line (1-based), a hint used only when the hunk has no context."""
+        self.old_ends_without_newline = False
+        self.new_ends_without_newline = False
+
+    @property
+    def body(self) -> str:
+        if self._body is None:
+            self._body = "\n".join(map(str.__add__, self.signs, self.texts))
+        return self._body
+
+    @property
+    def signs(self) -> str:
+        """One character a line: ``' '`` context, ``'-'`` removed, ``'+'`` added."""
+        if self._signs is None:
+            self._signs = "".join(_SIGNS.findall(self.body))
+        return self._signs
+
+    @property
+    def texts(self) -> list[str]:
+        """Each line's text, without its sign and newline."""
+        if self._texts is None:
+            self._texts = _TEXTS.findall(self.body)
+        return self._texts
+
+    def count(self, sign: str) -> int:
+        """How many lines have ``sign`` (no line is made for it)."""
+        if self._signs is not None:
+            return self._signs.count(sign)
+        return self.body.startswith(sign) + self.body.count("\n" + sign)
+
+    @property
+    def old(self) -> list[str]:
+        """Context and removed lines: what the file holds where the hunk applies."""
+        return list(itertools.compress(self.texts, map("+".__ne__, self.signs)))
+
+    @property
+    def old_count(self) -> int:
+        return len(self.signs) - self.signs.count("+")
+
+    @property
+    def new(self) -> list[str]:
+        return list(itertools.compress(self.texts, map("-".__ne__, self.signs)))
+
+    def new_added(self) -> list[str]:
+        """The added lines alone."""
+        return list(itertools.compress(self.texts, map("+".__eq__, self.signs)))
+
+    def new_text(self) -> str:
+        """The context and added lines, joined by newlines: cut from the body when every line
+        is added (a file the patch adds), no line made."""
+        if not self.body:
+            return ""
+        if _NOT_ADDED.search(self.body) is None:
+            return self.body.replace("\n+", "\n")[1:]
+        return "\n".join(self.new)
+
+
+@dataclass
+class FilePatch:
+    path: str
+    kind: Kind
+    move_to: str | None = None
+    hunks: list[Hunk] = field(default_factory=list)
+
+
+def parse_patch(text: str) -> list[FilePatch]:
+    """The files of ``text``, in order; INVALID_ARGUMENT naming the line that cannot be read."""
+    text = text.replace("\r\n", "\n")
+    files = _openai(text) if "*** Begin Patch" in text else _unified(text)
+    if not files:
+        raise InvalidArgument(
+            "no file changes found: give a unified diff (--- a/x, +++ b/x, @@ hunks) or a *** Begin Patch block"
+        )
+    return files
+
+
+class _Files(list[FilePatch]):
+    """The files read so far, bounded in number and in hunks."""
+
+    hunks = 0
+
+    def add(self, patch: FilePatch) -> None:
+        if len(self) == MAX_PATCH_FILES:
+            raise InvalidArgument(f"more than {MAX_PATCH_FILES} files in one patch; give at most {MAX_PATCH_FILES}")
+        self.append(patch)
+
+    def hunk(self, patch: FilePatch, hunk: Hunk) -> None:
+        self.hunks += 1
+        if self.hunks > MAX_HUNKS:
+            raise InvalidArgument(f"more than {MAX_HUNKS:,} hunks in one patch; split it")
+        patch.hunks.append(hunk)
+
+
+def _line_number(text: str, at: int) -> int:
+    return text.count("\n", 0, at) + 1
+
+
+def _strip_name(raw: str) -> str | None:
+    name = raw.split("\t", 1)[0].strip()
+    if name == "/dev/null":
+        return None
+    if name.startswith('"') and name.endswith('"'):
+        name = name[1:-1]
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _unified(text: str) -> list[FilePatch]:
+    files = _Files()
+    at = 0
+    while header := _FILE.search(text, at):
+        old, new = _strip_name(header.group(1)), _strip_name(header.group(2))
+        if old is None and new is None:
+            raise InvalidArgument(f"line {_line_number(text, header.start())}: both sides of the file are /dev/null")
+        patch = FilePatch(
+            path=old or new or "",
+            kind="add" if old is None else "delete" if new is None else "update",
+            move_to=new if old is not None and new is not None and new != old else None,
+        )
+        at = header.end()
+        while found := _HUNK.match(text, at):
+            at, hunk = _hunk(text, found.end(), int(found.group(1)))
+            files.hunk(patch, hunk)
+        if patch.kind == "update" and not patch.hunks and patch.move_to is None:
+            raise InvalidArgument(f"{patch.path}: a file in the patch has no @@ hunks")
+        files.add(patch)
+    return files
+
+
+def _hunk(text: str, at: int, old_start: int) -> tuple[int, Hunk]:
+    """The hunk whose body starts at ``at``, and where its next line starts."""
+    end = _RUN.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
+    if end == len(text) or text[end] not in ("\\", "\n"):  # the usual hunk: one run of lines
+        return end, Hunk(_lines(text, at, end), old_start=old_start)
+    pieces: list[str] = []
+    last = ""  # the sign of the line before
+    old_ends_without_newline = new_ends_without_newline = False
+    while at < len(text):
+        end = _RUN.match(text, at).end()  # type: ignore[union-attr]
+        if end > at:
+            pieces.append(_lines(text, at, end))
+            last, at = text[max(text.rfind("\n", at, end - 1) + 1, at)], end  # the last line's sign
+        if at == len(text):
+            break
+        if note := _NOTE.match(text, at):  # "\ No newline at end of file": about the line before
+            old_ends_without_newline |= last in (" ", "-")
+            new_ends_without_newline |= last in (" ", "+")
+            at = note.end()
+        elif blanks := _BLANKS.match(text, at):
+            # Blank lines are blank context unless what follows them is not more of the hunk
+            # (a new file or hunk, text, or nothing).
+            stop = blanks.end()
+            following = text[stop : stop + 4]
+            if following[:1] not in (" ", "-", "+", "\\") or following.startswith(("--- ", "+++ ")):
+                break
+            pieces.append("\n".join(" " * (stop - at)))
+            last, at = " ", stop
+        else:
+            break
+    hunk = Hunk("\n".join(pieces), old_start=old_start)
+    hunk.old_ends_without_newline, hunk.new_ends_without_newline = old_ends_without_newline, new_ends_without_newline
+    return at, hunk
+
+
+def _lines(text: str, start: int, end: int) -> str:
+    """The lines of ``text[start:end]`` (whole lines), without the last one's newline."""
+    return text[start : end - 1 if end > start and text[end - 1] == "\n" else end]
+
+
+def _openai(text: str) -> list[FilePatch]:
+    begin = _BEGIN.search(text)
+    if begin is None:
+        raise InvalidArgument("the patch has no *** Begin Patch line")
+    files = _Files()
+    at = begin.end() + 1
+    while at < len(text):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[at:end]
+        if line.strip() == "*** End Patch":
+            return files
+        if line.startswith("*** Add File: "):
+            at = _added(text, end + 1, files, FilePatch(line[len("*** Add File: ") :].strip(), "add"))
+        elif line.startswith("*** Delete File: "):
+            files.add(FilePatch(line[len("*** Delete File: ") :].strip(), "delete"))
+            at = end + 1
+        elif line.startswith("*** Update File: "):
+            at = _updated(text, end + 1, files, FilePatch(line[len("*** Update File: ") :].strip(), "update"))
+        elif line.strip() == "":
+            at = end + 1
+        else:
+            raise InvalidArgument(
+                f"line {_line_number(text, at)}: expected *** Add/Update/Delete File or *** End Patch, got {line[:60]!r}"
+            )
+    raise InvalidArgument(_NO_END)
+
+
+def _added(text: str, at: int, files: _Files, patch: FilePatch) -> int:
+    """An added file's lines from ``at``: every line up to the next ``***`` one starts with '+'.
+    Returns where that next line starts."""
+    found = _DIRECTIVE.search(text, min(at, len(text)))
+    end = found.start() if found else len(text)
+    stop = end - 1 if end > at and text[end - 1] == "\n" else end  # the last line's newline aside
+    if end > at:
+        bad = _NOT_ADDED.search(text, at, stop)  # a line not starting with '+', or empty
+        where = bad.start() if bad else stop if stop == at or text[stop - 1] == "\n" else None
+        if where is not None:
+            raise InvalidArgument(f"line {_line_number(text, where)}: every line of an added file starts with '+'")
+    files.hunk(patch, Hunk(text[at:stop] if end > at else ""))
+    files.add(patch)
+    return end
+
+
+def _updated(text: str, at: int, files: _Files, patch: FilePatch) -> int:
+    """An updated file's hunks from ``at`` (after an optional ``*** Move to:`` line), up to the
+    next ``***`` line that is not ``*** End of File``. Returns where that line starts."""
+    if text.startswith("*** Move to: ", at):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        patch.move_to = text[at + len("*** Move to: ") : end].strip()
+        at = end + 1
+    found = _UPDATE_END.search(text, min(at, len(text)))
+    stop = found.start() if found else len(text)
+    first = _line_number(text, at)
+    bodies: list[tuple[str, list[str], list[str]]] = []  # (anchor, signs, texts) of each hunk
+    for number, current in enumerate(_lines(text, at, stop).split("\n") if stop > at else [], first):
+        if current.strip() == "*** End of File":
+            continue
+        if current.startswith("@@"):
+            bodies.append((current[2:].strip(), [], []))
+        elif current[:1] in (" ", "-", "+") or current == "":
+            if not bodies:
+                bodies.append(("", [], []))
+            bodies[-1][1].append(current[:1] or " ")
+            bodies[-1][2].append(current[1:])
+        else:
+            raise InvalidArgument(f"line {number}: a hunk line starts with ' ', '-' or '+': {current[:60]!r}")
+    if found is None:
+        raise InvalidArgument(_NO_END)
+    for anchor, signs, texts in bodies:
+        while texts and texts[-1] == "" and signs[-1] == " ":  # a blank line that closes a hunk is layout
+            signs.pop()
+            texts.pop()
+        files.hunk(patch, Hunk(signs="".join(signs), texts=texts, anchor=anchor))
+    if not patch.hunks and patch.move_to is None:
+        raise InvalidArgument(f"{patch.path}: an *** Update File has no hunks")
+    files.add(patch)
+    return stop

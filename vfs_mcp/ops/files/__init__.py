@@ -1,0 +1,1 @@
+"""Whole files and folders: reading, line reads, listing, writing, moving and copying, undo."""

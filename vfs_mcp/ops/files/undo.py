@@ -1,0 +1,131 @@
+"""undo: take back a change — the one ``change_id`` names (from any connection, process or
+replica sharing the state store), or this session's newest (to one path, or any) — as a change
+like any other, made of the steps its record keeps: each checks that its path is still exactly
+as the change left it, all commit under the same locks, and a failed undo changes nothing.
+
+A restore point (``and_after``): the change ``change_id`` names and every later change of the
+mounts it touched (``ChangeLog.restore_point``: "later" is the log's order), taken back as one
+undo, newest first — all of them or, when one file is not as its change left it, none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from pydantic import BaseModel, Field
+
+from vfs_mcp import changes
+from vfs_mcp.changes import Plan
+from vfs_mcp.changes.images import Changed
+from vfs_mcp.changes.log import ChangeLog, SessionJournal, outcome
+from vfs_mcp.changes.ops import Unreadable
+from vfs_mcp.changes.records import Record
+from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, VfsError
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.ops.files.write import writable_target
+
+
+class UndoResult(BaseModel):
+    dry_run: bool
+    change_id: str = Field(description="The change taken back (or that would be)")
+    tool: str = Field(description="The call whose change was (or would be) taken back")
+    undone: list[str] = Field(description="Every change taken back (or that would be), newest first")
+    restored: list[str] = Field(description="Files put back as they were")
+    removed: list[str] = Field(description="Files the call had created, deleted again")
+    dropped: int = Field(description="Older changes of this session the log no longer holds (its limits)")
+    remaining: int = Field(description="Changes of this session still in the log")
+
+
+def undo(
+    vfs: JailedFS,
+    changelog: ChangeLog,
+    journal: SessionJournal | None,
+    path: str | None = None,
+    change_id: str | None = None,
+    dry_run: bool = False,
+    and_after: bool = False,
+) -> UndoResult:
+    """Take back ``change_id``, else the session's (``journal``) newest change, to ``path`` if
+    given; ``and_after``: ``change_id`` and every later change of the mounts it touched.
+    INVALID_ARGUMENT without an id in a request that has no session (``journal`` None), or for
+    ``and_after`` without an id; TOO_LARGE when a restore point would take back more than
+    ``log.RESTORE_CHANGES`` changes."""
+    if and_after and (change_id is None or path is not None):
+        raise InvalidArgument(
+            "and_after takes back a change and every later one of its mounts: give change_id (and no path)"
+        )
+    if change_id is None:
+        change_id = _newest(vfs, journal, path)
+
+    def mount_of(url: str) -> Mount:
+        return _mount(vfs, url)
+
+    taken = changelog.restore_point(change_id, mount_of) if and_after else [changelog.load(change_id, mount_of)]
+    steps = [op for record in taken for op in record.steps]
+
+    def result() -> UndoResult:
+        restored, removed = outcome(steps)
+        return UndoResult(
+            dry_run=dry_run,
+            change_id=change_id,
+            tool=taken[-1].tool,
+            undone=[record.id for record in taken],
+            restored=restored,
+            removed=removed,
+            dropped=journal.dropped if journal else 0,
+            remaining=len(journal.changes) if journal else 0,
+        )
+
+    if dry_run:
+        return result()
+    try:
+        with changelog.undoing([record.id for record in taken]):
+            # Once: a file changed since is the user's to look at, not a reason to try again.
+            changes.run(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken)
+    except Unreadable:
+        if len(taken) == 1:
+            changelog.discard(change_id)  # it never can be: the next undo takes back the one before
+        raise
+    except Changed as changed:
+        raise Conflict(
+            f"{changed.path} changed since {_writer(taken, changed.path)} wrote it ({changed.how}); nothing was "
+            "undone (read it and fix it by hand)"
+        ) from None
+    return result()
+
+
+def _writer(taken: list[Record], shown: str) -> str:
+    """The tool of the newest change of ``taken`` that wrote ``shown`` (the one it was checked against)."""
+    for record in taken:
+        if any(t.display == shown for op in record.steps for t in changes.written(op)):
+            return record.tool
+    return taken[0].tool
+
+
+def _newest(vfs: JailedFS, journal: SessionJournal | None, path: str | None) -> str:
+    if journal is None:
+        raise InvalidArgument(
+            "this request has no session (MCP 2026-07-28 over HTTP): pass change_id, the id the change's reply gave"
+        )
+    keys = None
+    if path is not None:
+        # The path itself (a link a change replaced), or where it leads (a file written through it).
+        spelt = vfs.resolve(path, follow=False)
+        keys = {(spelt.mount.url, spelt.rel)}
+        with contextlib.suppress(VfsError):
+            real = writable_target(vfs, spelt)
+            keys.add((real.mount.url, real.rel))
+    kept = journal.latest(keys)
+    if kept is None:
+        dropped = f"; {journal.dropped} older changes were dropped (the log's limits)" if journal.dropped else ""
+        where = f" to {path}" if path is not None else ""
+        raise NotFound(f"no change{where} to undo in this session{dropped}")
+    return kept.id
+
+
+def _mount(vfs: JailedFS, url: str) -> Mount:
+    for mount in vfs.mounts:
+        if mount.url == url:
+            return mount
+    raise NotFound(f"the mount {url} of this change is not served here; undo it through a server that serves it")
