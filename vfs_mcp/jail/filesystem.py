@@ -36,17 +36,12 @@ from vfs_mcp.errors import (
     translate,
 )
 from vfs_mcp.jail import versions
-from vfs_mcp.jail.entries import KINDS, Entry, Found, Kind, Listing, sha256, sha256_aside, timestamp, tree_order
+from vfs_mcp.jail.entries import KINDS, Entry, Found, Kind, Listing, timestamp, tree_order
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Counted, count_read, count_written
 from vfs_mcp.jail.versions import Reads, Version
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot
-
-__all__ = ["Entry", "JailedFS", "sha256", "sha256_aside"]
-"""``Entry`` and the digests are ``vfs_mcp.jail.entries``'s: the operations still name them
-through the filesystem they read with, until their imports move (issue 40's other half moves
-every operation module)."""
 
 T = TypeVar("T")
 

@@ -45,7 +45,8 @@ from vfs_mcp.errors import (
     TooLarge,
     VfsError,
 )
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.ops.files import transfers, write

@@ -21,7 +21,8 @@ from vfs_mcp.errors import (
     NotFound,
     TooLarge,
 )
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import caller_globs
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.dialects.fs_results import (

@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
 from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge, VfsError
-from vfs_mcp.jail.filesystem import Entry, JailedFS, sha256
+from vfs_mcp.jail.entries import Entry, sha256
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.files.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.files.write import writable_target

@@ -22,7 +22,8 @@ from typing import Literal
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, NotFound, TooLarge, VfsError
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files import lines as line_ops

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Expect, Op, Plan, Put, Remove
 from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
-from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
+from vfs_mcp.jail.entries import sha256_aside
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS
 from vfs_mcp.ops.edits import hunk_placing

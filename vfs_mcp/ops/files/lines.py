@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import InvalidArgument, TooLarge
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.encoding import check_encoding, decode, split_lines
 from vfs_mcp.ops.text.find import LONG_LINE, newlines_in

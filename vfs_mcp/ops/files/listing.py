@@ -9,7 +9,8 @@ from importlib import metadata
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import name_glob
 
 DEFAULT_LIST_LIMIT = 1000

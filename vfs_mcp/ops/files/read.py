@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES as DEFAULT_MAX_READ_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import InvalidArgument, TooLarge, VfsError
-from vfs_mcp.jail.filesystem import Entry, JailedFS, sha256_aside
+from vfs_mcp.jail.entries import Entry, sha256_aside
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.encoding import BASE64, check_encoding, decode, decode_range
 

@@ -19,7 +19,8 @@ from vfs_mcp.errors import (
     TooLarge,
     VfsError,
 )
-from vfs_mcp.jail.filesystem import JailedFS, sha256_aside
+from vfs_mcp.jail.entries import sha256_aside
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.document import hashed_into
 from vfs_mcp.ops.text.encoding import encode

@@ -27,7 +27,8 @@ from typing import Literal
 import re2
 
 from vfs_mcp.errors import InvalidArgument, VfsError
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.search.query import Collector, GrepQuery, GrepResult
 from vfs_mcp.ops.search.utf8_view import as_searched

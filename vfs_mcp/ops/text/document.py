@@ -14,7 +14,8 @@ from typing import Any
 from vfs_mcp.changes import Expect, Op, Put
 from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
-from vfs_mcp.jail.filesystem import JailedFS, sha256, sha256_aside
+from vfs_mcp.jail.entries import sha256, sha256_aside
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.codings import all_crlf
 from vfs_mcp.ops.text.encoding import check_encoding, decode, encode, looks_binary

@@ -14,7 +14,8 @@ from collections import defaultdict
 from pydantic import BaseModel, Field
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.walks.progress import Progress
 from vfs_mcp.ops.walks.selection import select
 

@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from vfs_mcp.errors import VfsError
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import ignore_file, nfc
 from vfs_mcp.jail.resolve import Target
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.jail.entries import Kind, Listing
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry, Kind, Listing
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import caller_globs
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.walks.ignore import IGNORE_SUFFIX, LAST_IGNORE_FILE, IgnoreRules

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vfs_mcp.errors import InvalidArgument
-from vfs_mcp.jail.filesystem import Entry, JailedFS
+from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.files import listing
 from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, shown
 from vfs_mcp.ops.trees import directory_tree as tree
