@@ -18,6 +18,7 @@ starts a new one, instead of resetting what its paths mean.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -65,13 +66,18 @@ def serving(state: SessionState | None) -> Iterator[SessionState | None]:
         current.reset(token)
 
 
-def state_of(name: str, make: Callable[[], T], default: Callable[[], T]) -> T:
-    """The current session's ``name`` state (made by ``make`` on first use), or ``default()``
-    outside any session."""
+def state_of(name: str, make: Callable[[], T], server: dict[str, Any]) -> T:
+    """The current session's ``name`` state (made by ``make`` on first use); outside any
+    session, the server's, kept in ``server`` (its ``JailedFS.caches``: one home for what the
+    server keeps)."""
     state = current.get()
-    if state is None:
-        return default()
-    kept = state.kept.get(name)
-    if kept is None:
-        kept = state.kept[name] = make()
+    kept_in = server if state is None else state.kept
+    with _making:
+        kept = kept_in.get(name)
+        if kept is None:
+            kept = kept_in[name] = make()
     return kept  # type: ignore[no-any-return]
+
+
+_making = threading.Lock()
+"""Two calls of one session (or outside any) never make the same state twice."""

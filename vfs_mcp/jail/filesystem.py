@@ -53,7 +53,8 @@ class JailedFS:
     def __init__(self, jail: Jail) -> None:
         self.jail = jail
         self.caches: dict[str, Any] = {}
-        """Per-client caches the operations keep (line indexes), keyed by their owner."""
+        """What the server keeps for this filesystem, keyed by its owner: the operations' caches
+        (line indexes), the change log, state kept outside any session (``sessions.state_of``)."""
         self.bytes_read = 0
 
     def _read(self, size: int) -> None:

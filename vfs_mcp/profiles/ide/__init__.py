@@ -9,8 +9,6 @@ A server whose mounts are all read-only does not list ``file_save``.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Annotated
 
 from mcp_types import CallToolResult
@@ -32,9 +30,6 @@ UriArg = Annotated[
     ),
 ]
 
-_shared: weakref.WeakKeyDictionary[JailedFS, ops.Buffers] = weakref.WeakKeyDictionary()
-_shared_lock = threading.Lock()
-
 
 def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
     """The calling session's buffers (one client never sees another's); outside any MCP
@@ -50,14 +45,7 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
             stored=ops.StoredBuffers(log_of(vfs).store, vfs.mounts),
         )
 
-    def shared() -> ops.Buffers:
-        with _shared_lock:
-            found = _shared.get(vfs)
-            if found is None:
-                found = _shared[vfs] = new_buffers()
-            return found
-
-    return state_of("ide-buffers", new_buffers, shared)
+    return state_of("ide-buffers", new_buffers, vfs.caches)
 
 
 def file_open(
