@@ -11,15 +11,14 @@ from mcp_types import CallToolResult, TextContent
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
-from vfs_mcp.server.tools import profile_tools
 
 if TYPE_CHECKING:
     from vfs_mcp.changes.log import Recording
 
 
 async def step(call: Call, next_step: Next) -> Result:
-    settings = call.server.vfs_settings
-    if settings is not None and profile_tools(settings).get(call.name, False):
+    hints = call.tool.annotations if call.tool is not None else None
+    if hints is not None and hints.read_only_hint:
         return await next_step(call)  # a read-only tool changes nothing: no record, no write path to import
     # The write path is imported by the first change, not at start (as the operations are, by the adapters).
     from vfs_mcp.changes.log import recording
