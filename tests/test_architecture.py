@@ -295,12 +295,6 @@ def test_no_tool_retries_a_write_itself() -> None:
         assert "RETRIES" not in source and "except Stale" not in source, f"{path.relative_to(ROOT)} retries itself"
 
 
-DUPLICATE_CLASSES_LEFT = {"Hunk": 2}
-"""Concepts still held by two classes, each pair a debt with a count that may only go down:
-the diff engine's hunk (``ops/diff/unified.py``, made as runs of lines) and a patch's
-(``ops/edits/patch_formats.py``, read where it lies in the patch)."""
-
-
 def test_one_class_for_each_concept_across_the_packages() -> None:
     """Two classes of one name are two copies of a concept (three ``Hunk``, two ``ReadResult``,
     two ``Budget`` once): a dialect words one operation's result, it does not copy it."""
@@ -309,10 +303,8 @@ def test_one_class_for_each_concept_across_the_packages() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
                 where.setdefault(node.name, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    twice = {name: places for name, places in where.items() if len(places) > DUPLICATE_CLASSES_LEFT.get(name, 1)}
+    twice = {name: places for name, places in where.items() if len(places) > 1}
     assert not twice, f"one class per concept; these names have several: {twice}"
-    paid = {name for name, count in DUPLICATE_CLASSES_LEFT.items() if len(where.get(name, [])) < count}
-    assert not paid, f"no longer duplicated: lower DUPLICATE_CLASSES_LEFT for {paid}"
 
 
 def test_operations_are_family_packages_only() -> None:

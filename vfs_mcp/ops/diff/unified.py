@@ -15,10 +15,11 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import AnyStr, overload
 
 from vfs_mcp.ops.diff import line_matching
+from vfs_mcp.ops.diff.hunk import Hunk
 from vfs_mcp.ops.text.encoding import printable, split_lines
 from vfs_mcp.ops.text.find import newlines
 
@@ -48,39 +49,6 @@ class Known:
     """An index of the old text,"""
     lines: int
     """and the newlines before it."""
-
-
-@dataclass
-class Hunk:
-    """One hunk of a line diff."""
-
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-    rows: list[tuple[str, str]] = field(default_factory=list)
-    """Its body in runs: ``' '`` (context), ``'-'`` or ``'+'``, and the run's lines, each with its
-    newline (the text's last line may have none). The last hunk of a cut diff is cut short."""
-
-    def lines(self) -> Iterator[tuple[str, str]]:
-        """Each line of the body: its sign, and the line with its newline if it has one."""
-        for sign, block in self.rows:
-            for line in split_lines(block):
-                yield sign, line
-
-    def fields(self, shown: Callable[[str], str]) -> dict[str, int | list[str]]:
-        """The hunk as a result's fields: its numbers, and its lines as their signs and texts
-        (``shown``: the text as a result may carry it), without their newlines."""
-        return {
-            "old_start": self.old_start,
-            "old_lines": self.old_lines,
-            "new_start": self.new_start,
-            "new_lines": self.new_lines,
-            "lines": [sign + shown(line.rstrip("\r\n")) for sign, line in self.lines()],
-        }
-
-    def header(self) -> str:
-        return f"@@ -{line_range(self.old_start, self.old_lines)} +{line_range(self.new_start, self.new_lines)} @@\n"
 
 
 @dataclass
@@ -355,13 +323,6 @@ class _Cutter:
     def diff(self, added: int, removed: int, unmatched: tuple[int, int] | None) -> Diff:
         left_out = (added - self.shown["+"], removed - self.shown["-"]) if self.full else None
         return Diff(self.hunks, added, removed, self.limit, left_out, unmatched)
-
-
-def line_range(start: int, count: int) -> str:
-    # Unified-diff convention: an empty range names the line before it.
-    if count == 0:
-        return f"{start - 1},0"
-    return f"{start}" if count == 1 else f"{start},{count}"
 
 
 def unified_diff(

@@ -26,9 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
-from vfs_mcp.ops.diff.unified import line_range
+from vfs_mcp.ops.diff.hunk import Hunk, line_range
 from vfs_mcp.ops.edits.indentation import indent_of, indent_unit, retabbed
-from vfs_mcp.ops.edits.patch_formats import Hunk
 
 PLACING_BUDGET = 50_000_000
 """Line comparisons one patch may spend placing its hunks (a few seconds at most)."""
@@ -134,7 +133,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     cursor = 0
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
-            at = min(len(lines.texts), hunk.old_start if hunk.old_start is not None else len(lines.texts))
+            at = min(len(lines.texts), hunk.old_start - 1 if hunk.old_start else len(lines.texts))
             cursor = max(at, cursor)  # the hunks after it apply after it
             placed.append(Placed(hunk, cursor, False, old))
             continue

@@ -13,12 +13,12 @@ costs a few times its size, not an object for each of its lines.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from vfs_mcp.errors import InvalidArgument
+from vfs_mcp.ops.diff.hunk import Hunk
 
 Kind = Literal["update", "add", "delete"]
 MAX_PATCH_FILES = 200
@@ -32,89 +32,12 @@ _RUN = re.compile(r"(?:(?!--- [^\n]*\n\+\+\+ )[ +\-][^\n]*(?:\n|\Z))*+")
 _NOTE = re.compile(r"\\[^\n]*(?:\n|\Z)")
 """'\\ No newline at end of file', about the line before it."""
 _BLANKS = re.compile(r"\n+")
-_SIGNS = re.compile(r"^.", re.M)
-_TEXTS = re.compile(r"^.([^\n]*)", re.M)
 _NOT_ADDED = re.compile(r"^[^+]", re.M)
 _BEGIN = re.compile(r"^[^\S\n]*\*\*\* Begin Patch[^\S\n]*$", re.M)
 _DIRECTIVE = re.compile(r"^\*\*\*", re.M)
 _UPDATE_END = re.compile(r"^\*\*\*(?! End of File[^\S\n]*$)", re.M)
 """Where an update's hunks end: a line starting with ``***`` that is not ``*** End of File``."""
 _NO_END = "the patch has no *** End Patch line"
-
-
-class Hunk:
-    """A hunk's lines: as one string, ``body`` (each line its sign, ``' '`` context, ``'-'``
-    removed, ``'+'`` added, then its text, between newlines), or as ``signs`` and ``texts``;
-    either is made from the other when first asked for."""
-
-    def __init__(
-        self,
-        body: str | None = None,
-        *,
-        signs: str | None = None,
-        texts: list[str] | None = None,
-        anchor: str = "",
-        old_start: int | None = None,
-    ) -> None:
-        self._body, self._signs, self._texts = body, signs, texts
-        self.anchor = anchor
-        """Text after ``@@`` in OpenAI's format: a line the hunk comes after (may be empty)."""
-        self.old_start = old_start
-        """The unified diff's old start line (1-based), a hint used only when the hunk has no context."""
-        self.old_ends_without_newline = False
-        self.new_ends_without_newline = False
-
-    @property
-    def body(self) -> str:
-        if self._body is None:
-            self._body = "\n".join(map(str.__add__, self.signs, self.texts))
-        return self._body
-
-    @property
-    def signs(self) -> str:
-        """One character a line: ``' '`` context, ``'-'`` removed, ``'+'`` added."""
-        if self._signs is None:
-            self._signs = "".join(_SIGNS.findall(self.body))
-        return self._signs
-
-    @property
-    def texts(self) -> list[str]:
-        """Each line's text, without its sign and newline."""
-        if self._texts is None:
-            self._texts = _TEXTS.findall(self.body)
-        return self._texts
-
-    def count(self, sign: str) -> int:
-        """How many lines have ``sign`` (no line is made for it)."""
-        if self._signs is not None:
-            return self._signs.count(sign)
-        return self.body.startswith(sign) + self.body.count("\n" + sign)
-
-    @property
-    def old(self) -> list[str]:
-        """Context and removed lines: what the file holds where the hunk applies."""
-        return list(itertools.compress(self.texts, map("+".__ne__, self.signs)))
-
-    @property
-    def old_count(self) -> int:
-        return len(self.signs) - self.signs.count("+")
-
-    @property
-    def new(self) -> list[str]:
-        return list(itertools.compress(self.texts, map("-".__ne__, self.signs)))
-
-    def new_added(self) -> list[str]:
-        """The added lines alone."""
-        return list(itertools.compress(self.texts, map("+".__eq__, self.signs)))
-
-    def new_text(self) -> str:
-        """The context and added lines, joined by newlines: cut from the body when every line
-        is added (a file the patch adds), no line made."""
-        if not self.body:
-            return ""
-        if _NOT_ADDED.search(self.body) is None:
-            return self.body.replace("\n+", "\n")[1:]
-        return "\n".join(self.new)
 
 
 @dataclass
@@ -180,7 +103,8 @@ def _unified(text: str) -> list[FilePatch]:
         )
         at = header.end()
         while found := _HUNK.match(text, at):
-            at, hunk = _hunk(text, found.end(), int(found.group(1)))
+            at, hunk = _hunk(text, found.end())
+            _number(hunk, int(found.group(1)), int(found.group(3)))
             files.hunk(patch, hunk)
         if patch.kind == "update" and not patch.hunks and patch.move_to is None:
             raise InvalidArgument(f"{patch.path}: a file in the patch has no @@ hunks")
@@ -188,14 +112,21 @@ def _unified(text: str) -> list[FilePatch]:
     return files
 
 
-def _hunk(text: str, at: int, old_start: int) -> tuple[int, Hunk]:
+def _number(hunk: Hunk, old_start: int, new_start: int) -> None:
+    """``hunk``'s numbers: its counts from its lines, its starts from its header (the model's:
+    an empty range there names the line before it)."""
+    hunk.old_lines, hunk.new_lines = hunk.count(" ") + hunk.count("-"), hunk.count(" ") + hunk.count("+")
+    hunk.old_start, hunk.new_start = old_start + (hunk.old_lines == 0), new_start + (hunk.new_lines == 0)
+
+
+def _hunk(text: str, at: int) -> tuple[int, Hunk]:
     """The hunk whose body starts at ``at``, and where its next line starts."""
     end = _RUN.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
     if end == len(text) or text[end] not in ("\\", "\n"):  # the usual hunk: one run of lines
-        return end, Hunk(_lines(text, at, end), old_start=old_start)
+        return end, Hunk(body=_lines(text, at, end))
     pieces: list[str] = []
     last = ""  # the sign of the line before
-    old_ends_without_newline = new_ends_without_newline = False
+    old_bare = new_bare = False
     while at < len(text):
         end = _RUN.match(text, at).end()  # type: ignore[union-attr]
         if end > at:
@@ -204,8 +135,8 @@ def _hunk(text: str, at: int, old_start: int) -> tuple[int, Hunk]:
         if at == len(text):
             break
         if note := _NOTE.match(text, at):  # "\ No newline at end of file": about the line before
-            old_ends_without_newline |= last in (" ", "-")
-            new_ends_without_newline |= last in (" ", "+")
+            old_bare |= last in (" ", "-")
+            new_bare |= last in (" ", "+")
             at = note.end()
         elif blanks := _BLANKS.match(text, at):
             # Blank lines are blank context unless what follows them is not more of the hunk
@@ -218,9 +149,7 @@ def _hunk(text: str, at: int, old_start: int) -> tuple[int, Hunk]:
             last, at = " ", stop
         else:
             break
-    hunk = Hunk("\n".join(pieces), old_start=old_start)
-    hunk.old_ends_without_newline, hunk.new_ends_without_newline = old_ends_without_newline, new_ends_without_newline
-    return at, hunk
+    return at, Hunk(body="\n".join(pieces), old_ends_without_newline=old_bare, new_ends_without_newline=new_bare)
 
 
 def _lines(text: str, start: int, end: int) -> str:
@@ -267,7 +196,7 @@ def _added(text: str, at: int, files: _Files, patch: FilePatch) -> int:
         where = bad.start() if bad else stop if stop == at or text[stop - 1] == "\n" else None
         if where is not None:
             raise InvalidArgument(f"line {_line_number(text, where)}: every line of an added file starts with '+'")
-    files.hunk(patch, Hunk(text[at:stop] if end > at else ""))
+    files.hunk(patch, Hunk(body=text[at:stop] if end > at else ""))
     files.add(patch)
     return end
 
