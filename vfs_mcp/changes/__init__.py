@@ -224,6 +224,10 @@ class _Pending:
     def abandoned(self) -> None:
         self.changelog.abandoned(self.id)
 
+    @property
+    def keeps(self) -> bool:
+        return self.recording is not None
+
     def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
         if self.recording is None:
             undo, why_not = None, "no tool call keeps it"

@@ -41,6 +41,10 @@ class Journal(Protocol):
     def abandoned(self) -> None:
         """The change failed and every step made was taken back: it never happened."""
 
+    @property
+    def keeps(self) -> bool:
+        """Whether a change of one atomic step is recorded too, once made (for undo)."""
+
 
 class Progress(Protocol):
     """What an undo of several records notes as its steps are made (``changes._Undoing``)."""
@@ -68,9 +72,10 @@ def commit(
     step when it has several (see the module's docstring). ``progress``: told of each
     ``sequential`` step made, and of a failure before the steps made are taken back. Returns
     the receipt, and whether the change was recorded before it was made."""
-    state = Preparation(keep)
     if sequential or (len(ops) == 1 and not many_calls(ops[0])):
+        state = Preparation(keep, recorded=journal is not None and journal.keeps)
         return _one_by_one(vfs, ops, state, progress), False
+    state = Preparation(keep, recorded=journal is not None)
     steps: list[Step] = []
     for index, op in enumerate(ops):
         steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))

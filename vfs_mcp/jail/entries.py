@@ -91,7 +91,9 @@ Digest = Callable[[], str]
 
 HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
-_HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")  # its thread starts with the first hash
+_HASHER = ThreadPoolExecutor(2, thread_name_prefix="vfs-mcp-sha256")
+"""Two: a write hashes what it writes and what it replaces (for its undo record) at once.
+Each thread starts with the first hash that finds the others busy."""
 
 
 def sha256_aside(data: bytes) -> Digest:
