@@ -80,8 +80,8 @@ def commit(
     ``sequential`` step made, and of a failure before the steps made are taken back. Returns
     the receipt, and whether the change was recorded before it was made."""
     if sequential or (len(ops) == 1 and not many_calls(ops[0])):
-        state = Preparation(keep, recorded=journal is not None and journal.keeps)
-        return _one_by_one(vfs, ops, state, progress, journal if journal is not None and journal.keeps else None), False
+        keeping = journal if journal is not None and journal.keeps else None
+        return _one_by_one(vfs, ops, Preparation(keep, recorded=keeping is not None), progress, keeping), False
     state = Preparation(keep, recorded=journal is not None)
     steps: list[Step] = []
     for index, op in enumerate(ops):

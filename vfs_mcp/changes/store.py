@@ -34,9 +34,11 @@ HOLDS_CHUNK = 64 * 1024
 
 
 def holds(vfs: JailedFS, target: Target, data: bytes) -> bool:
-    """Whether the file ``target`` holds exactly ``data``, read and compared a piece at a time:
-    no copy of the whole file is made (a fresh 1 MB buffer costs more in page faults, 0.4 ms,
-    than the read and the comparison, 0.18 ms)."""
+    """Whether the file ``target`` holds exactly ``data``: on a store on this machine, read and
+    compared a piece at a time, no copy of the whole file made (a fresh 1 MB buffer costs more
+    in page faults, 0.4 ms, than the read and the comparison, 0.18 ms); elsewhere in one read."""
+    if not target.mount.capabilities.local_io:
+        return read(vfs, target) == data
     at = 0
     with vfs.open_read(target) as handle:
         while chunk := handle.read(HOLDS_CHUNK):
