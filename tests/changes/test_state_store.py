@@ -20,7 +20,9 @@ from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.jail.state_place import StateUnavailable, default_folder
 from vfs_mcp.ops.edits import patch
 from vfs_mcp.ops.files import transfers, write
@@ -213,3 +215,66 @@ def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_
     assert fsyncs(lambda: write.write_file(vfs, "one.txt", "gamma\n")) == 2  # the file, its folder
     assert fsyncs(lambda: patch.apply_patch(vfs, one_file.replace("alpha", "gamma"))) == 2
     assert fsyncs(lambda: patch.apply_patch(vfs, three)) == 3 * 2 + 2  # three files' and the record's
+
+
+KILLED_EDIT = """
+import os, signal, sys, time
+from vfs_mcp import changes
+from vfs_mcp.changes import log, store
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+
+folder, state, when = sys.argv[1:]
+vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
+changes.attach(vfs, log.ChangeLog(changes.state.LocalState(state)))
+pending = os.path.join(state, "pending")
+
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if when == "before the step":
+    # Killed once the record written beside the step is whole, before the step is made.
+    def put(*args, **kwargs):
+        deadline = time.monotonic() + 30
+        while not any(name.endswith(".rec") for name in os.listdir(pending)):
+            if time.monotonic() > deadline:
+                os._exit(3)  # no record is written beside the step
+            time.sleep(0.001)
+        killed()
+
+    store.put = put
+else:
+    log.ChangeLog.made = killed  # the step is made, its record written beside it: not yet filed
+with log.recording("edit_file"):
+    edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+"""
+
+
+@pytest.mark.parametrize("when", ["before the step", "after the step"])
+def test_an_edit_killed_while_its_record_is_written_beside_it_is_all_before_or_undoable_after(
+    tmp_path: Path, when: str
+) -> None:
+    """The record of a change of one step is written beside the step and filed once it is made;
+    a SIGKILL in between leaves it pending: the next instance lets it go where the step was not
+    made, and files it where it was, so the change the dead one made can still be undone."""
+    folder, state = tmp_path / "served", tmp_path / "state"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"alpha\n" + b"a line of text\n" * 4096)
+    before = (folder / "a.txt").read_bytes()
+    child = subprocess.run([sys.executable, "-c", KILLED_EDIT, str(folder), str(state), when], timeout=120)
+    assert child.returncode == -9
+    assert len(os.listdir(state / "pending")) == 1, "the dead instance left its record pending"
+    vfs = JailedFS(Jail([open_mounts([MountSpec(str(folder))])[0]]))
+    changelog = changes.attach(vfs, log.ChangeLog(LocalState(str(state))))
+    assert os.listdir(state / "pending") == []
+    filed = [name.removesuffix(".rec") for name in os.listdir(state / "changes")]
+    if when == "before the step":
+        assert (folder / "a.txt").read_bytes() == before and filed == []
+        return
+    assert (folder / "a.txt").read_bytes() == b"omega" + before[5:] and len(filed) == 1
+    undo(vfs, changelog, None, change_id=filed[0])
+    assert (folder / "a.txt").read_bytes() == before

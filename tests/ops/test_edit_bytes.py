@@ -9,6 +9,9 @@ row, and edits the byte path hands back (no match, several, whitespace-normalise
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,3 +154,26 @@ def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
     assume(reports)
     on_bytes = unified.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
     assert on_bytes == unified.unified_diff(old, data.decode(), "f.txt")
+
+
+def modules_after_edit(folder: Path, old: str) -> list[str]:
+    """The regular-expression engines a fresh interpreter holds after one ``edit_file`` of ``old``."""
+    (folder / "first.txt").write_text("one alpha  beta two\ngamma\n")
+    probe = (
+        "import json, sys\n"
+        "from vfs_mcp.jail.filesystem import JailedFS\n"
+        "from vfs_mcp.jail.mounts import MountSpec, open_mount\n"
+        "from vfs_mcp.jail.resolve import Jail\n"
+        "from vfs_mcp.ops.edits.replace import TextEdit, edit_file\n"
+        f"vfs = JailedFS(Jail([open_mount(MountSpec({str(folder)!r}))]))\n"
+        f"edit_file(vfs, 'first.txt', [TextEdit(oldText={old!r}, newText='delta')], dry_run=True)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m in ('re2', 'vfs_mcp.ops.search.regex'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    return list(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_a_first_exact_edit_loads_no_regex_engine_and_a_whitespace_normalised_one_does(folder: Path) -> None:
+    """A call right after start pays for the imports of its path only: RE2 is the token match's."""
+    assert modules_after_edit(folder, "gamma") == []
+    assert modules_after_edit(folder, "alpha beta") == ["re2", "vfs_mcp.ops.search.regex"]

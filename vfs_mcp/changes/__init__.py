@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -211,6 +212,8 @@ class _Pending:
         self.tool = recording.tool if recording is not None else "a change"
         self.id = log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
+        self.written: Future[list[Op]] | None = None
+        """The record being written beside the change's one step (``beside``)."""
 
     def pending(self, back: list[Op], finish: list[Op]) -> None:
         try:
@@ -222,7 +225,18 @@ class _Pending:
             ) from None
 
     def abandoned(self) -> None:
+        if self.written is not None:
+            with contextlib.suppress(Exception):  # what it wrote, if anything, goes below
+                self.written.result()
         self.changelog.abandoned(self.id)
+
+    @property
+    def keeps(self) -> bool:
+        return self.recording is not None
+
+    def beside(self, back: Callable[[], list[Op]]) -> bool:
+        self.written = self.changelog.beside(self.id, self.tool, back, self.created)
+        return self.written is not None
 
     def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
         if self.recording is None:
@@ -230,6 +244,8 @@ class _Pending:
         try:
             if recorded:
                 self.changelog.made(self.id, undo, why_not)
+            elif self.written is not None:
+                self.changelog.made(self.id, self.written.result(), why_not)
             elif self.recording is not None:
                 self.changelog.atomic(self.tool, undo, why_not, self.created, self.id)
         except OSError as err:

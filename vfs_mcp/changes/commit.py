@@ -1,22 +1,24 @@
 """Committing a planned change: its steps prepared (``steps.prepare``), made in order, and all
 taken back, newest first, when one fails.
 
-A change of one atomic step is prepared and made at once; its record, written after, is only
-for undo (a crash cannot cut one step in two). A change of several steps (or one that is many
-store calls: a folder copied, a tree deleted) is prepared whole first, so that its record —
-every step's way back, with the images it needs — is durable in the state store before the
-first step is made (``Journal.pending``). Undo runs its steps one after the other
-(``sequential``): the record it takes back is its own record (an undo of several records notes
-each one all taken back: ``Progress``).
+A change of one atomic step is prepared and made at once; its record is only for undo (a crash
+cannot cut one step in two): written after it, or beside it while it is made where the step's
+way back is known before it is made (``Journal.beside``: a file put from bytes). A change of
+several steps (or one that is many store calls: a folder copied, a tree deleted) is prepared
+whole first, so that its record — every step's way back, with the images it needs — is durable
+in the state store before the first step is made (``Journal.pending``). Undo runs its steps one
+after the other (``sequential``): the record it takes back is its own record (an undo of
+several records notes each one all taken back: ``Progress``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
-from vfs_mcp.changes.ops import Op, Remove, written
+from vfs_mcp.changes.ops import Op, Put, Remove, written
 from vfs_mcp.changes.steps import Preparation, Step, many_calls, prepare
 from vfs_mcp.errors import TooLarge, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
@@ -40,6 +42,15 @@ class Journal(Protocol):
 
     def abandoned(self) -> None:
         """The change failed and every step made was taken back: it never happened."""
+
+    @property
+    def keeps(self) -> bool:
+        """Whether a change of one atomic step is recorded too, once made (for undo)."""
+
+    def beside(self, back: Callable[[], list[Op]]) -> bool:
+        """A change of one atomic step is about to be made: write its record meanwhile (its
+        steps back had by calling ``back``), filed once it is made, let go by ``abandoned``
+        if it fails; whether it is being written."""
 
 
 class Progress(Protocol):
@@ -68,9 +79,10 @@ def commit(
     step when it has several (see the module's docstring). ``progress``: told of each
     ``sequential`` step made, and of a failure before the steps made are taken back. Returns
     the receipt, and whether the change was recorded before it was made."""
-    state = Preparation(keep)
     if sequential or (len(ops) == 1 and not many_calls(ops[0])):
-        return _one_by_one(vfs, ops, state, progress), False
+        keeping = journal if journal is not None and journal.keeps else None
+        return _one_by_one(vfs, ops, Preparation(keep, recorded=keeping is not None), progress, keeping), False
+    state = Preparation(keep, recorded=journal is not None)
     steps: list[Step] = []
     for index, op in enumerate(ops):
         steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
@@ -91,12 +103,26 @@ def commit(
     return Receipt([op for step in reversed(done) for op in step.back()]), recorded
 
 
-def _one_by_one(vfs: JailedFS, ops: Sequence[Op], state: Preparation, progress: Progress | None) -> Receipt:
-    """Prepare and make each step in turn (a step may depend on what the one before did)."""
+def _one_by_one(
+    vfs: JailedFS, ops: Sequence[Op], state: Preparation, progress: Progress | None, journal: Journal | None = None
+) -> Receipt:
+    """Prepare and make each step in turn (a step may depend on what the one before did); the
+    record of a change of one step is written beside it by ``journal`` where it can be."""
     done: list[Step] = []
+    beside = False
     try:
         for index, op in enumerate(ops):
             step = prepare(vfs, op, state, last=index == len(ops) - 1, sequential=True)
+            if (
+                journal is not None
+                and len(ops) == 1
+                and not step.unkept
+                and isinstance(op, Put)
+                and op.data is not None
+            ):
+                # Its way back is known before it is made (no store call): the bytes kept, and
+                # the hash of those it writes (``_digest_of``).
+                beside = journal.beside(functools.partial(step.way_back, None))
             step.perform()
             done.append(step)
             ensure_wanted()
@@ -105,7 +131,7 @@ def _one_by_one(vfs: JailedFS, ops: Sequence[Op], state: Preparation, progress: 
     except BaseException as err:
         if progress is not None:
             progress.failed()
-        _taken_back(vfs, done, err, None)
+        _taken_back(vfs, done, err, journal if beside else None)
     unkept = next((step for step in done if step.unkept), None)
     if unkept is not None:
         return Receipt(None, unkept.unkept)

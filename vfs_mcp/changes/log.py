@@ -2,7 +2,8 @@
 that any connection, process or replica sharing the store can take it back (``undo``), and a
 change a dead process left half made is taken back before anyone writes there again.
 
-Writing. A change of one atomic step is recorded once it is made (nothing can be half made);
+Writing. A change of one atomic step is recorded once it is made (nothing can be half made) or,
+on a local store, while it is made (``beside``: pending, not durable, filed once it is made);
 a change of several steps is recorded, durably, before its first step (``pending/``) and moved
 into the log once its last is made (``changes/``). A call's changes are noted in its
 ``Recording``; the call's session keeps their ids (its ``SessionJournal``), so ``undo()`` with
@@ -34,6 +35,7 @@ import time
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -208,6 +210,28 @@ class ChangeLog:
         when = self.clock() if created is None else created
         record = Record(change_id, self.store.instance, tool, when, steps, atomic=False, finish=finish)
         self.store.write(self._pending(change_id), records.encode(record), durable=True)
+
+    def beside(
+        self, change_id: str, tool: str, steps: Callable[[], list[Op]], created: float
+    ) -> Future[list[Op]] | None:
+        """Write the record of a change of one atomic step while the step is made (its steps
+        are had by calling ``steps``), on a thread of its own: pending, not durable, to be
+        filed by ``made`` once the step is made, or let go by ``abandoned``. A crash in
+        between leaves it pending: recovery files it where the step was made, lets it go where
+        it was not (a crash cannot cut the step in two). Only where a record is filed in one
+        local rename (None elsewhere: ``atomic`` records it once made). The future gives the
+        steps (a record over the log's budget is not written: ``made`` says why)."""
+        if self.store.host_folder is None:
+            return None
+
+        def write() -> list[Op]:
+            back = steps()
+            if self._too_large(back) is None:
+                record = Record(change_id, self.store.instance, tool, created, back)
+                self.store.write(self._pending(change_id), records.encode(record))
+            return back
+
+        return _RECORDER.submit(write)
 
     def made(self, change_id: str, steps: list[Op] | None, why_not: str | None) -> None:
         """A pending change's last step is made: into the log (or gone, when it cannot be undone)."""
@@ -480,6 +504,11 @@ class ChangeLog:
                 self._kept[change_id] = Kept(change_id, record.size, record.tool, touched(record.steps))
                 self.size += record.size
         self._trim()
+
+
+_RECORDER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-record")
+"""Writes the records of changes of one step beside the step (``ChangeLog.beside``): its thread
+starts with the first, and imports nothing (the modules it runs are the write path's own)."""
 
 
 def default_log(mounts: list[Mount], url: str | None = None, budget: int = DEFAULT_SERVER_UNDO_BYTES) -> ChangeLog:

@@ -124,10 +124,11 @@ class Absent:
 
 @dataclass(frozen=True)
 class FileImage:
-    """A file's bytes and mode."""
+    """A file's bytes and mode; ``digest``: their sha256, when it is had (or being hashed meanwhile)."""
 
     data: bytes
     mode: int | None = None
+    digest: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -68,15 +68,15 @@ def encode(record: Record) -> bytes:
     blobs: list[bytes] = []
     offset = 0
 
-    def blob(data: bytes) -> list[Any]:
+    def blob(data: bytes, digest: Callable[[], str] | None = None) -> list[Any]:
         nonlocal offset
         blobs.append(data)
         offset += len(data)
-        return [offset - len(data), len(data), hashlib.sha256(data).hexdigest()]
+        return [offset - len(data), len(data), digest() if digest is not None else hashlib.sha256(data).hexdigest()]
 
     def image(value: Image) -> dict[str, Any]:
         if isinstance(value, FileImage):
-            return {"k": "file", "blob": blob(value.data), "mode": value.mode}
+            return {"k": "file", "blob": blob(value.data, value.digest), "mode": value.mode}
         if isinstance(value, Stored):
             return {"k": "file", "blob": blob(value.read()), "mode": value.mode}
         if isinstance(value, LinkImage):

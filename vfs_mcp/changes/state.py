@@ -3,9 +3,10 @@ mount — the change log with its before-images, the ide buffers, and who is ali
 
     instances/<iid>.lock | .lease       an instance (a server, a ``vfs`` filesystem) that is alive
     changes/<id>.rec                    a change's record: how to take it back (``records.py``)
-    pending/<id>.<iid>.rec              the record of a change of several steps instance <iid> is
-                                        making: durable before its first step, moved to
-                                        ``changes/`` once the last is made
+    pending/<id>.<iid>.rec              the record of a change instance <iid> is making: of several
+                                        steps, durable before its first step; of one, written
+                                        beside it (``ChangeLog.beside``); moved to ``changes/``
+                                        once the last is made
     pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
     buffers/<handle>                    an ide buffer
     review/<layer>.*                    the pending layer of a mount under review (its index,

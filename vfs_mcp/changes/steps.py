@@ -36,7 +36,7 @@ from vfs_mcp.changes.ops import (
     written,
 )
 from vfs_mcp.errors import AccessDenied, AlreadyExists, Internal, IsADirectory, NotFound, TooLarge, VfsError
-from vfs_mcp.jail.entries import Entry, sha256
+from vfs_mcp.jail.entries import Entry, sha256, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import commit_scope
@@ -74,6 +74,9 @@ class Preparation:
 
     left: int | None
     """Bytes of before-images the change may still keep (None: keep nothing)."""
+    recorded: bool = False
+    """Whether the images kept go into a record (which names each one's sha256): a file's bytes
+    the step has at hand are then hashed on another thread while the step is made."""
     made: set[Key] = field(default_factory=set)
     """Folders an earlier step makes."""
     touched: set[Key] = field(default_factory=set)
@@ -185,7 +188,7 @@ def _replaced(
     when the step has them (it checks they are still there), else a capture."""
     if data is not None and state.left is not None and len(data) <= state.left:
         state.left -= len(data)
-        return FileImage(data, entry.mode)
+        return FileImage(data, entry.mode, sha256_aside(data) if state.recorded else None)
     return _keep(vfs, state, target, entry, step)
 
 

@@ -17,7 +17,6 @@ import re
 import time
 from typing import Literal
 
-import re2
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 
 from vfs_mcp import changes
@@ -29,7 +28,6 @@ from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, Known, unified_diff, unified_diff_bytes
 from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files.write import writable
-from vfs_mcp.ops.search.regex import SPACE
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into
 from vfs_mcp.ops.text.find import find_all, find_all_bytes, newlines
 
@@ -130,6 +128,10 @@ def _tokens(text: str, old: str, everything: bool) -> tuple[list[tuple[int, int]
     """Places of oldText's words separated by any whitespace (RE2: linear, whatever the words):
     all of them or the first six, and how many there are.
     """
+    import re2  # here: only this fallback needs it, and a first exact edit need not import it
+
+    from vfs_mcp.ops.search.regex import SPACE
+
     tokens = old.split()
     gap = f"[{SPACE}]+" if "\n" in old.strip("\n") else r"[ \t]+"
     try:
