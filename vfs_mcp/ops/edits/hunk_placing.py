@@ -90,12 +90,13 @@ class Comparisons:
 @dataclass
 class Placed:
     """A hunk and where its old lines start in the file; ``trimmed``: found with whitespace
-    ignored; ``old``: its old lines (``hunk.old``, made once)."""
+    ignored; ``old`` and ``new``: its old and new lines (``hunk.old``, ``hunk.new``, made once)."""
 
     hunk: Hunk
     at: int
     trimmed: bool
     old: list[str]
+    new: list[str]
 
 
 @dataclass
@@ -135,7 +136,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start - 1 if hunk.old_start else len(lines.texts))
             cursor = max(at, cursor)  # the hunks after it apply after it
-            placed.append(Placed(hunk, cursor, False, old))
+            placed.append(Placed(hunk, cursor, False, old, hunk.new))
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
@@ -148,7 +149,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
                     "lines to make it unique"
                 )
             elif found:
-                placed.append(Placed(hunk, found[0], trimmed, old))
+                placed.append(Placed(hunk, found[0], trimmed, old, hunk.new))
                 cursor = found[0] + len(old)
                 break
         else:
@@ -279,7 +280,7 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
         if at < 0:
             at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
         pieces.append(raw[kept:at])
-        new = item.hunk.new
+        new = item.new
         if new:
             pieces.append(end.join(new) + end)
         line = item.at + len(old)
@@ -305,7 +306,7 @@ def _plain(lines: Lines, placed: list[Placed]) -> bool:
     return (
         bool(ends)
         and not any(item.trimmed for item in placed)
-        and (not placed or placed[-1].at + placed[-1].hunk.old_count < len(ends))
+        and (not placed or placed[-1].at + len(placed[-1].old) < len(ends))
         and ends.count(usual) == len(ends) - (ends[-1] == "")
     )
 
@@ -354,22 +355,23 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
     """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
     they are: linear in what they touch, no line-matching search. Each hunk keeps the context
     the patch gave it. ``new_lines``: the new file's lines, None when it was ``spliced``."""
-    new_size = len(old.texts) + sum(item.hunk.count("+") - item.hunk.count("-") for item in placed)
+    old_size = len(old.texts)
+    new_size = old_size + sum(len(item.new) - len(item.old) for item in placed)
     shift = 0
     for item in placed:
-        signs = item.hunk.signs
-        old_count = len(signs) - signs.count("+")
-        new_count = len(signs) - signs.count("-")
+        old_count, new_count = len(item.old), len(item.new)
         new_at = item.at + shift
         shift += new_count - old_count
         head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
-        if not signs:  # an empty hunk (a header alone)
-            yield head
-            continue
-        if not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
+        if not item.trimmed and item.at + old_count < old_size and new_at + new_count < new_size:
             # Found exactly, and short of either file's last line: the hunk's own lines are the
-            # file's, and none of them lacks a newline.
-            yield head + item.hunk.body + "\n"
+            # file's, and none of them lacks a newline (an empty hunk is its header alone).
+            body = item.hunk.body
+            yield head + body + "\n" if body else head
+            continue
+        signs = item.hunk.signs
+        if not signs:
+            yield head
             continue
         assert new_lines is not None  # a spliced file's hunks are all as above
         out = [head]

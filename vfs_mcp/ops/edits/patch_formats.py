@@ -115,7 +115,10 @@ def _unified(text: str) -> list[FilePatch]:
 def _number(hunk: Hunk, old_start: int, new_start: int) -> None:
     """``hunk``'s numbers: its counts from its lines, its starts from its header (the model's:
     an empty range there names the line before it)."""
-    hunk.old_lines, hunk.new_lines = hunk.count(" ") + hunk.count("-"), hunk.count(" ") + hunk.count("+")
+    body = hunk.body  # every line of it starts with its sign
+    lines = body.count("\n") + 1 if body else 0
+    hunk.old_lines = lines - body.startswith("+") - body.count("\n+")
+    hunk.new_lines = lines - body.startswith("-") - body.count("\n-")
     hunk.old_start, hunk.new_start = old_start + (hunk.old_lines == 0), new_start + (hunk.new_lines == 0)
 
 
