@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from vfs_mcp.errors import Conflict, InvalidArgument
@@ -106,18 +106,31 @@ class _Index:
 
     texts: list[str]
     wanted: list[list[str]]
-    exact: dict[str, list[int]] | None = None
-    trimmed: dict[str, list[int]] | None = None
+    exact: dict[str, int | list[int]] | None = None
+    trimmed: dict[str, int | list[int]] | None = None
 
-    def of(self, trimmed: bool) -> dict[str, list[int]]:
+    def places(self, line: str, trimmed: bool) -> Sequence[int]:
+        """The numbers of the file's lines that are ``line`` (trimmed: with ``line.strip()``)."""
+        here = self.of(trimmed).get(line, _NOWHERE)
+        return (here,) if isinstance(here, int) else here
+
+    def of(self, trimmed: bool) -> dict[str, int | list[int]]:
+        """Each line wanted that the file holds, and where: the number of its one place, or
+        the list of its places for a line the file holds more than once."""
         table = self.trimmed if trimmed else self.exact
         if table is None:
-            keys = {line.strip() if trimmed else line for old in self.wanted for line in old}
+            keys = set(itertools.chain.from_iterable(self.wanted))
+            if trimmed:
+                keys = set(map(str.strip, keys))
             texts = list(map(str.strip, self.texts)) if trimmed else self.texts
-            table = {}
             # The numbers of the lines wanted, found without a Python step for each line of the file.
-            for number in itertools.compress(itertools.count(), map(keys.__contains__, texts)):
-                table.setdefault(texts[number], []).append(number)
+            numbers = list(itertools.compress(itertools.count(), map(keys.__contains__, texts)))
+            found = list(map(texts.__getitem__, numbers))
+            table = dict(zip(found, numbers))
+            if len(table) < len(numbers):  # some line found twice: a list of places for each
+                table = {}
+                for line, number in zip(found, numbers):
+                    table.setdefault(line, []).append(number)  # type: ignore[union-attr]
             if trimmed:
                 self.trimmed = table
             else:
@@ -160,14 +173,14 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     return placed
 
 
+_NOWHERE: Sequence[int] = ()
+
+
 def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
     """The line after the first one at or after ``cursor`` that the anchor names, else ``cursor``."""
-    positions = index.of(True).get(anchor.strip(), [])
+    positions = index.places(anchor.strip(), True)
     found = bisect.bisect_left(positions, cursor)
     return positions[found] + 1 if found < len(positions) else cursor
-
-
-_NOWHERE: list[int] = []
 
 
 def _matches(
@@ -175,13 +188,11 @@ def _matches(
 ) -> list[int] | None:
     """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
     (None when the budget ran out)."""
-    table = index.of(trimmed)
     wanted = list(map(str.strip, old)) if trimmed else old
     # The rarest line of the hunk: each of its places is one candidate.
-    offset, positions = 0, _NOWHERE
-    fewest = -1
+    offset, positions, fewest = 0, _NOWHERE, -1
     for j, line in enumerate(wanted):
-        here = table.get(line, _NOWHERE)
+        here = index.places(line, trimmed)
         if fewest < 0 or len(here) < fewest:
             offset, positions, fewest = j, here, len(here)
             if fewest <= 1:
