@@ -5,8 +5,9 @@ A file is held as its lines' texts and their own endings (``\\n``, ``\\r\\n``, o
 last line without one), so a mixed-ending file keeps each line's ending. A hunk is found by
 its old lines (context and removed), exactly, else with each line's surrounding whitespace
 ignored; only at or after the end of the hunk before it, and in one place only (two are a
-CONFLICT naming both). Candidates come from an index of the file's lines, starting from the
-hunk's rarest line, and every comparison counts against a budget: a patch too costly to
+CONFLICT naming both). Candidates come from an index of the file's lines (of every few lines
+only, where every hunk has as many: a pass over a part of the file finds every place), from
+the hunk's rarest lines, and every comparison counts against a budget: a patch too costly to
 place is refused, never left to run.
 
 Context lines keep the file's bytes whatever found them. Added lines take the ending of the
@@ -22,8 +23,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.diff.hunk import Hunk, line_range
@@ -99,42 +100,46 @@ class Placed:
     new: list[str]
 
 
+STEP = 4
+"""The sparsest index the placer keeps: of every ``STEP``-th line of the file at most."""
+FEW = 4
+"""Candidates of a hunk from a sparse table above which its rarest line is looked up instead."""
+
+
 @dataclass
 class _Index:
-    """Where each line the hunks look for is in the file (exactly, or trimmed), built on first
-    use in one pass that keeps only those lines."""
+    """Where each line the hunks look for is in the file (exactly, or trimmed), each table built
+    on first use in one pass that keeps only those lines.
+
+    A table may hold only the file's lines at multiples of a ``step``, for a ``step``-th of the
+    pass: wherever a hunk of at least ``step`` old lines is, the file's lines at multiples of
+    ``step`` hold exactly one of its lines in each class of its offsets alike modulo ``step``,
+    so the places of any line of each class, in such a table, are every place of the hunk."""
 
     texts: list[str]
     wanted: list[list[str]]
-    exact: dict[str, int | list[int]] | None = None
-    trimmed: dict[str, int | list[int]] | None = None
+    tables: dict[tuple[bool, int], Mapping[str, Sequence[int]]] = field(default_factory=dict)
 
-    def places(self, line: str, trimmed: bool) -> Sequence[int]:
-        """The numbers of the file's lines that are ``line`` (trimmed: with ``line.strip()``)."""
-        here = self.of(trimmed).get(line, _NOWHERE)
-        return (here,) if isinstance(here, int) else here
-
-    def of(self, trimmed: bool) -> dict[str, int | list[int]]:
-        """Each line wanted that the file holds, and where: the number of its one place, or
-        the list of its places for a line the file holds more than once."""
-        table = self.trimmed if trimmed else self.exact
+    def of(self, trimmed: bool, step: int = 1) -> Mapping[str, Sequence[int]]:
+        """Each line wanted that the file holds on a multiple of ``step``, and the numbers of
+        those lines (trimmed: each line as ``line.strip()``)."""
+        table = self.tables.get((trimmed, step))
         if table is None:
             keys = set(itertools.chain.from_iterable(self.wanted))
+            texts = self.texts[::step] if step > 1 else self.texts
             if trimmed:
-                keys = set(map(str.strip, keys))
-            texts = list(map(str.strip, self.texts)) if trimmed else self.texts
-            # The numbers of the lines wanted, found without a Python step for each line of the file.
-            numbers = list(itertools.compress(itertools.count(), map(keys.__contains__, texts)))
-            found = list(map(texts.__getitem__, numbers))
-            table = dict(zip(found, numbers))
+                keys, texts = set(map(str.strip, keys)), list(map(str.strip, texts))
+            # The lines wanted, found without a Python step for each line, and their numbers.
+            where = list(itertools.compress(itertools.count(), map(keys.__contains__, texts)))
+            found = list(map(texts.__getitem__, where))
+            numbers = list(map(step.__mul__, where)) if step > 1 else where
+            table = dict(zip(found, zip(numbers)))
             if len(table) < len(numbers):  # some line found twice: a list of places for each
-                table = {}
+                places: dict[str, list[int]] = {}
                 for line, number in zip(found, numbers):
-                    table.setdefault(line, []).append(number)  # type: ignore[union-attr]
-            if trimmed:
-                self.trimmed = table
-            else:
-                self.exact = table
+                    places.setdefault(line, []).append(number)
+                table = places
+            self.tables[trimmed, step] = table
         return table
 
 
@@ -143,6 +148,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     in the file or in two places."""
     olds = [hunk.old for hunk in hunks]
     index = _Index(lines.texts, olds + [[hunk.anchor] for hunk in hunks if hunk.anchor])
+    step = min(STEP, min((len(old) for old in olds if old), default=1))
     placed: list[Placed] = []
     cursor = 0
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
@@ -153,7 +159,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
-            found = _matches(lines.texts, index, old, start, trimmed, budget)
+            found = _matches(lines.texts, index, old, start, 1 if trimmed else step, trimmed, budget)
             if found is None:
                 budget.spend(0, f"{shown}: hunk {number}")  # over budget: says so, naming the hunk
             elif len(found) > 1:
@@ -178,25 +184,17 @@ _NOWHERE: Sequence[int] = ()
 
 def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
     """The line after the first one at or after ``cursor`` that the anchor names, else ``cursor``."""
-    positions = index.places(anchor.strip(), True)
+    positions = index.of(True).get(anchor.strip(), _NOWHERE)
     found = bisect.bisect_left(positions, cursor)
     return positions[found] + 1 if found < len(positions) else cursor
 
 
 def _matches(
-    texts: list[str], index: _Index, old: list[str], start: int, trimmed: bool, budget: Comparisons
+    texts: list[str], index: _Index, old: list[str], start: int, step: int, trimmed: bool, budget: Comparisons
 ) -> list[int] | None:
-    """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
-    (None when the budget ran out)."""
+    """Up to two places at or after ``start`` where ``old`` is (None when the budget ran out)."""
     wanted = list(map(str.strip, old)) if trimmed else old
-    # The rarest line of the hunk: each of its places is one candidate.
-    offset, positions, fewest = 0, _NOWHERE, -1
-    for j, line in enumerate(wanted):
-        here = index.places(line, trimmed)
-        if fewest < 0 or len(here) < fewest:
-            offset, positions, fewest = j, here, len(here)
-            if fewest <= 1:
-                break
+    offset, positions = _candidates(index, wanted, step, trimmed)
     size = len(old)
     found: list[int] = []
     for position in itertools.islice(positions, bisect.bisect_left(positions, start + offset), None):
@@ -212,6 +210,32 @@ def _matches(
             if len(found) > 1:
                 break
     return found
+
+
+def _candidates(index: _Index, wanted: list[str], step: int, trimmed: bool) -> tuple[int, Sequence[int]]:
+    """Where ``wanted`` may start in the file, in order, as (an offset, numbers of lines that
+    start there less the offset). From the table of every ``step``-th line: wherever the hunk
+    is, one of its lines in each class of offsets alike modulo ``step`` is on a line of that
+    table, so the places there of one line of each class (the one with the fewest) are every
+    candidate, each once; else, where those are more than ``FEW``, the places of its rarest line."""
+    if step > 1:
+        hits = list(map(index.of(trimmed, step).get, wanted, itertools.repeat(_NOWHERE)))
+        counts = list(map(len, hits))
+        if sum(counts[:step]) == 1:  # the usual hunk: its lines are each once in the file
+            j = counts.index(1)
+            return j, hits[j]
+        picked = [min(range(r, len(wanted), step), key=counts.__getitem__) for r in range(step)]
+        if sum(map(counts.__getitem__, picked)) <= FEW:
+            return 0, sorted(at - j for j in picked for at in hits[j])
+    table = index.of(trimmed)
+    offset, positions, fewest = 0, _NOWHERE, -1
+    for j, line in enumerate(wanted):
+        here = table.get(line, _NOWHERE)
+        if fewest < 0 or len(here) < fewest:
+            offset, positions, fewest = j, here, len(here)
+            if fewest <= 1:
+                break
+    return offset, positions
 
 
 _RUNS = re.compile(r" +|-+|\++")
