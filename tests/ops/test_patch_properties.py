@@ -105,3 +105,25 @@ def test_hunks_are_placed_where_trying_every_line_of_the_file_finds_them(
         assert expected is None
     else:
         assert [(item.at, item.trimmed) for item in placed] == [(at, False) for at in expected or []]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.lists(st.integers(0, 30).map(line), min_size=1, max_size=40),
+    after=st.lists(st.integers(0, 30).map(line), min_size=1, max_size=40),
+    end=st.sampled_from(["\n", "\r\n"]),
+    final_newline=st.booleans(),
+)
+def test_an_ascii_file_is_cut_from_its_bytes_as_from_its_text(
+    before: list[str], after: list[str], end: str, final_newline: bool
+) -> None:
+    diff = "".join(difflib.unified_diff([t + "\n" for t in before], [t + "\n" for t in after], "a/f", "b/f", n=2))
+    assume(diff)
+    raw = end.join(before) + (end if final_newline else "")
+    old = hunk_placing.Lines.of(raw)
+    try:
+        placed = hunk_placing.place(old, parse_patch(diff)[0].hunks, "f", hunk_placing.Comparisons())
+    except Conflict:
+        return
+    cut = hunk_placing.spliced(raw, old, placed)
+    assert hunk_placing.spliced_bytes(raw.encode(), raw, old, placed) == (None if cut is None else cut.encode())

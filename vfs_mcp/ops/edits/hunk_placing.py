@@ -302,9 +302,34 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
     None where that does not hold (see ``_plain``): ``apply`` then."""
     if not _plain(lines, placed):
         return None
-    texts, end = lines.texts, lines.usual_end
     pieces: list[str] = []
     kept = 0  # where the text not yet copied starts
+    for start, stop, new in _cuts(raw, lines, placed):
+        pieces += (raw[kept:start], new)
+        kept = stop
+    pieces.append(raw[kept:])
+    return "".join(pieces)
+
+
+def spliced_bytes(data: bytes, raw: str, lines: Lines, placed: list[Placed]) -> bytes | None:
+    """``spliced`` in UTF-8, where ``raw`` is ``data`` read as ASCII (each character a byte):
+    ``data`` itself cut between the hunks, without a copy of the text nor of its encoding."""
+    if not _plain(lines, placed):
+        return None
+    view = memoryview(data)
+    pieces: list[bytes | memoryview] = []
+    kept = 0  # where the bytes not yet copied start
+    for start, stop, new in _cuts(raw, lines, placed):
+        pieces += (view[kept:start], new.encode())
+        kept = stop
+    pieces.append(view[kept:])
+    return b"".join(pieces)
+
+
+def _cuts(raw: str, lines: Lines, placed: list[Placed]) -> Iterator[tuple[int, int, str]]:
+    """Where each placed hunk's old lines are in ``raw`` (start, stop), and its new lines' text,
+    for a file that is ``_plain``."""
+    texts, end = lines.texts, lines.usual_end
     offset, line = len(lines.bom), 0  # where ``line`` starts in ``raw``
     for item in placed:
         old = item.old
@@ -314,14 +339,9 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
         at = _line_aligned(raw, block, end, offset) if old and not item.hunk.anchor else -1
         if at < 0:
             at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
-        pieces.append(raw[kept:at])
-        new = item.new
-        if new:
-            pieces.append(end.join(new) + end)
         line = item.at + len(old)
-        offset = kept = at + len(block)
-    pieces.append(raw[kept:])
-    return "".join(pieces)
+        offset = at + len(block)
+        yield at, offset, end.join(item.new) + end if item.new else ""
 
 
 def _line_aligned(raw: str, block: str, end: str, offset: int) -> int:
