@@ -167,10 +167,6 @@ class Hunk:
         return self._of(_OLD, "+".__ne__)
 
     @property
-    def old_count(self) -> int:
-        return len(self.signs) - self.signs.count("+")
-
-    @property
     def new(self) -> list[str]:
         return self._of(_NEW, "-".__ne__)
 
