@@ -133,10 +133,10 @@ class _Index:
             where = list(itertools.compress(itertools.count(), map(keys.__contains__, texts)))
             found = list(map(texts.__getitem__, where))
             numbers = list(map(step.__mul__, where)) if step > 1 else where
-            table = dict(zip(found, zip(numbers)))
+            table = dict(zip(found, zip(numbers), strict=True))
             if len(table) < len(numbers):  # some line found twice: a list of places for each
                 places: dict[str, list[int]] = {}
-                for line, number in zip(found, numbers):
+                for line, number in zip(found, numbers, strict=True):
                     places.setdefault(line, []).append(number)
                 table = places
             self.tables[trimmed, step] = table
