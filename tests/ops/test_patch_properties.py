@@ -100,7 +100,9 @@ def test_hunks_are_placed_where_trying_every_line_of_the_file_finds_them(
     hunks = parse_patch(f"--- a/f\n+++ b/f\n{body}")[0].hunks
     expected = search_of_every_line(texts, olds)
     try:
-        placed = hunk_placing.place(hunk_placing.Lines.of("\n".join(texts) + "\n"), hunks, "f", hunk_placing.Comparisons())
+        placed = hunk_placing.place(
+            hunk_placing.Lines.of("\n".join(texts) + "\n"), hunks, "f", hunk_placing.Comparisons()
+        )
     except Conflict:
         assert expected is None
     else:
