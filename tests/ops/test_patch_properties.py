@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import Conflict
@@ -62,3 +62,73 @@ def test_a_difflib_diff_gives_its_target_and_both_ways_of_applying_it_agree(
         assert "".join(hunk_placing.diff_lines(old, placed, None)) == "".join(
             hunk_placing.diff_lines(old, placed, applied)
         )
+
+
+def search_of_every_line(texts: list[str], olds: list[list[str]]) -> list[int] | None:
+    """Where each hunk's old lines are, each after the one before, found by trying every line
+    of the file; None where one is nowhere or in two places."""
+    places, cursor = [], 0
+    for old in olds:
+        found = [at for at in range(cursor, len(texts) - len(old) + 1) if texts[at : at + len(old)] == old]
+        if len(found) != 1:
+            return None
+        places.append(found[0])
+        cursor = found[0] + len(old)
+    return places
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from("abcd") | st.integers(0, 40).map(str), min_size=1, max_size=90),
+    cuts=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 9), st.integers(0, 10**6)), min_size=1, max_size=4),
+    changed=st.booleans(),
+)
+@example(texts=["a", "b"] * 10 + ["x", "a", "b", "a"], cuts=[(20, 4, 0)], changed=False)  # "a" all over
+def test_hunks_are_placed_where_trying_every_line_of_the_file_finds_them(
+    texts: list[str], cuts: list[tuple[int, int, int]], changed: bool
+) -> None:
+    # Hunks cut from the file (one line of each maybe changed), their lines repeating all over
+    # it: the index the placer looks them up in, of every line or of every few, misses none.
+    olds = []
+    for at, size, which in cuts:
+        at %= len(texts)
+        old = texts[at : at + size]
+        if changed:
+            old[which % len(old)] = str(which % 50)
+        olds.append(old)
+    body = "".join(f"@@ -1,{len(old)} +1,{len(old)} @@\n" + "".join(f" {line}\n" for line in old) for old in olds)
+    hunks = parse_patch(f"--- a/f\n+++ b/f\n{body}")[0].hunks
+    expected = search_of_every_line(texts, olds)
+    try:
+        placed = hunk_placing.place(
+            hunk_placing.Lines.of("\n".join(texts) + "\n"), hunks, "f", hunk_placing.Comparisons()
+        )
+    except Conflict:
+        assert expected is None
+    else:
+        assert [(item.at, item.trimmed) for item in placed] == [(at, False) for at in expected or []]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.lists(st.integers(0, 30).map(line), min_size=6, max_size=40),
+    changes=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 30)), min_size=1, max_size=4),
+    end=st.sampled_from(["\n", "\r\n"]),
+    final_newline=st.booleans(),
+)
+def test_an_ascii_file_is_cut_from_its_bytes_as_from_its_text(
+    before: list[str], changes: list[tuple[int, int]], end: str, final_newline: bool
+) -> None:
+    after = list(before)
+    for at, number in changes:  # short of the last lines: the new file can be cut from the old
+        after[at % (len(after) - 3)] = line(number) + " new"
+    diff = "".join(difflib.unified_diff([t + "\n" for t in before], [t + "\n" for t in after], "a/f", "b/f", n=1))
+    raw = end.join(before) + (end if final_newline else "")
+    old = hunk_placing.Lines.of(raw)
+    try:
+        placed = hunk_placing.place(old, parse_patch(diff)[0].hunks, "f", hunk_placing.Comparisons())
+    except Conflict:
+        return  # context lines that repeat
+    cut = hunk_placing.spliced(raw, old, placed)
+    assert cut is not None
+    assert hunk_placing.spliced_bytes(raw.encode(), raw, old, placed) == cut.encode()

@@ -22,6 +22,11 @@ from vfs_mcp.ops.text.encoding import split_lines
 
 _SIGNS = re.compile(r"^.", re.M)
 _TEXTS = re.compile(r"^.([^\n]*)", re.M)
+_OLD = re.compile(r"^[ -]([^\n]*)", re.M)
+_NEW = re.compile(r"^[ +]([^\n]*)", re.M)
+_ADDED = re.compile(r"^\+([^\n]*)", re.M)
+"""The texts of a body's lines of some signs, in one pass over it (every line of a body
+starts with its sign)."""
 _NOT_ADDED = re.compile(r"^[^+]", re.M)
 _RUNS = re.compile(r"( +|-+|\++)")
 _OTHER_SIDE = ("+", "-")
@@ -74,10 +79,10 @@ class Hunk:
         self.old_lines, self.new_start, self.new_lines = old_lines, new_start, new_lines
         self.anchor = anchor
         """Text after ``@@`` in OpenAI's format: a line the hunk comes after (may be empty)."""
-        given = rows is not None, body is not None, signs is not None and texts is not None
-        if sum(given) > 1:
+        given = (rows is not None) + (body is not None) + (signs is not None and texts is not None)
+        if given > 1:
             raise ValueError("a hunk is made from one form of its lines")
-        self._rows = rows if any(given) else []  # none given: a diff's, its runs added as it is made
+        self._rows = rows if given else []  # none given: a diff's, its runs added as it is made
         self._body, self._signs, self._texts = body, signs, texts
         self._ends = None if self._rows is not None else (old_ends_without_newline, new_ends_without_newline)
         """The two flags, made from the runs when it has them."""
@@ -159,19 +164,22 @@ class Hunk:
     @property
     def old(self) -> list[str]:
         """Context and removed lines: what the file holds where the hunk applies."""
-        return list(itertools.compress(self.texts, map("+".__ne__, self.signs)))
-
-    @property
-    def old_count(self) -> int:
-        return len(self.signs) - self.signs.count("+")
+        return self._of(_OLD, "+".__ne__)
 
     @property
     def new(self) -> list[str]:
-        return list(itertools.compress(self.texts, map("-".__ne__, self.signs)))
+        return self._of(_NEW, "-".__ne__)
 
     def new_added(self) -> list[str]:
         """The added lines alone."""
-        return list(itertools.compress(self.texts, map("+".__eq__, self.signs)))
+        return self._of(_ADDED, "+".__eq__)
+
+    def _of(self, texts: re.Pattern[str], signed: Callable[[str], bool]) -> list[str]:
+        """The texts of the lines whose sign ``signed`` takes: read from the body where the
+        hunk has only that form (no list of all its lines made), else picked from ``texts``."""
+        if self._texts is None and self._rows is None and self._body is not None:
+            return texts.findall(self._body)
+        return list(itertools.compress(self.texts, map(signed, self.signs)))
 
     def new_text(self) -> str:
         """The context and added lines, joined by newlines: cut from the body when every line

@@ -5,8 +5,9 @@ A file is held as its lines' texts and their own endings (``\\n``, ``\\r\\n``, o
 last line without one), so a mixed-ending file keeps each line's ending. A hunk is found by
 its old lines (context and removed), exactly, else with each line's surrounding whitespace
 ignored; only at or after the end of the hunk before it, and in one place only (two are a
-CONFLICT naming both). Candidates come from an index of the file's lines, starting from the
-hunk's rarest line, and every comparison counts against a budget: a patch too costly to
+CONFLICT naming both). Candidates come from an index of the file's lines (of every few lines
+only, where every hunk has as many: a pass over a part of the file finds every place), from
+the hunk's rarest lines, and every comparison counts against a budget: a patch too costly to
 place is refused, never left to run.
 
 Context lines keep the file's bytes whatever found them. Added lines take the ending of the
@@ -22,8 +23,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.ops.diff.hunk import Hunk, line_range
@@ -90,37 +91,55 @@ class Comparisons:
 @dataclass
 class Placed:
     """A hunk and where its old lines start in the file; ``trimmed``: found with whitespace
-    ignored; ``old``: its old lines (``hunk.old``, made once)."""
+    ignored; ``old`` and ``new``: its old and new lines (``hunk.old``, ``hunk.new``, made once)."""
 
     hunk: Hunk
     at: int
     trimmed: bool
     old: list[str]
+    new: list[str]
+
+
+STEP = 4
+"""The sparsest index the placer keeps: of every ``STEP``-th line of the file at most."""
+FEW = 4
+"""Candidates of a hunk from a sparse table above which its rarest line is looked up instead."""
 
 
 @dataclass
 class _Index:
-    """Where each line the hunks look for is in the file (exactly, or trimmed), built on first
-    use in one pass that keeps only those lines."""
+    """Where each line the hunks look for is in the file (exactly, or trimmed), each table built
+    on first use in one pass that keeps only those lines.
+
+    A table may hold only the file's lines at multiples of a ``step``, for a ``step``-th of the
+    pass: wherever a hunk of at least ``step`` old lines is, the file's lines at multiples of
+    ``step`` hold exactly one of its lines in each class of its offsets alike modulo ``step``,
+    so the places of any line of each class, in such a table, are every place of the hunk."""
 
     texts: list[str]
     wanted: list[list[str]]
-    exact: dict[str, list[int]] | None = None
-    trimmed: dict[str, list[int]] | None = None
+    tables: dict[tuple[bool, int], Mapping[str, Sequence[int]]] = field(default_factory=dict)
 
-    def of(self, trimmed: bool) -> dict[str, list[int]]:
-        table = self.trimmed if trimmed else self.exact
+    def of(self, trimmed: bool, step: int = 1) -> Mapping[str, Sequence[int]]:
+        """Each line wanted that the file holds on a multiple of ``step``, and the numbers of
+        those lines (trimmed: each line as ``line.strip()``)."""
+        table = self.tables.get((trimmed, step))
         if table is None:
-            keys = {line.strip() if trimmed else line for old in self.wanted for line in old}
-            texts = list(map(str.strip, self.texts)) if trimmed else self.texts
-            table = {}
-            # The numbers of the lines wanted, found without a Python step for each line of the file.
-            for number in itertools.compress(itertools.count(), map(keys.__contains__, texts)):
-                table.setdefault(texts[number], []).append(number)
+            keys = set(itertools.chain.from_iterable(self.wanted))
+            texts = self.texts[::step] if step > 1 else self.texts
             if trimmed:
-                self.trimmed = table
-            else:
-                self.exact = table
+                keys, texts = set(map(str.strip, keys)), list(map(str.strip, texts))
+            # The lines wanted, found without a Python step for each line, and their numbers.
+            where = list(itertools.compress(itertools.count(), map(keys.__contains__, texts)))
+            found = list(map(texts.__getitem__, where))
+            numbers = list(map(step.__mul__, where)) if step > 1 else where
+            table = dict(zip(found, zip(numbers), strict=True))
+            if len(table) < len(numbers):  # some line found twice: a list of places for each
+                places: dict[str, list[int]] = {}
+                for line, number in zip(found, numbers, strict=True):
+                    places.setdefault(line, []).append(number)
+                table = places
+            self.tables[trimmed, step] = table
         return table
 
 
@@ -129,17 +148,18 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     in the file or in two places."""
     olds = [hunk.old for hunk in hunks]
     index = _Index(lines.texts, olds + [[hunk.anchor] for hunk in hunks if hunk.anchor])
+    step = min(STEP, min((len(old) for old in olds if old), default=1))
     placed: list[Placed] = []
     cursor = 0
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start - 1 if hunk.old_start else len(lines.texts))
             cursor = max(at, cursor)  # the hunks after it apply after it
-            placed.append(Placed(hunk, cursor, False, old))
+            placed.append(Placed(hunk, cursor, False, old, hunk.new))
             continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
-            found = _matches(lines.texts, index, old, start, trimmed, budget)
+            found = _matches(lines.texts, index, old, start, 1 if trimmed else step, trimmed, budget)
             if found is None:
                 budget.spend(0, f"{shown}: hunk {number}")  # over budget: says so, naming the hunk
             elif len(found) > 1:
@@ -148,7 +168,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
                     "lines to make it unique"
                 )
             elif found:
-                placed.append(Placed(hunk, found[0], trimmed, old))
+                placed.append(Placed(hunk, found[0], trimmed, old, hunk.new))
                 cursor = found[0] + len(old)
                 break
         else:
@@ -159,32 +179,22 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     return placed
 
 
+_NOWHERE: Sequence[int] = ()
+
+
 def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
     """The line after the first one at or after ``cursor`` that the anchor names, else ``cursor``."""
-    positions = index.of(True).get(anchor.strip(), [])
+    positions = index.of(True).get(anchor.strip(), _NOWHERE)
     found = bisect.bisect_left(positions, cursor)
     return positions[found] + 1 if found < len(positions) else cursor
 
 
-_NOWHERE: list[int] = []
-
-
 def _matches(
-    texts: list[str], index: _Index, old: list[str], start: int, trimmed: bool, budget: Comparisons
+    texts: list[str], index: _Index, old: list[str], start: int, step: int, trimmed: bool, budget: Comparisons
 ) -> list[int] | None:
-    """Up to two places at or after ``start`` where ``old`` is, starting from its rarest line
-    (None when the budget ran out)."""
-    table = index.of(trimmed)
+    """Up to two places at or after ``start`` where ``old`` is (None when the budget ran out)."""
     wanted = list(map(str.strip, old)) if trimmed else old
-    # The rarest line of the hunk: each of its places is one candidate.
-    offset, positions = 0, _NOWHERE
-    fewest = -1
-    for j, line in enumerate(wanted):
-        here = table.get(line, _NOWHERE)
-        if fewest < 0 or len(here) < fewest:
-            offset, positions, fewest = j, here, len(here)
-            if fewest <= 1:
-                break
+    offset, positions = _candidates(index, wanted, step, trimmed)
     size = len(old)
     found: list[int] = []
     for position in itertools.islice(positions, bisect.bisect_left(positions, start + offset), None):
@@ -200,6 +210,32 @@ def _matches(
             if len(found) > 1:
                 break
     return found
+
+
+def _candidates(index: _Index, wanted: list[str], step: int, trimmed: bool) -> tuple[int, Sequence[int]]:
+    """Where ``wanted`` may start in the file, in order, as (an offset, numbers of lines that
+    start there less the offset). From the table of every ``step``-th line: wherever the hunk
+    is, one of its lines in each class of offsets alike modulo ``step`` is on a line of that
+    table, so the places there of one line of each class (the one with the fewest) are every
+    candidate, each once; else, where those are more than ``FEW``, the places of its rarest line."""
+    if step > 1:
+        hits = list(map(index.of(trimmed, step).get, wanted, itertools.repeat(_NOWHERE)))
+        counts = list(map(len, hits))
+        if sum(counts[:step]) == 1:  # the usual hunk: its lines are each once in the file
+            j = counts.index(1)
+            return j, hits[j]
+        picked = [min(range(r, len(wanted), step), key=counts.__getitem__) for r in range(step)]
+        if sum(map(counts.__getitem__, picked)) <= FEW:
+            return 0, sorted(at - j for j in picked for at in hits[j])
+    table = index.of(trimmed)
+    offset, positions, fewest = 0, _NOWHERE, -1
+    for j, line in enumerate(wanted):
+        here = table.get(line, _NOWHERE)
+        if fewest < 0 or len(here) < fewest:
+            offset, positions, fewest = j, here, len(here)
+            if fewest <= 1:
+                break
+    return offset, positions
 
 
 _RUNS = re.compile(r" +|-+|\++")
@@ -266,9 +302,34 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
     None where that does not hold (see ``_plain``): ``apply`` then."""
     if not _plain(lines, placed):
         return None
-    texts, end = lines.texts, lines.usual_end
     pieces: list[str] = []
     kept = 0  # where the text not yet copied starts
+    for start, stop, new in _cuts(raw, lines, placed):
+        pieces += (raw[kept:start], new)
+        kept = stop
+    pieces.append(raw[kept:])
+    return "".join(pieces)
+
+
+def spliced_bytes(data: bytes, raw: str, lines: Lines, placed: list[Placed]) -> bytes | None:
+    """``spliced`` in UTF-8, where ``raw`` is ``data`` read as ASCII (each character a byte):
+    ``data`` itself cut between the hunks, without a copy of the text nor of its encoding."""
+    if not _plain(lines, placed):
+        return None
+    view = memoryview(data)
+    pieces: list[bytes | memoryview] = []
+    kept = 0  # where the bytes not yet copied start
+    for start, stop, new in _cuts(raw, lines, placed):
+        pieces += (view[kept:start], new.encode())
+        kept = stop
+    pieces.append(view[kept:])
+    return b"".join(pieces)
+
+
+def _cuts(raw: str, lines: Lines, placed: list[Placed]) -> Iterator[tuple[int, int, str]]:
+    """Where each placed hunk's old lines are in ``raw`` (start, stop), and its new lines' text,
+    for a file that is ``_plain``."""
+    texts, end = lines.texts, lines.usual_end
     offset, line = len(lines.bom), 0  # where ``line`` starts in ``raw``
     for item in placed:
         old = item.old
@@ -278,14 +339,9 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
         at = _line_aligned(raw, block, end, offset) if old and not item.hunk.anchor else -1
         if at < 0:
             at = offset + sum(map(len, texts[line : item.at])) + (item.at - line) * len(end)
-        pieces.append(raw[kept:at])
-        new = item.hunk.new
-        if new:
-            pieces.append(end.join(new) + end)
         line = item.at + len(old)
-        offset = kept = at + len(block)
-    pieces.append(raw[kept:])
-    return "".join(pieces)
+        offset = at + len(block)
+        yield at, offset, end.join(item.new) + end if item.new else ""
 
 
 def _line_aligned(raw: str, block: str, end: str, offset: int) -> int:
@@ -305,7 +361,7 @@ def _plain(lines: Lines, placed: list[Placed]) -> bool:
     return (
         bool(ends)
         and not any(item.trimmed for item in placed)
-        and (not placed or placed[-1].at + placed[-1].hunk.old_count < len(ends))
+        and (not placed or placed[-1].at + len(placed[-1].old) < len(ends))
         and ends.count(usual) == len(ends) - (ends[-1] == "")
     )
 
@@ -354,22 +410,23 @@ def diff_lines(old: Lines, placed: list[Placed], new_lines: Lines | None) -> Ite
     """The unified diff of the placed hunks (headers excluded), one string a hunk, from where
     they are: linear in what they touch, no line-matching search. Each hunk keeps the context
     the patch gave it. ``new_lines``: the new file's lines, None when it was ``spliced``."""
-    new_size = len(old.texts) + sum(item.hunk.count("+") - item.hunk.count("-") for item in placed)
+    old_size = len(old.texts)
+    new_size = old_size + sum(len(item.new) - len(item.old) for item in placed)
     shift = 0
     for item in placed:
-        signs = item.hunk.signs
-        old_count = len(signs) - signs.count("+")
-        new_count = len(signs) - signs.count("-")
+        old_count, new_count = len(item.old), len(item.new)
         new_at = item.at + shift
         shift += new_count - old_count
         head = f"@@ -{line_range(item.at + 1, old_count)} +{line_range(new_at + 1, new_count)} @@\n"
-        if not signs:  # an empty hunk (a header alone)
-            yield head
-            continue
-        if not item.trimmed and item.at + old_count < len(old.texts) and new_at + new_count < new_size:
+        if not item.trimmed and item.at + old_count < old_size and new_at + new_count < new_size:
             # Found exactly, and short of either file's last line: the hunk's own lines are the
-            # file's, and none of them lacks a newline.
-            yield head + item.hunk.body + "\n"
+            # file's, and none of them lacks a newline (an empty hunk is its header alone).
+            body = item.hunk.body
+            yield head + body + "\n" if body else head
+            continue
+        signs = item.hunk.signs
+        if not signs:
+            yield head
             continue
         assert new_lines is not None  # a spliced file's hunks are all as above
         out = [head]

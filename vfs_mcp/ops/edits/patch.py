@@ -151,13 +151,16 @@ def _plan(
         raise AlreadyExists(f"{dest.display} already exists; the patch moves {target.display} there")
     placed = hunk_placing.place(old, patch.hunks, target.display, budget)
     after = None  # the new file as lines, where it could not be cut from the old text
-    cut = hunk_placing.spliced(raw, old, placed)
-    if cut is None:
-        after = hunk_placing.apply(old, placed, target.display)
-        cut = after.join()
-    data = before.encode_raw(cut)
-    _check_written(dest or target, data, max_write)
-    return _File(patch, target, dest, before, old, after, placed, data, link)
+    # An ASCII file (its text its bytes): its new bytes cut from the bytes read, not encoded again.
+    written = hunk_placing.spliced_bytes(before.data, raw, old, placed) if before.data.isascii() else None
+    if written is None:
+        cut = hunk_placing.spliced(raw, old, placed)
+        if cut is None:
+            after = hunk_placing.apply(old, placed, target.display)
+            cut = after.join()
+        written = before.encode_raw(cut)
+    _check_written(dest or target, written, max_write)
+    return _File(patch, target, dest, before, old, after, placed, written, link)
 
 
 def _check_written(target: Target, data: bytes, max_write: int | None) -> None:

@@ -103,8 +103,7 @@ def _unified(text: str) -> list[FilePatch]:
         )
         at = header.end()
         while found := _HUNK.match(text, at):
-            at, hunk = _hunk(text, found.end())
-            _number(hunk, int(found.group(1)), int(found.group(3)))
+            at, hunk = _hunk(text, found.end(), int(found.group(1)), int(found.group(3)))
             files.hunk(patch, hunk)
         if patch.kind == "update" and not patch.hunks and patch.move_to is None:
             raise InvalidArgument(f"{patch.path}: a file in the patch has no @@ hunks")
@@ -112,18 +111,29 @@ def _unified(text: str) -> list[FilePatch]:
     return files
 
 
-def _number(hunk: Hunk, old_start: int, new_start: int) -> None:
-    """``hunk``'s numbers: its counts from its lines, its starts from its header (the model's:
-    an empty range there names the line before it)."""
-    hunk.old_lines, hunk.new_lines = hunk.count(" ") + hunk.count("-"), hunk.count(" ") + hunk.count("+")
-    hunk.old_start, hunk.new_start = old_start + (hunk.old_lines == 0), new_start + (hunk.new_lines == 0)
+def _numbered(body: str, old_start: int, new_start: int, old_bare: bool = False, new_bare: bool = False) -> Hunk:
+    """The hunk of ``body`` (each of its lines starts with its sign): its counts from its lines,
+    its starts from its header (the model's: an empty range there names the line before it)."""
+    lines = body.count("\n") + 1 if body else 0
+    old_lines = lines - body.startswith("+") - body.count("\n+")
+    new_lines = lines - body.startswith("-") - body.count("\n-")
+    return Hunk(
+        old_start + (old_lines == 0),
+        old_lines,
+        new_start + (new_lines == 0),
+        new_lines,
+        body=body,
+        old_ends_without_newline=old_bare,
+        new_ends_without_newline=new_bare,
+    )
 
 
-def _hunk(text: str, at: int) -> tuple[int, Hunk]:
-    """The hunk whose body starts at ``at``, and where its next line starts."""
+def _hunk(text: str, at: int, old_start: int, new_start: int) -> tuple[int, Hunk]:
+    """The hunk whose body starts at ``at`` (its header's starts given), and where its next
+    line starts."""
     end = _RUN.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
     if end == len(text) or text[end] not in ("\\", "\n"):  # the usual hunk: one run of lines
-        return end, Hunk(body=_lines(text, at, end))
+        return end, _numbered(_lines(text, at, end), old_start, new_start)
     pieces: list[str] = []
     last = ""  # the sign of the line before
     old_bare = new_bare = False
@@ -149,7 +159,7 @@ def _hunk(text: str, at: int) -> tuple[int, Hunk]:
             last, at = " ", stop
         else:
             break
-    return at, Hunk(body="\n".join(pieces), old_ends_without_newline=old_bare, new_ends_without_newline=new_bare)
+    return at, _numbered("\n".join(pieces), old_start, new_start, old_bare, new_bare)
 
 
 def _lines(text: str, start: int, end: int) -> str:
