@@ -161,13 +161,17 @@ MEM_PER_LINE = 240
 """Bytes a line of what a call read and answered may hold over its characters: a line held as
 a Python string costs 49 bytes beyond them and 8 in its list, and an edit and its diff hold the
 lines of both texts at once (a file of 100,000 short lines is 5 MB of lines for 1 MB of text)."""
+MEM_PER_OBJECT = 1024
+"""Bytes a JSON object of the request may hold: the in-process client's dict of it, the server's
+and the model it is validated into (some 1.1 KB for a line edit of 80 characters, measured)."""
 
 
 def peak_allowed_mb(reply: dict[str, Any]) -> float:
-    """The bound of a call's peak memory: 150 MB, four times what it read and answered, and
-    ``MEM_PER_LINE`` a line of it (linear in what it read and answered, as its CPU time is)."""
+    """The bound of a call's peak memory: 150 MB, four times what it read and answered,
+    ``MEM_PER_LINE`` a line of it and ``MEM_PER_OBJECT`` an object of its request (linear in
+    what it read and answered, as its CPU time is)."""
     read_and_answered = reply["inputs"] + reply["text_chars"] + reply["meta_chars"]
-    return 150 + (4 * read_and_answered + MEM_PER_LINE * reply["lines"]) / MiB
+    return 150 + (4 * read_and_answered + MEM_PER_LINE * reply["lines"] + MEM_PER_OBJECT * reply["objects"]) / MiB
 
 
 def peak_mb() -> float:
@@ -184,10 +188,11 @@ def main() -> None:
     request = json.dumps(arguments)
     inputs = sum(len(text) for text in files.values()) + len(request)
     lines = sum(text.count("\n") for text in files.values()) + request.count("\\n") + 1
+    objects = request.count("{")
     del files, request
     Path("/proc/self/clear_refs").write_text("5")  # the peak from here on: the call's, not the setup's
     reply = asyncio.run(call(mount, cap, tool, arguments))
-    print(json.dumps({"inputs": inputs, "lines": lines, "peak_mb": peak_mb(), **reply}))
+    print(json.dumps({"inputs": inputs, "lines": lines, "objects": objects, "peak_mb": peak_mb(), **reply}))
 
 
 if __name__ == "__main__":

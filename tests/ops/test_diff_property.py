@@ -93,6 +93,8 @@ def hostile(tool: str, lines: int, repeat: float, distinct: int, changes: int) -
 @example(case=hostile("edit_file", 200_000, 0.5, 1, 1))  # one line everywhere among unique ones
 @example(case=hostile("edit_file_at_line", 20_000, 0.0, 1, 10_000))
 @example(case=hostile("compare_files", 100_000, 1.0, 1_000, 600))  # 1,000 lines repeated
+@example(case=hostile("edit_file_at_line", 100_000, 0.0, 1, 100_000))  # every line: more edits than a call may make
+@example(case=hostile("edit_file_at_line", 100_000, 0.0, 1, 20_000))  # as many as a call may make
 def test_a_diff_costs_time_and_memory_linear_in_what_it_reads_and_answers_and_says_what_it_leaves_out(
     case: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:

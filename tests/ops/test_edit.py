@@ -854,6 +854,15 @@ async def test_two_edits_replacing_the_same_line_are_invalid_and_change_nothing(
     assert sandbox.get("six.txt") == SIX.encode()
 
 
+async def test_more_line_edits_than_one_call_may_make_are_invalid_and_change_nothing(sandbox):
+    text = "".join(f"line {n}\n" for n in range(line_ops.MAX_LINE_EDITS + 1))
+    sandbox.put("many.txt", text.encode())
+    edits = [{"line_number": n, "action": "replace", "content": "x"} for n in range(1, line_ops.MAX_LINE_EDITS + 2)]
+    message = failed_with(await edit_lines(sandbox, "many.txt", edits), "INVALID_ARGUMENT")
+    assert f"{line_ops.MAX_LINE_EDITS:,}" in message and "split" in message
+    assert sandbox.get("many.txt") == text.encode()
+
+
 async def test_line_editing_a_missing_file_is_not_found(sandbox):
     failed_with(await edit_lines(sandbox, "nope.txt", [{"line_number": 1, "action": "delete"}]), "NOT_FOUND")
 

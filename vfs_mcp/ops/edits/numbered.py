@@ -19,6 +19,10 @@ from vfs_mcp.ops.files.write import writable
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into
 from vfs_mcp.ops.text.encoding import printable
 
+MAX_LINE_EDITS = 20_000
+"""Line edits one call may make (each is two objects while it is planned, some 2 KB: 20,000 of
+them are about 40 MB)."""
+
 
 class LineEdit(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -37,6 +41,12 @@ class LineEditOutcome(BaseModel):
     applied: bool
     actual_content: str | None = Field(None, description="The line's real content, when verification failed")
     message: str | None = None
+
+
+_OUTCOME_FIELDS = set(LineEditOutcome.model_fields)
+"""Every outcome sets every field: one set shared by them all (adding a name it holds changes
+nothing), not one each (a set of seven
+names is 728 bytes, more than the rest of an outcome; a call of 100,000 edits held 73 MB of them)."""
 
 
 class LineEditResult(BaseModel):
@@ -68,6 +78,8 @@ def edit_file_at_line(
     diff's hunks are at most ``max_diff`` characters."""
     if not line_edits:
         raise InvalidArgument("line_edits is empty")
+    if len(line_edits) > MAX_LINE_EDITS:
+        raise InvalidArgument(f"more than {MAX_LINE_EDITS:,} line edits in one call; split them over several calls")
     if offset < 0 or (limit is not None and limit < 1):
         raise InvalidArgument("offset must be 0 or more and limit 1 or more")
     target = vfs.resolve(path) if dry_run else writable(vfs, path)
@@ -146,7 +158,7 @@ def _edit_lines(
         path=target.display,
         dry_run=dry_run,
         changed=text != doc.text,
-        edits=[LineEditOutcome.model_construct(**dataclasses.asdict(o)) for o in outcomes],
+        edits=[LineEditOutcome.model_construct(_OUTCOME_FIELDS, **dataclasses.asdict(o)) for o in outcomes],
         applied=applied,
         failed=len(outcomes) - applied,
         diff=diff,
