@@ -117,6 +117,8 @@ def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_ne
 
     later = {
         "vfs_mcp.profiles.default.text",
+        "vfs_mcp.profiles.default.patches",
+        "vfs_mcp.profiles.default.line_edits",
         "vfs_mcp.profiles.default.files",
         "vfs_mcp.ops.edits.replace",
         "vfs_mcp.ops.edits.patch",
@@ -140,6 +142,8 @@ def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_it
 
     assert {
         "vfs_mcp.profiles.default.text",
+        "vfs_mcp.profiles.default.patches",
+        "vfs_mcp.profiles.default.line_edits",
         "vfs_mcp.ops.edits.replace",
         "vfs_mcp.ops.edits.patch",
         "vfs_mcp.changes",

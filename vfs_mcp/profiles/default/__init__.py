@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from vfs_mcp.profiles.table import Tool
 
-FILES, WRITES, LINES, TEXT, SEARCH, ANALYTICS, REVIEW = (
-    f"{__name__}.{module}:" for module in ("files", "writes", "lines", "text", "search", "analytics", "review")
+FILES, WRITES, LINES, TEXT, PATCHES, LINE_EDITS, SEARCH, ANALYTICS, REVIEW = (
+    f"{__name__}.{module}:"
+    for module in ("files", "writes", "lines", "text", "patches", "line_edits", "search", "analytics", "review")
 )
 
 TOOLS = (
@@ -153,7 +154,7 @@ TOOLS = (
         destructive=True,
     ),
     Tool(
-        TEXT + "apply_patch",
+        PATCHES + "apply_patch",
         "Apply patch",
         "Apply a multi-file patch, all or nothing: a unified diff (git diff) or *** Begin Patch (Update/Add/"
         "Delete File, Move to). Hunks are placed by their lines, not numbers. path: base for relative names.",
@@ -161,7 +162,7 @@ TOOLS = (
         destructive=True,
     ),
     Tool(
-        TEXT + "edit_file_at_line",
+        LINE_EDITS + "edit_file_at_line",
         "Edit lines",
         "Edit by 1-based line number (as before the call). expected_content checks a line first: a mismatch "
         "skips that edit (all, with abort_on_verification_failure).",
