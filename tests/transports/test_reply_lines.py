@@ -5,13 +5,17 @@ of its newline) as the pipe drains."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import anyio
 import pytest
 
+from vfs_mcp.transports import stdio
 from vfs_mcp.transports.stdio import _Pipes
 
 F_GETPIPE_SZ = 1032  # Linux
@@ -49,3 +53,24 @@ def test_a_reply_arrives_whole_with_its_newline_wherever_the_pipe_cuts_it(extra:
     os.close(read_end)
 
     assert bytes(received) == reply + b"\n" + b"second\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="F_GETPIPE_SZ is Linux's")
+def test_a_server_over_pipes_widens_its_reply_pipe(tmp_path: Path) -> None:
+    # 64 KiB a write: a 10 MB reply waited 160 times for the client to read.
+    most = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}
+    with subprocess.Popen(
+        [sys.executable, "-m", "vfs_mcp", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            server.stdin.write(json.dumps(request).encode() + b"\n")
+            server.stdin.flush()
+            assert b'"id":1' in server.stdout.readline()
+            widened = fcntl.fcntl(server.stdout.fileno(), F_GETPIPE_SZ)
+        finally:
+            server.kill()
+
+    assert widened == min(stdio.PIPE_BYTES, most)
