@@ -20,6 +20,7 @@ import pytest
 from jail.test_config import refusal
 from mcp import Client
 
+from vfs_mcp.errors import ReadOnly
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -363,3 +364,22 @@ def test_the_same_root_twice_in_a_config_refuses_to_start_naming_both(tmp_path: 
     text = f'[[mount]]\nroot = "{tmp_path}"\nread_only = true\n\n[[mount]]\nroot = "{second.format(root=tmp_path)}"\n'
     said = refusal(tmp_path, text)
     assert "[[mount]] 1" in said and "[[mount]] 2" in said and "same" in said
+
+
+def test_a_mount_added_inside_another_decides_for_its_paths_from_then_on(tmp_path: Path) -> None:
+    # The jail keeps its mounts deepest first, and each mount's inner ones, between calls: a
+    # change of mounts (the client's roots) must be seen by the next path resolved.
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "a.txt").write_text(KEPT)
+    outer = open_mount(MountSpec(str(tmp_path)))
+    jail = Jail([outer])
+    assert jail.resolve("ro/a.txt", write=True).mount is outer
+
+    inner = open_mount(MountSpec(str(tmp_path / "ro"), read_only=True))
+    jail.mounts = [outer, inner]
+
+    assert jail.most_specific(jail.resolve("ro/a.txt")).mount is inner
+    with pytest.raises(ReadOnly):
+        jail.resolve("ro/a.txt", write=True)
+    jail.mounts = [outer]
+    assert jail.resolve("ro/a.txt", write=True).mount is outer

@@ -590,3 +590,18 @@ async def test_read_file_lines_deep_in_a_50_mb_local_file_is_bounded_and_reuses_
     async with big_file.client() as client:
         text, meta = text_and_meta(await call(client, "read_file_lines", path=path, offset=HALF - 1, limit=3))
     assert text.encode() == FILL + b"MARK\n" + FILL
+
+
+async def test_a_page_of_lines_at_a_known_line_reads_a_page_not_a_block(big_file):
+    # Paging on from where the last page ended: the index knows where its first line starts,
+    # and the few lines asked for are read from there (a MiB read and counted was 0.4 ms a page).
+    vfs = big_file.vfs()
+    path = big_file.path("big.log")
+    line_ops.read_file_lines(vfs, path, HALF, 2)
+    reads = count_reads(vfs)
+
+    text, meta = line_ops.read_file_lines(vfs, path, HALF, 2)
+
+    assert text.encode() == b"MARK\n" + FILL
+    assert meta.next_offset == HALF + 2
+    assert sum(reads) <= line_ops.FIRST_TAKE < line_ops.BLOCK

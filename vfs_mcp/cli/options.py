@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import logging
 import os
 import sys
@@ -15,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES, DEFAULT_SERVER_UNDO_BYTES, MAX_SESSIONS, MAX_SESSIONS_PER_PEER, size
 from vfs_mcp.jail.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
 from vfs_mcp.profiles import PROFILES
-from vfs_mcp.server.build import build_server
+from vfs_mcp.server.build import VfsServer, build_server
 from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.settings import Settings
@@ -232,11 +233,17 @@ def server_from(
     check_mounts(mounts, waiting=lambda news: print(f"vfs-mcp: {news}", file=sys.stderr, flush=True))
     for mount in mounts:
         mount.deny_hardlinked = mount.deny_hardlinked or args.deny_hardlinked
-    sweep_in_background(mounts)
     settings = dataclasses.replace(settings_from(args, config), warm_up=warm_up)
     if client_roots:
         settings = dataclasses.replace(settings, client_roots="narrow" if operator else "mount")
-    return build_server(mounts, settings)
+    server = build_server(mounts, settings)
+    sweep = functools.partial(sweep_temp_files, mounts)
+    if warm_up and isinstance(server, VfsServer):
+        # A walk of the whole tree: once the server is up and idle, not beside its start and first calls.
+        server.housekeeping = sweep
+    else:
+        threading.Thread(target=sweep, name="vfs-mcp-sweep", daemon=True).start()
+    return server
 
 
 def uses_client_roots(args: argparse.Namespace) -> bool:
@@ -247,15 +254,12 @@ def uses_client_roots(args: argparse.Namespace) -> bool:
     return bool(args.transport == "stdio" and not args.ignore_client_roots)
 
 
-def sweep_in_background(mounts: Sequence[Mount]) -> None:
-    """Remove temp files that killed writes left behind (older than a minute), without delaying start."""
-
-    def sweep() -> None:
-        for mount in mounts:
-            if not mount.read_only:
-                try:
-                    mount.sweep_temp_files(older_than=60)
-                except OSError:
-                    logging.getLogger("vfs_mcp").warning("could not sweep temp files in %s", mount.url)
-
-    threading.Thread(target=sweep, name="vfs-mcp-sweep", daemon=True).start()
+def sweep_temp_files(mounts: Sequence[Mount]) -> None:
+    """Remove the temp files that killed writes left behind (older than a minute) in the
+    writable ``mounts``."""
+    for mount in mounts:
+        if not mount.read_only:
+            try:
+                mount.sweep_temp_files(older_than=60)
+            except OSError:
+                logging.getLogger("vfs_mcp").warning("could not sweep temp files in %s", mount.url)

@@ -29,6 +29,8 @@ class Mount:
     review: bool = False
     """Its changes are kept pending, for a person to accept (``vfs_mcp.review``); once it is
     served so, its store is an ``OverlayMount`` (``layer``)."""
+    _root: tuple[str, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
+    """``root_parts`` of ``url``, made once: every path resolved asks for them."""
 
     @property
     def fs(self) -> Any:
@@ -53,9 +55,13 @@ class Mount:
         return self.backend.sweep(older_than)
 
     def root_parts(self) -> list[str]:
-        """The root as path components: host path parts for local, ``bucket/prefix`` parts otherwise."""
-        root = self.url if self.is_local else self.url.split("://", 1)[1]
-        return [p for p in root.split("/") if p]
+        """The root as path components: host path parts for local, ``bucket/prefix`` parts
+        otherwise (one list, made once: not to be changed)."""
+        made = self._root
+        if made is None or made[0] != self.url:
+            root = self.url if self.is_local else self.url.split("://", 1)[1]
+            made = self._root = (self.url, [p for p in root.split("/") if p])
+        return made[1]
 
     def fs_path(self, rel: str) -> str:
         """The path inside the backend filesystem for a canonical mount-relative path."""

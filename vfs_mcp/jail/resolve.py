@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -152,6 +152,18 @@ class Jail:
         self.default_cwd = Target(self.mounts[0], "")
         """Where relative paths start for a session that has not changed directory."""
 
+    @property
+    def mounts(self) -> list[Mount]:
+        """The mounts served, in the order given (the client's roots replace them: ``roots``)."""
+        return self._mounts
+
+    @mounts.setter
+    def mounts(self, mounts: Sequence[Mount]) -> None:
+        self._mounts = list(mounts)
+        # Deepest root first: a path belongs to the most specific mount holding it.
+        self._deepest_first = sorted(self._mounts, key=lambda m: len(m.root_parts()), reverse=True)
+        self._below: dict[int, tuple[Mount, list[Mount]]] = {}
+
     # -- resolution -------------------------------------------------------------------
 
     def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
@@ -222,14 +234,33 @@ class Jail:
         """``target`` as the deepest mount holding it sees it: a mount inside another one
         decides for its paths (read-only, say), whatever mount the path was spelt from."""
         mount = target.mount
+        inner_mounts = self._mounts_below(mount)
+        if not inner_mounts:  # the usual case: no mount inside this one, nothing to compare
+            return target
         parts = [*mount.root_parts(), *(target.rel.split("/") if target.rel else [])]
-        for inner in self._by_depth(lambda m: m.is_local == mount.is_local and m.scheme == mount.scheme):
+        for inner in inner_mounts:
             root = inner.root_parts()
-            if len(root) <= len(mount.root_parts()):
-                break
             if parts[: len(root)] == root:
                 return Target(inner, "/".join(parts[len(root) :]))
         return target
+
+    def _mounts_below(self, mount: Mount) -> list[Mount]:
+        """The mounts of ``mount``'s kind whose roots lie below its root, deepest first (made
+        once per mount while the mounts stay)."""
+        known = self._below.get(id(mount))
+        if known is not None and known[0] is mount:
+            return known[1]
+        outer = mount.root_parts()
+        below = [
+            inner
+            for inner in self._deepest_first
+            if inner.is_local == mount.is_local
+            and inner.scheme == mount.scheme
+            and len(inner.root_parts()) > len(outer)
+            and inner.root_parts()[: len(outer)] == outer
+        ]
+        self._below[id(mount)] = (mount, below)
+        return below
 
     def _match_host_path(self, host: str, shown: str) -> Target:
         if not host.startswith("/"):
@@ -249,9 +280,8 @@ class Jail:
                 return Target(mount, "/".join(parts[len(root) :]))
         raise AccessDenied(f"{shown} is outside every mount; call list_allowed_directories")
 
-    def _by_depth(self, keep: object) -> list[Mount]:
-        chosen = [m for m in self.mounts if keep(m)]  # type: ignore[operator]
-        return sorted(chosen, key=lambda m: len(m.root_parts()), reverse=True)
+    def _by_depth(self, keep: Callable[[Mount], bool]) -> list[Mount]:
+        return [m for m in self._deepest_first if keep(m)]
 
     # -- policy -----------------------------------------------------------------------
 

@@ -94,13 +94,16 @@ class VfsServer(MCPServer):
     stateless: bool = False
     """Served over HTTP without sessions (``--stateless``): no request has one."""
     warming: threading.Thread | None = None
-    """The import of what calls need, started by the first ``tools/list`` (``tools.warm``) in a
-    server process (``Settings.warm_up``)."""
+    """The import of what calls need, started by the first ``tools/list`` (or the first call of
+    a client that lists no tools) in a server process (``Settings.warm_up``, ``tools.warm``)."""
+    housekeeping: Callable[[], object] | None = None
+    """What a server process does once the warm-up is over and no call is in flight (the sweep
+    of the temp files killed writes left, ``cli.options.server_from``): a walk of a whole tree
+    that would otherwise share the interpreter with the start and the first calls."""
 
     async def list_tools(self) -> list[MCPTool]:
         listed = await super().list_tools()
-        if self.warming is None and self.vfs_settings is not None and self.vfs_settings.warm_up:
-            self.warming = tools.warm(self.vfs_settings)
+        self._warm_up()
         return listed
 
     async def call_tool(
@@ -110,7 +113,12 @@ class VfsServer(MCPServer):
         while it runs (``tools.in_flight``)."""
         with tools.in_flight():
             result = await calls.run(calls.Call(self, name, arguments, context))
+        self._warm_up()
         return result if isinstance(result, InputRequiredResult) else replies.wired(result)
+
+    def _warm_up(self) -> None:
+        if self.warming is None and self.vfs_settings is not None and self.vfs_settings.warm_up:
+            self.warming = tools.warm(self.vfs_settings, then=self.housekeeping)
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None

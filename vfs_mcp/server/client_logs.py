@@ -5,11 +5,10 @@ client that asked for them, at the level it asked for, on that request's stream.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from mcp.server.context import ServerRequestContext
 from mcp_types import LOG_LEVEL_META_KEY, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams
@@ -18,6 +17,7 @@ from vfs_mcp.server import watch
 from vfs_mcp.server.replies import encodable
 
 log = logging.getLogger("vfs_mcp")
+T = TypeVar("T")
 
 calls = logging.getLogger("vfs_mcp.calls")
 """Each call's outcome, a tool error being an answer, not a fault: quiet (WARNING) until a
@@ -72,10 +72,11 @@ def set_level(ctx: ServerRequestContext[Any, Any], level: LoggingLevel) -> None:
     watch.connection_state(ctx)[0][_LOG_LEVEL_STATE] = level
 
 
-@asynccontextmanager
-async def forwarded(request: ServerRequestContext[Any, Any] | None) -> AsyncIterator[None]:
-    """Collect the records of the request served inside, and send them when it is answered."""
+async def forwarded(request: ServerRequestContext[Any, Any] | None, serve: Callable[[], Awaitable[T]]) -> T:
+    """``serve()`` the request, collecting its records, and send them when it is answered."""
     level = client_log_level(request) if request is not None else None
+    if level is None and _request_logs.get() is None:
+        return await serve()  # the client asked for none: nothing to collect, no context to set
     logs = _RequestLogs(_PYTHON_LEVELS[level]) if level is not None else None
     if logs is not None:
         for logger in (log, calls):
@@ -83,11 +84,12 @@ async def forwarded(request: ServerRequestContext[Any, Any] | None) -> AsyncIter
                 logger.setLevel(logs.threshold)  # stderr keeps its own level on its handler (cli)
     token = _request_logs.set(logs)
     try:
-        yield
+        served = await serve()
     finally:
         _request_logs.reset(token)
     if logs is not None and request is not None:
         await _send(request, logs.records)
+    return served
 
 
 def client_log_level(ctx: ServerRequestContext[Any, Any]) -> LoggingLevel | None:

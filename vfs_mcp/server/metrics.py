@@ -90,7 +90,10 @@ class Metrics:
         and its outcome, ``OK`` or an error code."""
         with self.lock:
             for table in self._tables():
-                table.setdefault(tool, ToolStats()).add(code, seconds, tally)
+                stats = table.get(tool)
+                if stats is None:  # not setdefault: a ToolStats made for every call costs more than the count
+                    stats = table[tool] = ToolStats()
+                stats.add(code, seconds, tally)
         if self.audit is not None:
             line = {
                 "ts": round(time.time(), 3),

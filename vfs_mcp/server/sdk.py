@@ -66,7 +66,9 @@ class ArgumentsOnFirstUse:
         if self._built is None:
             self._sign()
             self._built = func_metadata(self._fn, skip_names=self._skip_names)
-        return getattr(self._built, name)
+        found = getattr(self._built, name)
+        self.__dict__[name] = found  # asked for again on every call: found without this lookup from now on
+        return found
 
 
 def add_planned_tool(

@@ -103,12 +103,15 @@ WARM_AFTER = 0.05
 """Seconds after ``tools/list`` is answered, and after the last call, that ``warm`` imports."""
 
 
-def warm(settings: Settings) -> threading.Thread:
+def warm(settings: Settings, then: Callable[[], object] | None = None) -> threading.Thread:
     """Import, on a thread of its own, what the chosen profiles' tools will need: their
     adapters and operations, and the write path. Started once ``tools/list`` is answered, it
     runs while the client reads the list and its model takes its turn, so a start stays quick
     and a first call does not pay for the imports. A call that needs a module being imported
-    waits for it (the import lock), as it would have imported it itself.
+    waits for it (the import lock), as it would have imported it itself. ``then``: the
+    server's housekeeping (a sweep of a whole tree), started once the imports are done and
+    no call is in flight, on a daemon thread of its own (it imports nothing, so the process
+    need not wait for it at exit).
 
     A process that ends first stops it at exit, between two tools, and waits for it: a thread
     still importing while the interpreter finalizes crashes in native modules (pydantic-core
@@ -127,6 +130,8 @@ def warm(settings: Settings) -> threading.Thread:
                     if not _quiet(stop):
                         return
                     _ = tool.adapter
+            if then is not None and _quiet(stop):
+                threading.Thread(target=then, name="vfs-mcp-housekeeping", daemon=True).start()
         finally:
             _WARMING.discard(warming)
 

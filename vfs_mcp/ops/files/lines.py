@@ -24,6 +24,9 @@ from vfs_mcp.ops.text.find import LONG_LINE, newlines_in
 
 BLOCK = 1 << 20
 TAIL_BLOCK = 64 << 10
+FIRST_TAKE = 64 << 10
+"""Bytes first read where the lines asked for start (then twice as many each read, up to
+``BLOCK``): a page of lines found at a checkpoint costs a page, not a MiB read and counted."""
 INDEXED_FILES = 64
 CACHE_KEY = "line_indexes"
 
@@ -135,8 +138,9 @@ def read_file_lines(
             line = offset
             index.add(line, pos)
         if not at_eof and line == offset:
+            step = FIRST_TAKE
             if not block:
-                block = handle.read(BLOCK)
+                block = handle.read(step)
             while block:
                 want = None if limit is None else limit - taken
                 newlines = block.count(b"\n")
@@ -157,7 +161,8 @@ def read_file_lines(
                 taken += newlines if want is None or newlines < want else want
                 if want is not None and taken >= limit:  # type: ignore[operator]
                     break
-                block = handle.read(BLOCK)
+                step = min(2 * step, BLOCK)
+                block = handle.read(step)
             else:
                 at_eof = True
     data = b"".join(chunks)

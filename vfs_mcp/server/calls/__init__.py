@@ -52,16 +52,30 @@ STEPS: tuple[Step, ...] = (
 
 async def run(call: Call, steps: Sequence[Step] = STEPS) -> Result:
     """``call`` through ``steps``, outermost first; the last step must answer."""
+    first = _CHAINED[1] if steps is _CHAINED[0] else _chained(steps)
+    return await first(call)
 
-    def at(index: int) -> Next:
-        async def next_step(current: Call) -> Result:
-            if index == len(steps):
-                raise AssertionError("the last step of a tool call must answer it")
-            return await steps[index](current, at(index + 1))
 
-        return next_step
+def _chained(steps: Sequence[Step]) -> Next:
+    """The outermost of ``steps``, each given the next as its ``next_step``. A link returns its
+    step's coroutine itself: no frame of its own between two steps, which every resumption of
+    the call (each await of its worker thread) would pass through."""
 
-    return await at(0)(call)
+    def link(step: Step, after: Next) -> Next:
+        return lambda current: step(current, after)
+
+    chain: Next = _unanswered
+    for step in reversed(steps):
+        chain = link(step, chain)
+    return chain
+
+
+async def _unanswered(call: Call) -> Result:
+    raise AssertionError("the last step of a tool call must answer it")
+
+
+_CHAINED: tuple[Sequence[Step], Next] = (STEPS, _chained(STEPS))
+"""A tool call's steps, linked once."""
 
 
 async def serve(call: Call, answer: Callable[[], Awaitable[Result]]) -> Result:

@@ -52,9 +52,9 @@ class Call:
     tally: Tally = field(default_factory=Tally)
     """The bytes the call moved (``counted`` sets it; ``metered`` reads it)."""
 
-    @property
+    @cached_property
     def request(self) -> ServerRequestContext[Any, Any] | None:
-        """The MCP request the call came in (None for a direct ``call_tool``)."""
+        """The MCP request the call came in (None for a direct ``call_tool``), looked up once."""
         return request_of(self.context)
 
     @cached_property

@@ -7,5 +7,4 @@ from vfs_mcp.server.calls.call import Call, Next, Result
 
 
 async def step(call: Call, next_step: Next) -> Result:
-    async with client_logs.forwarded(call.request):
-        return await next_step(call)
+    return await client_logs.forwarded(call.request, lambda: next_step(call))

@@ -1,0 +1,83 @@
+"""A server process sweeps the temp files killed writes left once it is up and idle: the sweep
+walks the whole tree, and beside the start and the first calls it would share the interpreter
+with them (a tree of 20,000 files: some 30 ms of a fresh server's first call)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vfs_mcp_backends.tempfiles import new_temp_name
+
+
+def stale_temp_file(folder: Path) -> Path:
+    """A temp file a killed write left an hour ago."""
+    path = folder / "sub" / new_temp_name()
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("half a write")
+    hour_ago = time.time() - 3600
+    os.utime(path, (hour_ago, hour_ago))
+    return path
+
+
+def run_server_script(root: Path, first: str) -> list[str]:
+    """A fresh interpreter builds the server ``vfs-mcp ROOT`` builds, prints whether the
+    sweep has started 0.2 s later, does ``first`` (its first request), waits for the warm-up
+    and the housekeeping after it, and prints whether the stale file is gone."""
+    stale = stale_temp_file(root)
+    script = (
+        "import threading, time, anyio\n"
+        "from vfs_mcp.cli.options import parser, server_from\n"
+        "from vfs_mcp.jail.mounts import Mount\n"
+        "swept = []\n"
+        "sweep = Mount.sweep_temp_files\n"
+        "Mount.sweep_temp_files = lambda self, older_than: swept.append(1) or sweep(self, older_than)\n"
+        f"args = parser().parse_args([{str(root)!r}])\n"
+        "server = server_from(args, args.roots, warm_up=True)\n"
+        "time.sleep(0.2)\n"
+        "print('started', bool(swept))\n"
+        f"{first}\n"
+        "server.warming.join()\n"
+        "for thread in threading.enumerate():\n"
+        "    if thread.name == 'vfs-mcp-housekeeping':\n"
+        "        thread.join()\n"
+        f"print('gone', not __import__('os').path.exists({str(stale)!r}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "anyio.run(server.list_tools)",
+        "anyio.run(server.call_tool, 'list_allowed_directories', {})",  # a client that lists no tools
+    ],
+    ids=["tools/list", "a call"],
+)
+def test_a_server_process_sweeps_stale_temp_files_once_it_is_idle_not_while_it_starts(
+    tmp_path: Path, first: str
+) -> None:
+    assert run_server_script(tmp_path, first) == ["started", "False", "gone", "True"]
+
+
+def test_a_server_inside_a_command_sweeps_at_once(tmp_path: Path) -> None:
+    # vfs-mcp xml and replay build a server without a warm-up: nothing waits for it to be idle.
+    stale = stale_temp_file(tmp_path)
+    script = (
+        "import threading\n"
+        "from vfs_mcp.cli.options import parser, server_from\n"
+        f"args = parser().parse_args([{str(tmp_path)!r}])\n"
+        "server_from(args, args.roots)\n"
+        "for thread in threading.enumerate():\n"
+        "    if thread.name == 'vfs-mcp-sweep':\n"
+        "        thread.join()\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+    assert not stale.exists()
