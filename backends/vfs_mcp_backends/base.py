@@ -229,10 +229,13 @@ class BackendMount:
         """This mount cut down to ``root``, a directory inside it."""
         return dataclasses.replace(self, root=root)
 
-    def sweep(self, older_than: float, folders: Sequence[str] | None = None) -> int:
+    def sweep(
+        self, older_than: float, folders: Sequence[str] | None = None, pause: Callable[[], object] | None = None
+    ) -> int:
         """Delete temp files that writes killed mid-way left, older than ``older_than`` seconds
         (``folders``: only in and below these fsspec paths); returns how many went (stores that
-        stage no temp files have none).
+        stage no temp files have none). ``pause``: called now and then on the way, to wait
+        while something comes first (a server's calls).
         """
         return 0
 

@@ -11,7 +11,7 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
@@ -73,8 +73,10 @@ class LocalMount(BackendMount):
     def narrowed(self, root: str) -> BackendMount:
         return LocalMount(fs=self.store.subtree(root), root=root, capabilities=self.capabilities)
 
-    def sweep(self, older_than: float, folders: Sequence[str] | None = None) -> int:
-        return self.store.sweep_temp_files(older_than, folders)
+    def sweep(
+        self, older_than: float, folders: Sequence[str] | None = None, pause: Callable[[], object] | None = None
+    ) -> int:
+        return self.store.sweep_temp_files(older_than, folders, pause)
 
     @contextlib.contextmanager
     def hold(self, folders: Folders, wait: float | None = None) -> Iterator[None]:

@@ -36,7 +36,7 @@ import io
 import os
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vfs_mcp_backends.descriptors import DIR_FLAGS, remove_tree, walk_tree
@@ -44,6 +44,10 @@ from vfs_mcp_backends.localreads import DescriptorReads, QuietReader, names_path
 from vfs_mcp_backends.regular_files import APPEND_FLAGS, READ_FLAGS, open_regular, refuse
 from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
+
+SWEEP_PAUSE_EVERY = 256
+"""Entries a sweep walks between two calls of its ``pause`` (some 2 us of walk an entry: half a
+millisecond between two)."""
 
 
 class DescriptorFileSystem(DescriptorReads):
@@ -219,10 +223,13 @@ class DescriptorFileSystem(DescriptorReads):
             else:
                 os.rmdir(name, dir_fd=fd)
 
-    def sweep_temp_files(self, older_than: float, folders: Sequence[str] | None = None) -> int:
+    def sweep_temp_files(
+        self, older_than: float, folders: Sequence[str] | None = None, pause: Callable[[], object] | None = None
+    ) -> int:
         """Delete our temp files (``tempfiles.is_temp_name``, regular, ours, one link) older
         than ``older_than`` seconds: younger ones may belong to a write in flight. ``folders``:
-        only in these (and below them), not the whole tree.
+        only in these (and below them), not the whole tree. ``pause``: called every
+        ``SWEEP_PAUSE_EVERY`` entries (it may wait).
         """
         cutoff = time.time() - older_than
         removed = 0
@@ -232,7 +239,9 @@ class DescriptorFileSystem(DescriptorReads):
                 tops.append(self._dir.open_directory(self._parts(folder), follow=False))
         for top in tops:
             # Names and types only: an lstat for the few names of our form, not for every entry.
-            for visit in walk_tree(top, stats=False):
+            for seen, visit in enumerate(walk_tree(top, stats=False), 1):
+                if pause is not None and seen % SWEEP_PAUSE_EVERY == 0:
+                    pause()
                 if visit.event != "entry" or not is_temp_name(visit.name):
                     continue
                 with contextlib.suppress(OSError):

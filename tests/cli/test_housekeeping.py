@@ -7,11 +7,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.server import tools
+from vfs_mcp_backends.localfs import SWEEP_PAUSE_EVERY
 from vfs_mcp_backends.tempfiles import new_temp_name
 
 
@@ -36,7 +40,7 @@ def run_server_script(root: Path, first: str) -> list[str]:
         "from vfs_mcp.jail.mounts import Mount\n"
         "swept = []\n"
         "sweep = Mount.sweep_temp_files\n"
-        "Mount.sweep_temp_files = lambda self, older_than: swept.append(1) or sweep(self, older_than)\n"
+        "Mount.sweep_temp_files = lambda self, older_than, pause=None: swept.append(1) or sweep(self, older_than, pause)\n"
         f"args = parser().parse_args([{str(root)!r}])\n"
         "server = server_from(args, args.roots, warm_up=True)\n"
         "time.sleep(0.2)\n"
@@ -81,3 +85,33 @@ def test_a_server_inside_a_command_sweeps_at_once(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", script], check=True)
 
     assert not stale.exists()
+
+
+def test_a_sweep_waits_in_its_pauses_and_sweeps_once_they_let_it(tmp_path: Path) -> None:
+    for n in range(3 * SWEEP_PAUSE_EVERY):
+        (tmp_path / f"file{n}").write_text("x")
+    stale = stale_temp_file(tmp_path)
+    go, paused = threading.Event(), []
+    mount = open_mount(MountSpec(str(tmp_path)))
+    sweep = threading.Thread(target=mount.sweep_temp_files, args=(60, lambda: paused.append(1) or go.wait()))
+    sweep.start()
+    time.sleep(0.2)
+    held = sweep.is_alive() and len(paused) == 1
+    go.set()
+    sweep.join()
+
+    assert held, "the sweep went on while its pause waited"
+    assert not stale.exists()
+    assert len(paused) >= 3
+
+
+def test_what_runs_between_calls_waits_while_a_call_is_in_flight() -> None:
+    waited = threading.Event()
+    with tools.in_flight():
+        waiting = threading.Thread(target=lambda: tools.between_calls() or waited.set())
+        waiting.start()
+        time.sleep(0.1)
+        during = waited.is_set()
+    waiting.join(5)
+
+    assert not during and waited.is_set()

@@ -9,13 +9,14 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mcp.server.mcpserver import MCPServer
 
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES, DEFAULT_SERVER_UNDO_BYTES, MAX_SESSIONS, MAX_SESSIONS_PER_PEER, size
 from vfs_mcp.jail.mounts import Config, Mount, check_mounts, merge_specs, open_mounts
 from vfs_mcp.profiles import PROFILES
+from vfs_mcp.server import tools
 from vfs_mcp.server.build import VfsServer, build_server
 from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
@@ -240,7 +241,7 @@ def server_from(
     sweep = functools.partial(sweep_temp_files, mounts)
     if warm_up and isinstance(server, VfsServer):
         # A walk of the whole tree: once the server is up and idle, not beside its start and first calls.
-        server.housekeeping = sweep
+        server.housekeeping = functools.partial(sweep_temp_files, mounts, tools.between_calls)
     else:
         threading.Thread(target=sweep, name="vfs-mcp-sweep", daemon=True).start()
     return server
@@ -254,12 +255,12 @@ def uses_client_roots(args: argparse.Namespace) -> bool:
     return bool(args.transport == "stdio" and not args.ignore_client_roots)
 
 
-def sweep_temp_files(mounts: Sequence[Mount]) -> None:
+def sweep_temp_files(mounts: Sequence[Mount], pause: Callable[[], object] | None = None) -> None:
     """Remove the temp files that killed writes left behind (older than a minute) in the
-    writable ``mounts``."""
+    writable ``mounts``; ``pause``: called now and then on the way, and may wait."""
     for mount in mounts:
         if not mount.read_only:
             try:
-                mount.sweep_temp_files(older_than=60)
+                mount.sweep_temp_files(older_than=60, pause=pause)
             except OSError:
                 logging.getLogger("vfs_mcp").warning("could not sweep temp files in %s", mount.url)

@@ -50,9 +50,10 @@ class Mount:
         """The pending layer of a mount served under review."""
         return self.backend.layer if isinstance(self.backend, OverlayMount) else None
 
-    def sweep_temp_files(self, older_than: float) -> int:
-        """Delete temp files of writes that were killed, older than ``older_than`` seconds."""
-        return self.backend.sweep(older_than)
+    def sweep_temp_files(self, older_than: float, pause: Callable[[], object] | None = None) -> int:
+        """Delete temp files of writes that were killed, older than ``older_than`` seconds
+        (``pause``: called now and then on the way, and may wait)."""
+        return self.backend.sweep(older_than, pause=pause)
 
     def root_parts(self) -> list[str]:
         """The root as path components: host path parts for local, ``bucket/prefix`` parts

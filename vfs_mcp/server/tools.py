@@ -181,6 +181,12 @@ def _quiet(stop: threading.Event) -> bool:
     return False
 
 
+def between_calls() -> None:
+    """Wait while a tool call is in flight: what runs beside a server's calls (its sweep) gives
+    way to them, as the warm-up does."""
+    _NO_CALL.wait()
+
+
 @atexit.register
 def _stop_warming() -> None:
     for stop, thread in list(_WARMING):

@@ -309,8 +309,10 @@ class FaultyMount(BackendMount):
     def narrowed(self, root: str) -> BackendMount:
         return FaultyMount(self.inner.narrowed(root), (), self.plan)
 
-    def sweep(self, older_than: float, folders: Sequence[str] | None = None) -> int:
-        return self.inner.sweep(older_than, folders)
+    def sweep(
+        self, older_than: float, folders: Sequence[str] | None = None, pause: Callable[[], object] | None = None
+    ) -> int:
+        return self.inner.sweep(older_than, folders, pause)
 
     def hold(self, folders: Any, wait: float | None = None) -> Any:
         return self.inner.hold(folders, wait)
