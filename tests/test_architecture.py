@@ -269,9 +269,10 @@ def test_every_long_function_is_one_the_note_says_why_of() -> None:
 
 WRITES = re.compile(
     r"\.(pipe_file|rm_file|cp_file|put_if|hold|exclusive|symlink|chmod|makedirs|rmdir)\(|\.fs\.(rm|mv|mkdir)\("
-    r"|fcntl\.|\bflock\b"
+    r"|fcntl\.(?:flock|lockf)\(|\bF_(?:OFD_)?SETLKW?\b|\bflock\b"
 )
-"""A store written to, a lock taken or a conditional put made: what only the write path does."""
+"""A store written to, a lock taken or a conditional put made: what only the write path does
+(``fcntl`` also sizes a pipe: only its locks count)."""
 SETS_UP_STORES = {"vfs_mcp/testing/harness.py", "vfs_mcp/testing/faults.py", "vfs_mcp/pytest_plugin.py"}
 """Test support that sets stores up around the jail (and the faults in front of them)."""
 
