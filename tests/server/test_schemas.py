@@ -208,18 +208,19 @@ def test_a_first_read_imports_no_part_of_the_write_path(tmp_path: Path) -> None:
     assert sorted(m for m in loaded if m.startswith(writing)) == []
 
 
-def warm_up_meanwhile(calls: str, warm_after: float) -> list[str]:
+def warm_up_meanwhile(calls: str, warm_after: float | None = None) -> list[str]:
     """Whether the warm-up had imported the default profile's file adapters when ``calls`` (a
     script's lines, run in a fresh interpreter, that start it as ``warming`` and set ``during``
-    to ``loaded()`` while calls are still made) looked, and once it is over."""
+    to ``loaded()`` while calls are still made) looked, and once it is over (``warm_after``:
+    the quiet it waits for, None for the server's own)."""
     script = (
         "import sys, time\n"
         "from vfs_mcp.server import tools\n"
         "from vfs_mcp.settings import Settings\n"
-        f"tools.WARM_AFTER = {warm_after}\n"
-        "loaded = lambda: 'vfs_mcp.profiles.default.files' in sys.modules\n"
-        f"{calls}"
-        "print('during', during)\n"
+        + ("" if warm_after is None else f"tools.WARM_AFTER = {warm_after}\n")
+        + "loaded = lambda: 'vfs_mcp.profiles.default.files' in sys.modules\n"
+        + calls
+        + "print('during', during)\n"
         "warming.join()\n"
         "print('after', loaded())\n"
     )
@@ -247,6 +248,21 @@ def test_the_warm_up_waits_while_calls_follow_each_other() -> None:
     )
 
     assert warm_up_meanwhile(calls, 0.1) == ["during", "False", "after", "True"]
+
+
+def test_the_warm_up_waits_while_a_client_reads_each_large_reply_before_its_next_call() -> None:
+    # A script reading 10 MB replies: its client parses each for some 30-60 ms before the next
+    # call; a warm-up that started in that gap took the interpreter from the next read.
+    calls = (
+        "warming = tools.warm(Settings())\n"
+        "for _ in range(8):\n"
+        "    with tools.in_flight():\n"
+        "        time.sleep(0.04)\n"
+        "    time.sleep(0.1)\n"
+        "during = loaded()\n"
+    )
+
+    assert warm_up_meanwhile(calls) == ["during", "False", "after", "True"]
 
 
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:

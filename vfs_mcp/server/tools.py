@@ -99,8 +99,11 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
     return table
 
 
-WARM_AFTER = 0.05
-"""Seconds after ``tools/list`` is answered, and after the last call, that ``warm`` imports."""
+WARM_AFTER = 0.25
+"""Seconds after ``tools/list`` is answered, and after the last call, that ``warm`` imports:
+longer than a script's client takes between two calls (one that parses a 10 MB reply is quiet
+for 30-60 ms here, and at 50 ms the warm-up's imports met its next read: 1.13x f37b77b's), far
+shorter than a model's turn."""
 
 
 def warm(settings: Settings, then: Callable[[], object] | None = None) -> threading.Thread:
