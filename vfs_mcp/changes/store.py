@@ -39,10 +39,10 @@ def holds(vfs: JailedFS, target: Target, data: bytes) -> bool:
     in page faults, 0.4 ms, than the read and the comparison, 0.18 ms); elsewhere in one read."""
     if not target.mount.capabilities.local_io:
         return read(vfs, target) == data
-    at = 0
+    at, whole = 0, memoryview(data)
     with vfs.open_read(target) as handle:
         while chunk := handle.read(HOLDS_CHUNK):
-            if chunk != data[at : at + len(chunk)]:
+            if whole[at : at + len(chunk)] != chunk:  # a view of ``data``: no piece of it copied
                 return False
             at += len(chunk)
     return at == len(data)
