@@ -65,53 +65,70 @@ class Record:
 
 
 def encode(record: Record) -> bytes:
-    blobs: list[bytes] = []
-    offset = 0
-
-    def blob(data: bytes, digest: Callable[[], str] | None = None) -> list[Any]:
-        nonlocal offset
-        blobs.append(data)
-        offset += len(data)
-        return [offset - len(data), len(data), digest() if digest is not None else hashlib.sha256(data).hexdigest()]
-
-    def image(value: Image) -> dict[str, Any]:
-        if isinstance(value, FileImage):
-            return {"k": "file", "blob": blob(value.data, value.digest), "mode": value.mode}
-        if isinstance(value, Stored):
-            return {"k": "file", "blob": blob(value.read()), "mode": value.mode}
-        if isinstance(value, LinkImage):
-            return {"k": "link", "to": value.points_to}
-        if isinstance(value, DirImage):
-            return {"k": "dir", "mode": value.mode, "inside": [[rel, image(inner)] for rel, inner in value.inside]}
-        return {"k": "absent"}
-
-    def step(op: Op) -> dict[str, Any]:
-        if isinstance(op, Restore):
-            return {"t": "restore", "at": _target(op.target), "image": image(op.image), "expect": _expect(op.expect)}
-        if isinstance(op, Remove):
-            return {"t": "remove", "at": _target(op.target), "expect": _expect(op.expect), "recursive": op.recursive}
-        if isinstance(op, Rename):
-            return {
-                "t": "rename",
-                "from": _target(op.source),
-                "to": _target(op.dest),
-                "expect": _expect(op.expect),
-                "dest_expect": _expect(op.dest_expect),
-            }
-        raise TypeError(f"a record keeps steps that take a change back, not {type(op).__name__}")
-
+    blobs = _Blobs()
     header = {
         "id": record.id,
         "owner": record.owner,
         "tool": record.tool,
         "created": record.created,
         "atomic": record.atomic,
-        "steps": [step(op) for op in record.steps],
-        "finish": [step(op) for op in record.finish],
+        "steps": [_step(op, blobs) for op in record.steps],
+        "finish": [_step(op, blobs) for op in record.finish],
+        "size": blobs.size,
     }
-    header["size"] = offset
     text = json.dumps(header, separators=(",", ":")).encode()
-    return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *blobs])
+    return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *blobs.parts])
+
+
+class _Blobs:
+    """The images' bytes a record holds after its header, in the order the header names them.
+
+    Plain functions fill it, not closures of ``encode``: a nested function that calls itself
+    (a folder's image holds its entries') is a reference cycle, which kept the images' bytes
+    until the cycle collector ran (rarely, in the server: ``GC_FIRST_GENERATION``)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, data: bytes, digest: Callable[[], str] | None = None) -> list[Any]:
+        """Where ``data`` lies among the blobs: [offset, length, sha256]."""
+        self.parts.append(data)
+        self.size += len(data)
+        return [self.size - len(data), len(data), digest() if digest is not None else hashlib.sha256(data).hexdigest()]
+
+
+def _image(value: Image, blobs: _Blobs) -> dict[str, Any]:
+    if isinstance(value, FileImage):
+        return {"k": "file", "blob": blobs.add(value.data, value.digest), "mode": value.mode}
+    if isinstance(value, Stored):
+        return {"k": "file", "blob": blobs.add(value.read()), "mode": value.mode}
+    if isinstance(value, LinkImage):
+        return {"k": "link", "to": value.points_to}
+    if isinstance(value, DirImage):
+        return {"k": "dir", "mode": value.mode, "inside": [[rel, _image(inner, blobs)] for rel, inner in value.inside]}
+    return {"k": "absent"}
+
+
+def _step(op: Op, blobs: _Blobs) -> dict[str, Any]:
+    if isinstance(op, Restore):
+        return {
+            "t": "restore",
+            "at": _target(op.target),
+            "image": _image(op.image, blobs),
+            "expect": _expect(op.expect),
+        }
+    if isinstance(op, Remove):
+        return {"t": "remove", "at": _target(op.target), "expect": _expect(op.expect), "recursive": op.recursive}
+    if isinstance(op, Rename):
+        return {
+            "t": "rename",
+            "from": _target(op.source),
+            "to": _target(op.dest),
+            "expect": _expect(op.expect),
+            "dest_expect": _expect(op.dest_expect),
+        }
+    raise TypeError(f"a record keeps steps that take a change back, not {type(op).__name__}")
 
 
 def header_size(first: bytes) -> int:
