@@ -80,7 +80,7 @@ def test_an_edit_of_a_big_file_leaves_no_cycle_holding_its_bytes(
 ) -> None:
     local_sandbox.put("big.txt", big_text())
     vfs = local_sandbox.vfs()
-    as_a_call(vfs, lambda: edit_file(vfs, "big.txt", [TextEdit(oldText="retries = 3", newText="retries = 5")]))
+    as_a_call(vfs, lambda: edit_file(vfs, "big.txt", [TextEdit(old_text="retries = 3", new_text="retries = 5")]))
     assert collected() == []
 
 
