@@ -23,6 +23,7 @@ JSON-RPC error whose text the transport can encode.
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -50,9 +51,22 @@ async def step(call: Call, next_step: Next) -> Result:
         if ours is None:
             raise
         calls.info("%s failed: %s", call.name or call.kind, ours.code)
+        let_go(exc)
         if call.kind == "tool" and not isinstance(ours, NotServed):
             return failed(ours)
         raise protocol_error(call, ours) from exc
+
+
+def let_go(exc: BaseException) -> None:
+    """Clear the locals of the frames ``exc`` (and the errors it wraps) passed through, all
+    finished by now: the SDK's frame that wraps a tool's error holds it while the error's
+    traceback holds that frame, a cycle only the collector frees (rarely, in the server:
+    ``GC_FIRST_GENERATION``), and with it a failed edit's file and its lines (3 MB a call for a
+    1 MB file). Tracebacks keep their lines; this frame, still running, keeps its own."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        traceback.clear_frames(seen.__traceback__)
+        seen = seen.__cause__
 
 
 def raised(exc: BaseException) -> VfsError | None:

@@ -1,9 +1,10 @@
-"""A change leaves no reference cycle that holds a file's bytes.
+"""A call leaves no reference cycle that holds a file's bytes, whether it changed the file or failed.
 
 The server collects young garbage only every ``GC_FIRST_GENERATION`` (20,000) new objects, so a
 cycle freed by the collector alone outlives many calls: one that held a 1 MB file's old bytes
 after each edit grew a server by 1 MB a call (600 MB after 600 edits), and each edit's new
-buffers landed on fresh pages (0.5 ms a MB here). Bytes must go when their last reference does.
+buffers landed on fresh pages (0.5 ms a MB here); one that held a failed edit's frames kept its
+file and lines (3 MB a call). A file's bytes must go when their last reference does.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import gc
 from collections.abc import Callable, Iterator
 
 import pytest
+from mcp import Client
 
 from tests.conftest import Sandbox
+from vfs_mcp import build_server
 from vfs_mcp.changes import log_of
 from vfs_mcp.changes.log import recording
 from vfs_mcp.changes.ops import Expect, FileImage, Restore
@@ -29,7 +32,7 @@ BIG = 256 * 1024
 
 @pytest.fixture
 def collected() -> Iterator[Callable[[], list[int]]]:
-    """Sizes of the big bytes that only the cycle collector would have freed since the fixture began."""
+    """Sizes of the big texts and bytes that only the cycle collector would have freed since the fixture began."""
     gc.collect()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
@@ -40,7 +43,7 @@ def collected() -> Iterator[Callable[[], list[int]]]:
             len(inner)
             for container in gc.garbage
             for inner in gc.get_referents(container)
-            if isinstance(inner, bytes | bytearray) and len(inner) >= BIG
+            if isinstance(inner, bytes | bytearray | str) and len(inner) >= BIG
         ]
         gc.garbage.clear()
         return held
@@ -97,3 +100,15 @@ def test_a_write_and_a_patch_of_a_big_file_leave_no_cycle_holding_its_bytes(
     as_a_call(vfs, lambda: apply_patch(vfs, patch))
     assert sandbox.get("big.txt").endswith(b"retries = 5\n")
     assert collected() == []
+
+
+@pytest.mark.anyio
+async def test_a_failed_edit_of_a_big_file_leaves_no_cycle_holding_it(
+    local_sandbox: Sandbox, collected: Callable[[], list[int]]
+) -> None:
+    local_sandbox.put("big.txt", big_text())
+    async with Client(build_server([local_sandbox.mount])) as client:
+        edit = {"oldText": "retries = 3, not in the file", "newText": "x"}
+        result = await client.call_tool("edit_file", {"path": "big.txt", "edits": [edit]})
+        assert result.is_error
+        assert collected() == []
