@@ -8,13 +8,16 @@ import errno
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsspec import AbstractFileSystem
 
 from vfs_mcp_backends.fetches import LoopFetches
 from vfs_mcp_backends.hostpaths import real_path
 from vfs_mcp_backends.locks import held_here
+
+if TYPE_CHECKING:
+    from vfs_mcp_backends.layers import Layer
 
 Names = tuple[list[tuple[str, str, int]], list[str]]
 """A walk as (path, fsspec type, size) in depth-first name order, and the folders it could not read."""
@@ -208,6 +211,11 @@ class BackendMount:
         that keeps versions (a versioned bucket). None where a store cannot (the caller reads
         with ``cat_file`` and hashes what it read).
         """
+        return None
+
+    @property
+    def layer(self) -> Layer | None:
+        """The pending layer of a mount under review (``overlay.OverlayMount``); None for a store."""
         return None
 
     def host_path(self, path: str) -> str | None:

@@ -127,6 +127,35 @@ def test_listing_the_tools_loads_no_adapter_and_no_operation_that_only_a_call_ne
     assert "vfs_mcp.profiles.default" in loaded
 
 
+SERVED_BY_THE_COMMAND_LINE = (
+    "served = []\n"
+    "made = main.server_from\n"
+    "main.server_from = lambda *a, **k: served.append(made(*a, **k)) or served[-1]\n"
+    "main.run_until_stopped = lambda run, banner=None: 0\n"
+    "main.settle_memory = lambda: None\n"
+)
+"""A script's lines after ``from vfs_mcp.cli import main``: each ``main.serve(ARGS)`` then builds
+its server as the command line does, appends it to ``served`` and returns at once."""
+
+
+def test_a_server_process_lists_its_tools_without_loading_rich_or_the_review_layer(tmp_path: Path) -> None:
+    # Started as the command line starts it (its own logging set up first): the SDK's logging
+    # setup would only import rich to build a handler nothing uses, and no mount is under review.
+    script = (
+        "import anyio\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "from vfs_mcp.cli import main\n"
+        f"{SERVED_BY_THE_COMMAND_LINE}"
+        f"main.serve([{str(tmp_path)!r}])\n"
+        "assert len(anyio.run(MCPServer.list_tools, served[0])) > 20\n"
+    )
+    loaded = modules_loaded_by(script)
+
+    unneeded = ("rich", "vfs_mcp_backends.overlay", "vfs_mcp_backends.layers", "vfs_mcp.review")
+    assert sorted(m for m in loaded if m.startswith(unneeded)) == []
+    assert "vfs_mcp_backends.local" in loaded
+
+
 def test_once_the_tools_are_listed_what_calls_need_is_imported_on_a_thread_of_its_own() -> None:
     script = (
         "import anyio\n"
@@ -159,11 +188,7 @@ def test_the_server_processes_warm_up_and_a_server_built_inside_another_program_
         "from vfs_mcp.jail.mounts import MountSpec, open_mounts\n"
         "from vfs_mcp.server.build import build_server\n"
         "from vfs_mcp.testing.harness import memory_fs, connect\n"
-        "served = []\n"
-        "made = main.server_from\n"
-        "main.server_from = lambda *a, **k: served.append(made(*a, **k)) or served[-1]\n"
-        "main.run_until_stopped = lambda run, banner=None: 0\n"
-        "main.settle_memory = lambda: None\n"
+        f"{SERVED_BY_THE_COMMAND_LINE}"
         f"main.serve([{str(tmp_path)!r}])\n"
         f"main.serve([{str(tmp_path)!r}, '--transport', 'http', '--port', '0'])\n"
         "embedded = build_server(open_mounts([MountSpec('memory://embedded')]))\n"

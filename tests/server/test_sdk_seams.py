@@ -7,6 +7,8 @@ the server failing somewhere else (or, for the dump, quietly copying every reply
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import httpx2
@@ -124,3 +126,21 @@ async def test_a_session_manager_names_its_sessions_and_ends_one_so_its_id_answe
         gone = session_id not in sdk.session_ids(manager)
         status, _ = await session.call("list_allowed_directories")
     assert held and gone and status == 404
+
+
+@pytest.mark.parametrize(("set_up", "rich"), [(False, True), (True, False)])
+def test_the_sdks_logging_setup_runs_only_where_logging_is_not_set_up(set_up: bool, rich: bool) -> None:
+    # A fresh interpreter: rich is loaded (for the SDK's handler) only where the constructor's
+    # setup runs; where it runs, the root logger gets the SDK's handler as before.
+    script = (
+        "import logging, sys\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "from vfs_mcp.server import sdk\n"
+        "sdk.logging_set_up_once()\n"
+        + ("logging.basicConfig(handlers=[logging.NullHandler()])\n" if set_up else "")
+        + "MCPServer('a')\n"
+        "print('rich' in sys.modules, [type(h).__name__ for h in logging.getLogger().handlers])\n"
+    )
+    printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+
+    assert printed.split(" ", 1) == [str(rich), "['RichHandler']\n" if rich else "['NullHandler']\n"]

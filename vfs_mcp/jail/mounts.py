@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vfs_mcp_backends import BackendMount, Capabilities, create_mount, scheme_of
-from vfs_mcp_backends.layers import Layer
 from vfs_mcp_backends.local import host_path
-from vfs_mcp_backends.overlay import OverlayMount
 from vfs_mcp_backends.store_errors import storage_problem
+
+if TYPE_CHECKING:
+    from vfs_mcp_backends.layers import Layer
 
 
 @dataclass
@@ -47,8 +48,8 @@ class Mount:
 
     @property
     def layer(self) -> Layer | None:
-        """The pending layer of a mount served under review."""
-        return self.backend.layer if isinstance(self.backend, OverlayMount) else None
+        """The pending layer of a mount served under review (the review modules load only then)."""
+        return self.backend.layer
 
     def sweep_temp_files(self, older_than: float, pause: Callable[[], object] | None = None) -> int:
         """Delete temp files of writes that were killed, older than ``older_than`` seconds

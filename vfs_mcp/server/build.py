@@ -213,6 +213,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
         vfs = JailedFS(Jail(mounts, deny=settings.deny))
         _record_changes(vfs, settings)
     bus = InMemorySubscriptionBus()
+    sdk.logging_set_up_once()  # a vfs-mcp process set its own up: rich's handler would go unused
     server = VfsServer(
         "vfs-mcp",
         version=_version(),

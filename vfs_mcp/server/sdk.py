@@ -18,10 +18,13 @@ or removes what it reaches for.
   transport claims them, for a transport that writes its replies as bytes (``vfs_mcp.transports.stdio``).
 - ``session_ids``/``end_session``: the HTTP sessions a session manager holds, and ending one
   so its id answers 404 (``vfs_mcp.transports.http_sessions``).
+- ``logging_set_up_once``: MCPServer's constructor sets logging up only where nothing has yet.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -30,10 +33,31 @@ from typing import Any, BinaryIO
 from mcp.server import stdio
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import server as mcpserver_module
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities import logging as sdk_logging
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import ToolAnnotations
+
+
+def logging_set_up_once() -> None:
+    """From now on, MCPServer's constructor sets logging up only where the root logger has no
+    handler yet. Its ``configure_logging`` imports rich (where it is installed) and builds a
+    console for rich's handler (20-30 ms of a server's start), then calls
+    ``logging.basicConfig``, which does nothing once the root logger has a handler, as it has
+    in a ``vfs-mcp`` process (``cli.options`` sets its own up first): where it has none, the
+    SDK's setup runs as before."""
+    configure = mcpserver_module.configure_logging  # type: ignore[attr-defined]  # the name the constructor calls
+    if configure is not sdk_logging.configure_logging:  # replaced already (here, once)
+        return
+
+    @functools.wraps(configure)
+    def unless_set_up(*args: Any, **kwargs: Any) -> None:
+        if not logging.getLogger().handlers:
+            configure(*args, **kwargs)
+
+    mcpserver_module.configure_logging = unless_set_up  # type: ignore[attr-defined]
 
 
 def registered_tools(server: MCPServer) -> list[Tool]:
