@@ -19,6 +19,7 @@ TEXTS = st.tuples(LINES, st.booleans()).map(lambda made: "\n".join(made[0]) + ("
 
 def forms(hunk: Hunk) -> tuple[object, ...]:
     return (
+        tuple(hunk.count(sign) for sign in " -+"),  # first: before a form of its lines is made
         hunk.header(),
         hunk.signs,
         hunk.texts,
@@ -64,6 +65,13 @@ def test_an_insertion_without_context_keeps_where_its_header_puts_it() -> None:
     hunk = parse_patch("--- a/x\n+++ b/x\n@@ -5,0 +6,2 @@\n+new\n+lines\n")[0].hunks[0]
     assert (hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines) == (6, 0, 6, 2)
     assert hunk.header() == "@@ -5,0 +6,2 @@\n"
+
+
+def test_a_read_hunk_counts_a_blank_line_as_context_and_a_note_as_no_line() -> None:
+    patch = "--- a/x\n+++ b/x\n@@ -1,4 +1,3 @@\n a\n\n-b\n-c\n\\ No newline at end of file\n+c\n"
+    hunk = parse_patch(patch)[0].hunks[0]
+    assert [hunk.count(sign) for sign in " -+"] == [2, 2, 1]
+    assert [hunk.signs.count(sign) for sign in " -+"] == [2, 2, 1]
 
 
 def test_a_hunk_is_made_from_one_form_of_its_lines() -> None:

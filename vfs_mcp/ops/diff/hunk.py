@@ -48,6 +48,7 @@ class Hunk:
         "_ends",
         "_rows",
         "_signs",
+        "_size",
         "_texts",
         "anchor",
         "new_lines",
@@ -71,6 +72,7 @@ class Hunk:
         anchor: str = "",
         old_ends_without_newline: bool = False,
         new_ends_without_newline: bool = False,
+        size: int | None = None,
     ) -> None:
         self.old_start = old_start
         """Its first old line (1-based; an empty range names the line after it), 0 when the
@@ -86,6 +88,9 @@ class Hunk:
         self._body, self._signs, self._texts = body, signs, texts
         self._ends = None if self._rows is not None else (old_ends_without_newline, new_ends_without_newline)
         """The two flags, made from the runs when it has them."""
+        self._size = size
+        """Its number of lines, given where its numbers were counted from its lines (a patch's
+        hunk read where it lies): ``count`` is then had from them, with no pass over its lines."""
 
     @property
     def rows(self) -> list[tuple[str, str]]:
@@ -157,6 +162,12 @@ class Hunk:
 
     def count(self, sign: str) -> int:
         """How many lines have ``sign`` (no line is made for it)."""
+        if self._size is not None:  # its numbers are its counts: context and removed, context and added
+            if sign == "+":
+                return self._size - self.old_lines
+            if sign == "-":
+                return self._size - self.new_lines
+            return self.old_lines + self.new_lines - self._size
         if self._signs is not None or self._body is None:
             return self.signs.count(sign)
         return self._body.startswith(sign) + self._body.count("\n" + sign)

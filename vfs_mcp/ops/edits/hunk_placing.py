@@ -219,11 +219,14 @@ def _candidates(index: _Index, wanted: list[str], step: int, trimmed: bool) -> t
     table, so the places there of one line of each class (the one with the fewest) are every
     candidate, each once; else, where those are more than ``FEW``, the places of its rarest line."""
     if step > 1:
-        hits = list(map(index.of(trimmed, step).get, wanted, itertools.repeat(_NOWHERE)))
+        sparse = index.of(trimmed, step)
+        hits = list(map(sparse.get, wanted[:step], itertools.repeat(_NOWHERE)))
         counts = list(map(len, hits))
-        if sum(counts[:step]) == 1:  # the usual hunk: its lines are each once in the file
+        if sum(counts) == 1:  # the usual hunk: its lines are each once in the file
             j = counts.index(1)
             return j, hits[j]
+        hits += map(sparse.get, wanted[step:], itertools.repeat(_NOWHERE))
+        counts = list(map(len, hits))
         picked = [min(range(r, len(wanted), step), key=counts.__getitem__) for r in range(step)]
         if sum(map(counts.__getitem__, picked)) <= FEW:
             return 0, sorted(at - j for j in picked for at in hits[j])

@@ -143,6 +143,7 @@ def _plan(
         before = TextFile.load(vfs, target, "utf-8", max_bytes)
     except NotFound:
         raise NotFound(f"{target.display} does not exist; the patch changes it") from None
+    ascii_file = before.decoded is None  # read as ASCII, so left undecoded (``TextFile.decoded``): no second scan
     raw = before.raw
     if patch.kind == "delete":
         return _File(patch, target, None, before, None, None, [], None, link, whole=raw)
@@ -152,7 +153,7 @@ def _plan(
     placed = hunk_placing.place(old, patch.hunks, target.display, budget)
     after = None  # the new file as lines, where it could not be cut from the old text
     # An ASCII file (its text its bytes): its new bytes cut from the bytes read, not encoded again.
-    written = hunk_placing.spliced_bytes(before.data, raw, old, placed) if before.data.isascii() else None
+    written = hunk_placing.spliced_bytes(before.data, raw, old, placed) if ascii_file else None
     if written is None:
         cut = hunk_placing.spliced(raw, old, placed)
         if cut is None:

@@ -26,9 +26,10 @@ MAX_HUNKS = 100_000
 """Hunks one patch may hold (each is an object of its own)."""
 
 _FILE = re.compile(r"^--- ([^\n]*)\n\+\+\+ ([^\n]*)(?:\n|\Z)", re.M)
-_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*(?:\n|\Z)")
 _RUN = re.compile(r"(?:(?!--- [^\n]*\n\+\+\+ )[ +\-][^\n]*(?:\n|\Z))*+")
 """Lines that are surely a hunk's: context, removed, added, up to a file header ("--- " then "+++ ")."""
+_HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@[^\n]*(?:\n|\Z)(" + _RUN.pattern + ")")
+"""A hunk's header (its two starts) and the ``_RUN`` after it, in one match: the usual hunk's whole body."""
 _NOTE = re.compile(r"\\[^\n]*(?:\n|\Z)")
 """'\\ No newline at end of file', about the line before it."""
 _BLANKS = re.compile(r"\n+")
@@ -103,7 +104,7 @@ def _unified(text: str) -> list[FilePatch]:
         )
         at = header.end()
         while found := _HUNK.match(text, at):
-            at, hunk = _hunk(text, found.end(), int(found.group(1)), int(found.group(3)))
+            at, hunk = _hunk(text, found)
             files.hunk(patch, hunk)
         if patch.kind == "update" and not patch.hunks and patch.move_to is None:
             raise InvalidArgument(f"{patch.path}: a file in the patch has no @@ hunks")
@@ -125,13 +126,14 @@ def _numbered(body: str, old_start: int, new_start: int, old_bare: bool = False,
         body=body,
         old_ends_without_newline=old_bare,
         new_ends_without_newline=new_bare,
+        size=lines,
     )
 
 
-def _hunk(text: str, at: int, old_start: int, new_start: int) -> tuple[int, Hunk]:
-    """The hunk whose body starts at ``at`` (its header's starts given), and where its next
-    line starts."""
-    end = _RUN.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string
+def _hunk(text: str, header: re.Match[str]) -> tuple[int, Hunk]:
+    """The hunk of ``header`` (a match of ``_HUNK``), and where its next line starts."""
+    at, end = header.span(3)
+    old_start, new_start = int(header[1]), int(header[2])
     if end == len(text) or text[end] not in ("\\", "\n"):  # the usual hunk: one run of lines
         return end, _numbered(_lines(text, at, end), old_start, new_start)
     pieces: list[str] = []
