@@ -225,8 +225,9 @@ def _candidates(index: _Index, wanted: list[str], step: int, trimmed: bool) -> t
         if sum(counts) == 1:  # the usual hunk: its lines are each once in the file
             j = counts.index(1)
             return j, hits[j]
-        hits += map(sparse.get, wanted[step:], itertools.repeat(_NOWHERE))
-        counts = list(map(len, hits))
+        rest = list(map(sparse.get, wanted[step:], itertools.repeat(_NOWHERE)))
+        hits += rest
+        counts += map(len, rest)
         picked = [min(range(r, len(wanted), step), key=counts.__getitem__) for r in range(step)]
         if sum(map(counts.__getitem__, picked)) <= FEW:
             return 0, sorted(at - j for j in picked for at in hits[j])
