@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulators import Unavailable, npm_bin
+from emulators import Unavailable, npm_bin, unavailable
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
@@ -86,7 +86,7 @@ async def test_every_tool_answers_in_the_reference_servers_own_words(tmp_path: P
     try:
         reference = npm_bin(REFERENCE, "mcp-server-filesystem")
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        unavailable(exc)
     theirs_root, ours_root = seeded(tmp_path / "theirs"), seeded(tmp_path / "ours")
     theirs = await answers(StdioServerParameters(command=str(reference), args=[str(theirs_root)]), theirs_root)
     ours = await answers(
