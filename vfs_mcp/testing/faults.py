@@ -20,6 +20,7 @@ its destination. Paths are mount-relative globs (``*`` within a name, ``**`` acr
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import errno as errnos
 import hashlib
@@ -156,6 +157,7 @@ class _Plan:
         self.inner = inner
         self.base = inner.root.rstrip("/")
         self.lock = threading.Lock()
+        self.calls: collections.Counter[str] = collections.Counter()
 
     def rel(self, path: str) -> str:
         path = str(path).rstrip("/")
@@ -167,6 +169,7 @@ class _Plan:
         """Sleep the delays and hold the pauses that fire; the errno of the first error that fires, if any."""
         delay, error, pauses = 0.0, None, []
         with self.lock:
+            self.calls[op] += 1
             for armed in self.armed:
                 kind = armed.fault.kind
                 if kind == "conflict" or armed.fault.op != op:
@@ -322,6 +325,12 @@ class FaultyMount(BackendMount):
         super().__init__(fs=_FaultyFS(inner.fs, plan), root=inner.root, capabilities=capabilities)
         self.inner = inner
         self.plan = plan
+
+    @property
+    def calls(self) -> collections.Counter[str]:
+        """The store calls made through the faults so far, by operation (``read``, ``write``, ...):
+        what a tool cost the store, counted (``FaultyMount(mount, [])`` counts with no fault)."""
+        return self.plan.calls
 
     def invalidate(self, path: str | None = None) -> None:
         self.inner.invalidate(path)
