@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from typing import Any
 
@@ -38,11 +39,21 @@ def memory(request: pytest.FixtureRequest, tmp_path: Any) -> Sandbox:
 
 async def test_a_slow_call_times_out_with_a_clear_error(memory: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     memory.put("slow.txt", "x")
-    slow_reads(memory, monkeypatch, 3.0)
-    started = time.monotonic()
+    reading, finish, finished = threading.Event(), threading.Event(), threading.Event()
+    real = memory.mount.fs.cat_file
+
+    def held(path: str, *args: Any, **kwargs: Any) -> bytes:  # a read that ends when the test says
+        reading.set()
+        finish.wait(60)
+        finished.set()
+        return bytes(real(path, *args, **kwargs))
+
+    monkeypatch.setattr(memory.mount.fs, "cat_file", held)
     async with memory.client(call_timeout=0.3) as client:
         result = await client.call_tool("read_file", {"path": memory.path("slow.txt")})
-    assert time.monotonic() - started < 2.5
+        answered_before_the_read_ended = reading.is_set() and not finished.is_set()
+        finish.set()
+    assert answered_before_the_read_ended, "the call waited for its read instead of timing out"
     assert error_of(result)["code"] == "INTERNAL"
     assert "timed out" in result.content[0].text
 
