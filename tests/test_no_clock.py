@@ -66,12 +66,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "exercise",
         "assert",
     ): "to turn into a count: the steps a fuzzed pattern's match takes",
-    ("cli/test_xml_commands.py", "test_entity_expansion_is_refused_before_anything_expands", "assert"): (
-        "to turn into a count: the bytes allocated while refusing an entity bomb"
-    ),
-    ("cli/test_xml_commands.py", "test_thousands_of_unclosed_blocks_are_refused_in_one_pass", "assert"): (
-        "to turn into a count: the characters the parser reads"
-    ),
     ("ops/test_diff_property.py", DIFF_COST, "assert"): "to turn into a count: a diff's steps (CPU seconds today)",
 }
 """(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays."""
