@@ -40,7 +40,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("jail/test_hostile_patterns.py", "cli_over_http", "sleep"): POLLS + " (the HTTP server's port opening)",
     ("jail/test_hostile_patterns.py", "cli_over_http", "assert"): POLLS + " (the HTTP server's port opening)",
     # -- sleeps that stand for a slow store, a kill's moment or a scenario's duration ---------------
-    ("server/test_call_limits.py", "slow", "sleep"): "a slow store: each read takes its delay",
     ("ops/test_faults.py", TORN, "sleep"): "the random moment of a SIGKILL mid-write",
     ("changes/test_crash.py", KILLED, "sleep"): "the moments of the SIGKILLs, spread over a measured call",
     ("cli/test_terminal.py", "test_over_http_it_stops_quietly_once_serving_with_a_stream_open", "sleep"): (
@@ -53,9 +52,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "spaces the probes another client sends during a hostile call"
     ),
     # -- still to turn into counts or barriers (issue 52) -------------------------------------------
-    ("server/test_call_limits.py", "test_a_cancelled_search_stops_reading", "sleep"): (
-        "to turn into a barrier: the reads that would go on after the cancel"
-    ),
     ("jail/test_hostile_patterns.py", "hostile_while_other_answers", "assert"): HOSTILE,
     ("jail/test_hostile_patterns.py", "test_catastrophic_regexes_and_globs_answer_on_every_backend", "assert"): HOSTILE,
     ("jail/test_hostile_patterns.py", STDIO_HOSTILE, "assert"): HOSTILE,
