@@ -1,6 +1,6 @@
 """A server process sweeps the temp files killed writes left once it is up and idle: the sweep
 walks the whole tree, and beside the start and the first calls it would share the interpreter
-with them (a tree of 20,000 files: some 30 ms of a fresh server's first call)."""
+with them (a tree of 20,000 files slows a fresh server's first call noticeably)."""
 
 from __future__ import annotations
 
