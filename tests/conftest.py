@@ -181,6 +181,10 @@ NETWORK_STORES = {"s3", "s3rver", "gcs", "azure"}
 suite only; the quick tier keeps memory and local."""
 
 
+pytest_terminal_summary = emulators.skipped_suites
+"""The suites this run skipped, and why, at the end of its summary."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -219,7 +223,7 @@ def _emulator(start: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     try:
         emulator = start(tmp_path_factory.mktemp("emulator"))
     except emulators.Unavailable as exc:
-        pytest.skip(str(exc))
+        emulators.unavailable(exc)
     try:
         yield emulator
     finally:

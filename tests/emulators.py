@@ -8,7 +8,8 @@ the tests drive (npm packages, ``npm_bin``; PyPI packages, ``pip_bin``).
 npm packages are installed once into a cache folder with a ``package.json`` of its own
 (``~/.cache/vfs-mcp-tests/node/<package>``; ``VFS_MCP_TEST_CACHE`` moves the cache), under a
 file lock so parallel sessions do not install twice. Where node, npm or a package cannot be
-had, ``Unavailable`` says why, and the fixtures skip with that reason.
+had, ``Unavailable`` says why, and the tests skip with that reason (``unavailable``) — but on CI
+(``CI=true``, which .ci/run sets), where every tool the tests install must install, they fail.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
 
 AZURITE = ("azurite", "3.35.0")
 S3RVER = ("s3rver", "3.7.1")
@@ -43,6 +47,34 @@ S3RVER_KEY = "S3RVER"  # s3rver accepts this key pair (its default credentials)
 
 class Unavailable(RuntimeError):
     """An emulator cannot be installed or started on this machine; the message says why."""
+
+
+ON_CI = os.environ.get("CI", "").lower() in ("true", "1")
+"""Set by CI services (and by .ci/run): a tool the tests install that cannot be had is a failure."""
+
+
+def unavailable(reason: object) -> NoReturn:
+    """Skip the test: what it needs cannot be had here (``reason`` says what and why). On CI, fail
+    it instead: a skipped suite there is one that silently never ran."""
+    if ON_CI:
+        pytest.fail(f"CI=true, so what a test needs and cannot have is a failure, not a skip: {reason}", pytrace=False)
+    pytest.skip(str(reason))
+
+
+def skipped_suites(terminalreporter: Any) -> None:
+    """The suites this run skipped and why, one line each (a module and its reasons), so a summary
+    shows what never ran; on CI (``ON_CI``) a missing tool fails instead of skipping."""
+    suites: dict[str, dict[str, int]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons = suites.setdefault(report.nodeid.split("::")[0], {})
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if suites:
+        terminalreporter.section("suites skipped, and why")
+        for suite, reasons in sorted(suites.items()):
+            for reason, count in reasons.items():
+                terminalreporter.write_line(f"{suite}: {count} skipped: {reason}")
 
 
 def cache_dir() -> Path:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulators import Unavailable, cache_dir, pip_bin
+from emulators import Unavailable, cache_dir, pip_bin, unavailable
 from jsonschema import Draft7Validator
 from mcp import Client, StdioServerParameters
 
@@ -202,7 +202,7 @@ def test_uvx_runs_the_built_wheel(dist: Path, tmp_path: Path) -> None:
     try:
         uvx = pip_bin(UV, "uvx")
     except Unavailable as exc:
-        pytest.skip(f"uv cannot be had: {exc}")
+        unavailable(f"uv cannot be had: {exc}")
     env = {**os.environ, "UV_CACHE_DIR": str(cache_dir() / "uv-cache")}
     command = [str(uvx), "--from", str(wheel(dist)), "--find-links", str(dist), "vfs-mcp"]
     assert "usage: vfs-mcp" in run([*command, "--help"], env=env).stdout

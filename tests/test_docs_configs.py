@@ -2,7 +2,8 @@
 
 Every TOML config block loads and its mounts open (S3 ones against moto's server, GCS and Azure
 ones against their emulators); every Claude Desktop JSON block and every `claude mcp add` / `vfs-mcp`
-command line parses with the real command-line parser.
+command line parses with the real command-line parser (a subcommand's, `call`, `xml`, `tools` and
+`review`, with its own).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from vfs_mcp.cli.commands import call_parser, tools_parser, xml_parser
 from vfs_mcp.cli.options import parser
 from vfs_mcp.cli.review import parser as review_parser
 from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
@@ -113,6 +115,14 @@ def test_documented_command_lines_parse(where: str, argv: list[str]) -> None:
     if args and args[0] == "review":
         review_parser().parse_args(args[1:])
         return
-    if args and args[0] in ("call", "xml", "tools"):
-        return  # subcommands have their own parsers, exercised by their tests
+    if args and args[0] == "call":
+        own, server_args = (
+            (args[1 : args.index("--")], args[args.index("--") + 1 :]) if "--" in args else (args[1:], [])
+        )
+        assert call_parser().parse_intermixed_args(own).tool
+        parser().parse_args(server_args)
+        return
+    if args and args[0] in ("xml", "tools"):
+        (xml_parser if args[0] == "xml" else tools_parser)().parse_args(args[1:])
+        return
     parser().parse_args(args)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulators import Unavailable, cache_dir, npm_bin, pip_bin
+from emulators import Unavailable, cache_dir, npm_bin, pip_bin, unavailable
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +55,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], d
         grader = pip_bin(MCP_QUALITY, "mcp-quality")
         reference = npm_bin(REFERENCE, "mcp-server-filesystem")
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        unavailable(exc)
     folder = tmp_path_factory.mktemp("graded")
     (folder / "notes.txt").write_text("hello\n")
     (folder / "src").mkdir()

@@ -3,7 +3,7 @@ Python's cycle collector paused.
 
 Loading it builds some 90,000 objects that live as long as the process (most of them the MCP
 SDK's models of two protocol eras), and the collector, run every 700 allocations, would scan
-the young ones again and again while they are made: 60 ms of a server's start (of 600).
+the young ones again and again while they are made: a noticeable part of a server's start.
 What loading leaves is frozen instead (``gc.freeze``: never scanned again), as the server's
 own start freezes what it builds (``cli.main.settle_memory``); the few hundred objects of
 garbage among them stay, as they do there.

@@ -9,6 +9,7 @@
     ├── NotADirectory                  NOT_A_DIRECTORY  400    -32602
     ├── AlreadyExists                  ALREADY_EXISTS   409    -32602
     ├── Conflict                       CONFLICT         409    -32602
+    │   └── Stale                      CONFLICT         409    -32602
     ├── BinaryContent                  BINARY_CONTENT   422    -32602
     ├── TooLarge                       TOO_LARGE        413    -32602
     └── Internal                       INTERNAL         500    -32603
@@ -16,7 +17,7 @@
 Foreign exceptions (``OSError`` from fsspec, botocore's ``ClientError``, codec errors)
 become one of these in ``translate`` — the single boundary, used by the jail. These are plain
 exceptions that know nothing of MCP: the server turns them into MCP results and JSON-RPC
-errors in one module (``vfs_mcp.server.boundary``), so the jail, the write path, the
+errors in one module (``vfs_mcp.server.calls.boundary``), so the jail, the write path, the
 operations and the ``vfs`` fsspec protocol load no part of the MCP SDK. Messages
 name paths as the mount names them (results' spelling; ``jail.as_written`` adds the caller's
 where it differs), never what lies behind a mount (a bucket's backing path, an outside target).

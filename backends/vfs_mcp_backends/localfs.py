@@ -46,8 +46,8 @@ from vfs_mcp_backends.tempfiles import is_temp_name
 from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
 
 SWEEP_PAUSE_EVERY = 256
-"""Entries a sweep walks between two calls of its ``pause`` (some 2 us of walk an entry: half a
-millisecond between two)."""
+"""Entries a sweep walks between two calls of its ``pause``: short enough that a call waits on a
+sweep for no time a person notices, long enough that the pauses cost little."""
 
 
 class DescriptorFileSystem(DescriptorReads):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulators import _locked, cache_dir
+from emulators import _locked, cache_dir, unavailable
 
 INSTALL_TIMEOUT = 300
 
@@ -75,7 +75,7 @@ CASES_DIR, UNAVAILABLE = _fetch_cases()
 if CASES_DIR is None:
 
     def test_universal_pathlib_base_tests() -> None:
-        pytest.skip(UNAVAILABLE)
+        unavailable(UNAVAILABLE)
 
 else:
     from upath import UPath

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import fsspec
 import pytest
-from emulators import Unavailable
+from emulators import Unavailable, unavailable
 from mcp import Client
 from processes import RawStdio, load_balancer, mcp_client, vfs_mcp_http
 
@@ -69,7 +69,7 @@ async def test_replicas_behind_haproxy_lose_no_edit(
         try:
             port = stack.enter_context(load_balancer(replicas, sticky, tmp_path))
         except Unavailable as exc:
-            pytest.skip(str(exc))
+            unavailable(exc)
         with anyio.fail_after(600):
             async with anyio.create_task_group() as group:
                 for number in range(CLIENTS):
@@ -120,7 +120,7 @@ async def test_every_change_made_through_one_replica_is_undone_by_its_id_through
         try:
             port = stack.enter_context(load_balancer(replicas, False, tmp_path))
         except Unavailable as exc:
-            pytest.skip(str(exc))
+            unavailable(exc)
         started = time.perf_counter()
 
         async def edit(worker: int) -> None:

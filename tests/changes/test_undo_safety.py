@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from typing import Any
 
 import anyio
@@ -14,7 +15,7 @@ from conftest import Sandbox
 from mcp import Client
 from results import ok
 
-from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.profiles.results import error_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -144,35 +145,64 @@ async def test_a_failed_undo_changes_nothing_and_can_be_tried_again(sandbox: San
     assert box.get("pa.txt") == b"ONE\n" and box.get("sub") == b"now a file\n"
 
 
+def announcing_locks(box: Sandbox) -> tuple[Mount, threading.Event]:
+    """The sandbox's mount, its store set to say (an event) when it is first asked for a lock
+    (a write's first step, before it reads what it will change)."""
+    asked = threading.Event()
+    backend = FaultyMount(box.mount.backend, [])
+    real = backend.hold
+
+    def hold(*args: Any, **kwargs: Any) -> Any:
+        asked.set()
+        return real(*args, **kwargs)
+
+    backend.hold = hold  # type: ignore[method-assign]
+    return dataclasses.replace(box.mount, backend=backend), asked
+
+
 async def test_undo_checks_and_restores_under_the_locks_of_every_file(local_sandbox: Sandbox) -> None:
-    """Another server edits a small file of a patch while the undo restores a large one
-    (slowly: a delay in front of the store): the edit either lands after the undo (and is
-    there) or makes the undo refuse; it is never lost."""
+    """Another server edits a small file of a patch while the undo restores a large one (held
+    there by a pause in front of the store until the edit asks for its lock): the edit either
+    lands after the undo (and is there) or makes the undo refuse; it is never lost."""
     box = local_sandbox
     box.put("big.txt", "".join(f"line {n}\n" for n in range(1000)))
     box.put("small.txt", "alpha\n")
     text = "*** Begin Patch\n*** Update File: big.txt\n-line 0\n+LINE 0\n*** Update File: small.txt\n-alpha\n+beta\n"
     text += "*** End Patch\n"
-    slow = dataclasses.replace(
-        box.mount, backend=FaultyMount(box.mount.backend, [Fault.delay("write", "big.txt", seconds=1.0)])
-    )
+    restoring, restore = threading.Event(), threading.Event()
+    restore.set()  # the patch's own write of big.txt passes; the undo's is held
+    held = FaultyMount(box.mount.backend, [Fault.pause("write", "big.txt", restoring, restore)])
+    mine = dataclasses.replace(box.mount, backend=held)
+    other, locking = announcing_locks(box)
     outcomes: dict[str, Any] = {}
-    async with Client(build_server([slow], Settings())) as mine, box.client() as theirs:
-        ok(await mine.call_tool("apply_patch", {"patch": text}))
+    async with Client(build_server([mine], Settings())) as me, Client(build_server([other], Settings())) as theirs:
+        ok(await me.call_tool("apply_patch", {"patch": text}))
+        restoring.clear()
+        restore.clear()
 
         async def undo() -> None:
-            outcomes["undo"] = await mine.call_tool("undo", {})
+            outcomes["undo"] = await me.call_tool("undo", {})
 
         async def edit() -> None:
-            await anyio.sleep(0.3)  # into the undo's slow restore of big.txt
-            outcomes["edit"] = await theirs.call_tool(
-                "edit_file", {"path": "small.txt", "edits": [{"oldText": "a", "newText": "A", "replace_all": True}]}
-            )
+            await anyio.to_thread.run_sync(restoring.wait, 60)  # the undo is in its restore of big.txt
+            outcomes["restoring"] = restoring.is_set()
+            async with anyio.create_task_group() as inner:
+
+                async def resume_the_undo() -> None:
+                    outcomes["edit locks meanwhile"] = await anyio.to_thread.run_sync(locking.wait, 60)
+                    restore.set()
+
+                inner.start_soon(resume_the_undo)
+                outcomes["edit"] = await theirs.call_tool(
+                    "edit_file",
+                    {"path": "small.txt", "edits": [{"oldText": "a", "newText": "A", "replace_all": True}]},
+                )
 
         async with anyio.create_task_group() as group:
             group.start_soon(undo)
             group.start_soon(edit)
+    assert outcomes["restoring"] and outcomes["edit locks meanwhile"], outcomes
     small = box.get("small.txt")
     assert error_of(outcomes["edit"]) is None or error_of(outcomes["edit"])["code"] == "CONFLICT"
     if error_of(outcomes["edit"]) is None:
-        assert b"A" in small, (small, [o.content[0].text for o in outcomes.values()])
+        assert b"A" in small, (small, outcomes["undo"].content[0].text)

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from emulators import unavailable
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -45,7 +46,7 @@ def mcpb() -> Path:
     try:
         return Path(build.mcpb())
     except build.Unavailable as exc:
-        pytest.skip(str(exc))
+        unavailable(exc)
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import io
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from vfs_mcp.cli import xml_commands
 from vfs_mcp.cli.main import main
-from vfs_mcp.cli.xml_commands import CommandResult, XmlRunner, blocks, content_of, to_xml
+from vfs_mcp.cli.xml_commands import MAX_DEPTH, CommandResult, XmlRunner, blocks, content_of, to_xml
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -126,6 +127,24 @@ async def test_malformed_xml_is_reported_with_its_line_and_later_blocks_still_ru
     assert [r.block for r in results] == [1, 2, 3]
 
 
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """What the block parser is handed from now on, counted: elements started, characters of text."""
+    seen = {"elements": 0, "characters": 0}
+    start, data = xml_commands._Builder.start, xml_commands._Builder.data
+
+    def counted_start(self: Any, tag: str, attrs: dict[str, str]) -> Any:
+        seen["elements"] += 1
+        return start(self, tag, attrs)
+
+    def counted_data(self: Any, text: str) -> None:
+        seen["characters"] += len(text)
+        data(self, text)
+
+    monkeypatch.setattr(xml_commands._Builder, "start", counted_start)
+    monkeypatch.setattr(xml_commands._Builder, "data", counted_data)
+    return seen
+
+
 @pytest.mark.parametrize(
     "attack",
     [
@@ -142,10 +161,12 @@ async def test_malformed_xml_is_reported_with_its_line_and_later_blocks_still_ru
         '<mcp:filesystem><write path="bomb.txt">&xxe;</write></mcp:filesystem>',
     ],
 )
-async def test_entity_expansion_is_refused_before_anything_expands(folder: Path, attack: str) -> None:
-    started = time.process_time()
+async def test_entity_expansion_is_refused_before_anything_expands(
+    folder: Path, attack: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed = counted(monkeypatch)
     results = await run(folder, attack + '\n<mcp:filesystem><read path="hello.txt"/></mcp:filesystem>')
-    assert time.process_time() - started < 5  # CPU seconds, whatever else the machine does
+    assert parsed["characters"] < 100, parsed  # no "lol" a billion times, nor a file's text: nothing expanded
     assert statuses(results) == [("mcp:filesystem", 400), ("read", 200)]
     assert results[0].code == "INVALID_ARGUMENT"
     assert not (folder / "bomb.txt").exists()
@@ -307,13 +328,25 @@ def test_cli_with_no_block_exits_1(
     assert "no commands found" in captured.err
 
 
-def test_thousands_of_unclosed_blocks_are_refused_in_one_pass() -> None:
+def test_thousands_of_unclosed_blocks_are_refused_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each used to be parsed to the end of the input: 8,000 of them ran past 30 s."""
-    text = "<mcp:filesystem>" * 8000
-    started = time.process_time()
+    text = Searched("<mcp:filesystem>" * 8000)
+    parsed = counted(monkeypatch)
     found = list(blocks(text))
     assert len(found) == 8000 and all(isinstance(b, Exception) for b in found)
-    assert time.process_time() - started < 10  # CPU seconds: proves "does not hang", not a benchmark
+    assert parsed["elements"] <= (MAX_DEPTH + 1) * 8000, parsed  # a few a block, not the rest of the input each
+    assert text.scanned <= 4 * len(text), text.scanned  # each search for a tag goes on from the last: one pass
+
+
+class Searched(str):
+    """A text that counts the characters its ``find`` looks through."""
+
+    scanned = 0
+
+    def find(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+        at = super().find(sub, start, end)
+        self.scanned += (at if at >= 0 else len(self)) - (start or 0)
+        return at
 
 
 def test_a_block_nested_in_a_block_is_refused_but_the_blocks_after_it_run() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Sandbox
+from emulators import ON_CI, unavailable
 
 from vfs_mcp.ops.search.grep import GrepQuery, grep_files
 from vfs_mcp.ops.search.ripgrep import rg_binary
@@ -24,7 +25,7 @@ from vfs_mcp.ops.walks.ignore import IgnoreRules
 from vfs_mcp.ops.walks.selection import select
 
 GIT = shutil.which("git")
-needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
+needs_git = pytest.mark.skipif(GIT is None and not ON_CI, reason="git is not installed")
 
 ROOT_GITIGNORE = "\n".join(
     [
@@ -166,7 +167,7 @@ def all_files(root: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if GIT is None:
-        pytest.skip("git is not installed")
+        unavailable("git is not installed")
     repo = tmp_path_factory.mktemp("gitignore") / "repo"
     repo.mkdir()
     write_tree(repo, TREE)

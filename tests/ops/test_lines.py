@@ -8,7 +8,6 @@ and tail must read from the end: its cost does not grow with the file.
 from __future__ import annotations
 
 import contextlib
-import time
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -515,11 +514,9 @@ class CountingReader:
 def measured() -> Iterator[dict[str, float]]:
     stats: dict[str, float] = {}
     tracemalloc.start()
-    began = time.perf_counter()
     try:
         yield stats
     finally:
-        stats["seconds"] = time.perf_counter() - began
         stats["peak"] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
 
@@ -555,7 +552,6 @@ async def test_tail_of_a_50_mb_local_file_reads_only_its_end(big_file):
     assert meta.lines_returned == 3
     assert meta.has_more is True
     assert stats["peak"] < 2 * 1024 * 1024, stats
-    assert stats["seconds"] < 5, stats
     async with big_file.client() as client:
         text, _ = text_and_meta(await call(client, "tail_file", path=big_file.path("big.log"), lines=4))
     assert text.encode() == FILL + b"end-1\nend-2\nend-3"
@@ -570,7 +566,6 @@ async def test_read_file_lines_deep_in_a_50_mb_local_file_is_bounded_and_reuses_
     assert text.encode() == b"MARK\n" + FILL
     assert (meta.start_line, meta.lines_returned, meta.has_more, meta.next_offset) == (HALF, 2, True, HALF + 2)
     assert stats["peak"] < 8 * 1024 * 1024, stats
-    assert stats["seconds"] < 10, stats
     first_pass = sum(reads)
     assert first_pass >= 25_000_000
 

@@ -31,7 +31,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.dialects import reference
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render as compat
-from vfs_mcp.profiles.results import error_of
+from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio
@@ -72,9 +72,10 @@ async def official(box: Sandbox, **settings: Any) -> AsyncIterator[Client]:
 
 
 def text(result: CallToolResult) -> str:
-    """The one text block of a success (the note block, if any, is checked separately)."""
+    """The one text block of a success, as the reference answers: what only we add is in ``_meta``."""
     assert not result.is_error, result.content[0].text
     assert result.structured_content is None, "the official profile carries content once"
+    assert len(result.content) == 1, [block.text for block in result.content]  # type: ignore[union-attr]
     return str(result.content[0].text)
 
 
@@ -300,6 +301,10 @@ async def test_writes_and_edits_answer_in_the_reference_words(scoped_sandbox: Sa
     assert text(edited) == diff
     assert box.get("file.txt") == b"line1\nchanged\nline3\n"
     assert text(wrote) == f"Successfully wrote to {box.path('new.txt')}"
+    changes = [(data_of(r) or {}).get("change_id") for r in (edited, wrote, made, moved)]
+    assert None not in changes and len(set(changes)) == 4, (
+        "each change's id is in _meta, where the reference's text has no place for it"
+    )
     assert text(made) == text(again) == f"Successfully created directory {box.path('made/deep')}"
     assert text(moved) == f"Successfully moved {box.path('new.txt')} to {box.path('made/n.txt')}"
     assert box.get("made/n.txt") == b"fresh"

@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import re
-import time
+import threading
 from typing import Any
 
 import anyio
 import pytest
 from conftest import Sandbox
 
+from vfs_mcp.ops.search import grep
 from vfs_mcp.profiles.results import error_of
 
 pytestmark = pytest.mark.anyio
-
-
-def slow_reads(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, delay: float) -> list[str]:
-    """Make every file read on the memory mount take ``delay`` seconds; returns the log of reads."""
-    reads: list[str] = []
-    real = sandbox.mount.fs.cat_file
-
-    def slow(path: str, *args: Any, **kwargs: Any) -> bytes:
-        reads.append(path)
-        time.sleep(delay)
-        return bytes(real(path, *args, **kwargs))
-
-    monkeypatch.setattr(sandbox.mount.fs, "cat_file", slow)
-    return reads
 
 
 @pytest.fixture
@@ -38,11 +25,21 @@ def memory(request: pytest.FixtureRequest, tmp_path: Any) -> Sandbox:
 
 async def test_a_slow_call_times_out_with_a_clear_error(memory: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     memory.put("slow.txt", "x")
-    slow_reads(memory, monkeypatch, 3.0)
-    started = time.monotonic()
+    reading, finish, finished = threading.Event(), threading.Event(), threading.Event()
+    real = memory.mount.fs.cat_file
+
+    def held(path: str, *args: Any, **kwargs: Any) -> bytes:  # a read that ends when the test says
+        reading.set()
+        finish.wait(60)
+        finished.set()
+        return bytes(real(path, *args, **kwargs))
+
+    monkeypatch.setattr(memory.mount.fs, "cat_file", held)
     async with memory.client(call_timeout=0.3) as client:
         result = await client.call_tool("read_file", {"path": memory.path("slow.txt")})
-    assert time.monotonic() - started < 2.5
+        answered_before_the_read_ended = reading.is_set() and not finished.is_set()
+        finish.set()
+    assert answered_before_the_read_ended, "the call waited for its read instead of timing out"
     assert error_of(result)["code"] == "INTERNAL"
     assert "timed out" in result.content[0].text
 
@@ -68,12 +65,35 @@ async def test_long_searches_report_progress(memory: Sandbox, mode: str) -> None
 async def test_a_cancelled_search_stops_reading(memory: Sandbox, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     for i in range(200):
         memory.put(f"f{i:03}.txt", "nothing here\n")
-    reads = slow_reads(memory, monkeypatch, 0.3)
+    reads: list[str] = []
+    reading, go_on, ended = threading.Event(), threading.Event(), threading.Event()
+    real = memory.mount.fs.cat_file
+
+    def held(path: str, *args: Any, **kwargs: Any) -> bytes:  # every read waits until the test lets it go on
+        reads.append(path)
+        reading.set()
+        go_on.wait(60)
+        return bytes(real(path, *args, **kwargs))
+
+    search = grep.grep_files
+
+    def watched(*args: Any, **kwargs: Any) -> Any:  # says when the search has returned, however it ends
+        try:
+            return search(*args, **kwargs)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(memory.mount.fs, "cat_file", held)
+    monkeypatch.setattr(grep, "grep_files", watched)
     async with memory.client(mode=mode) as client:
-        with anyio.move_on_after(0.5):
-            await client.call_tool("grep_files", {"path": memory.path(), "pattern": "needle"})
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "grep_files", {"path": memory.path(), "pattern": "needle"})
+            await anyio.to_thread.run_sync(reading.wait, 60)
+            group.cancel_scope.cancel()  # the client cancels the call while its reads are held
+        await client.call_tool("list_allowed_directories", {})  # answered after the cancel was taken in
         seen = len(reads)
-        await anyio.sleep(1.0)
+        go_on.set()
+        assert await anyio.to_thread.run_sync(ended.wait, 60), "the search never ended"
     assert 0 < seen < 200
     assert len(reads) <= seen + 64, "the search went on reading after it was cancelled"
 

@@ -6,16 +6,17 @@ Every fault kind on every store the harness serves: memory, a local folder, S3 (
 from __future__ import annotations
 
 import errno
-import time
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from itertools import count
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from vfs_mcp.testing import Fault, Files, VfsClient, error_of, local_server, memory_server, moto_s3, s3_server
+from vfs_mcp.testing import Fault, Files, VfsClient, error_of, faults, local_server, memory_server, moto_s3, s3_server
 
 pytestmark = pytest.mark.anyio
 
@@ -123,11 +124,32 @@ async def test_a_conflict_fails_a_write_pinned_to_the_hash_read(serve: Any) -> N
         assert client.fs.read_text("notes.md") == "v1\n\n"
 
 
-async def test_a_delay_holds_the_call_back_without_changing_its_answer(serve: Any) -> None:
+async def test_a_delay_holds_the_call_back_without_changing_its_answer(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(faults.time, "sleep", slept.append)  # what the store call waits, not a clock
     async with serve({"a.txt": "a"}, [Fault.delay("list", "**", seconds=0.3)]) as client:
-        started = time.monotonic()
         assert await call(client, "list_directory", path=".") is None
-        assert time.monotonic() - started >= 0.3
+    assert slept and set(slept) == {0.3}
+
+
+async def test_a_pause_holds_the_call_at_its_step_until_the_test_resumes_it(serve: Any) -> None:
+    reached, resume = threading.Event(), threading.Event()
+    answers: list[str | None] = []
+    pause = Fault.pause("write", "b.txt", reached, resume, times=1)
+    async with serve({"a.txt": "a"}, [pause]) as client, anyio.create_task_group() as group:
+
+        async def write() -> None:
+            answers.append(await call(client, "write_file", path="b.txt", content="b"))
+
+        group.start_soon(write)
+        await anyio.to_thread.run_sync(reached.wait, 60)
+        held = (list(answers), client.fs.exists("b.txt"))
+        assert await call(client, "read_file", path="a.txt") is None  # another call meanwhile
+        resume.set()
+    assert reached.is_set() and held == ([], False)
+    assert answers == [None] and client.fs.read_text("b.txt") == "b"
 
 
 async def flaky_run(serve: Any, seed: int) -> list[str | None]:

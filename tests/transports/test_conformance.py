@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulators import Unavailable, npm_bin
+from emulators import Unavailable, npm_bin, unavailable
 from processes import vfs_mcp_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.conformance]
@@ -168,7 +168,7 @@ def suite() -> tuple[Path, Path]:
         node = node22()
         entry = npm_bin(SUITE, "conformance").resolve()
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        unavailable(exc)
     return node, entry
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from conftest import make_sandbox, png
+from emulators import unavailable
 
 from vfs_mcp import build_server
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -61,7 +62,7 @@ def inspector() -> Path:
     """The Inspector's executable, installed on first use."""
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
-        pytest.skip("the MCP Inspector needs node and npm, and this machine has no " + ("npm" if node else "node"))
+        unavailable("the MCP Inspector needs node and npm, and this machine has no " + ("npm" if node else "node"))
     folder = Path(os.environ.get("VFS_MCP_INSPECTOR_DIR") or Path.home() / ".cache" / "vfs-mcp-tests" / "inspector")
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(folder / ".install.lock"):

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -182,10 +183,13 @@ def test_a_request_longer_than_one_read_is_answered_whether_replies_go_to_a_pipe
     assert read["result"]["content"][0]["text"] == content
 
 
+STOPPED_READING = b"the client stopped reading replies; the server ends when its input does"
+
+
 def test_a_client_that_stops_reading_mid_reply_ends_the_server_quietly(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("a line of a big file\n" * 200_000)  # 4 MB: more than a pipe holds
     server = subprocess.Popen(
-        [sys.executable, "-m", "vfs_mcp", str(tmp_path)],
+        [sys.executable, "-m", "vfs_mcp", str(tmp_path), "--log-level", "INFO"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -207,8 +211,12 @@ def test_a_client_that_stops_reading_mid_reply_ends_the_server_quietly(tmp_path:
     server.stdin.flush()
     server.stdout.read(1000)
     server.stdout.close()  # gone mid-reply
-    time.sleep(0.5)
-    server.stdin.close()
+    said = []
+    with ThreadPoolExecutor(1) as reader:  # until the server says it met the closed pipe (or 60 s)
+        while not said or STOPPED_READING not in said[-1]:
+            said.append(reader.submit(server.stderr.readline).result(timeout=60))
+            assert said[-1], b"".join(said)
+    server.stdin.close()  # only then does its input end
     assert server.wait(60) == 0
-    assert b"Traceback" not in server.stderr.read()
+    assert b"Traceback" not in b"".join(said) + server.stderr.read()
     server.stderr.close()

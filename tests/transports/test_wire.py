@@ -39,8 +39,8 @@ HOSTILE = {
     "surrogate in a key": b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file",'
     + b'"arguments":{"pa\\udc80th":"x"}}}',
 }
-BOUND = 20.0
-"""Seconds within which every line must be answered: it proves "no silence", nothing more."""
+ANSWER_WITHIN = 20.0
+"""Seconds within which every line must be answered (a guard against silence, never a measure)."""
 ALIVE = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"list_allowed_directories","arguments":{}}}'
 
 
@@ -52,15 +52,15 @@ def stdio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]
 
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_a_hostile_line_over_stdio_gets_an_answer_and_the_server_goes_on(stdio_server: RawStdio, case: str) -> None:
-    answer = stdio_server.exchange(HOSTILE[case], BOUND)
+    answer = stdio_server.exchange(HOSTILE[case], ANSWER_WITHIN)
     assert "error" in answer or answer.get("result", {}).get("isError") is True, answer  # type: ignore[union-attr]
-    assert stdio_server.exchange(ALIVE, BOUND).get("id") == 99
+    assert stdio_server.exchange(ALIVE, ANSWER_WITHIN).get("id") == 99
 
 
 def test_the_ids_of_refused_lines_come_back_where_they_can_be_read(stdio_server: RawStdio) -> None:
-    assert stdio_server.exchange(HOSTILE["deep"], BOUND)["id"] == 1
-    assert stdio_server.exchange(HOSTILE["long number"], BOUND)["id"] == 2
-    assert stdio_server.exchange(HOSTILE["broken"], BOUND)["id"] == 5
+    assert stdio_server.exchange(HOSTILE["deep"], ANSWER_WITHIN)["id"] == 1
+    assert stdio_server.exchange(HOSTILE["long number"], ANSWER_WITHIN)["id"] == 2
+    assert stdio_server.exchange(HOSTILE["broken"], ANSWER_WITHIN)["id"] == 5
 
 
 def test_hostile_requests_over_http_get_an_answer_and_the_server_goes_on(tmp_path: Path) -> None:
@@ -93,15 +93,15 @@ def refused_each(answers: list[dict[str, object]]) -> None:
 
 
 def test_each_request_of_a_refused_batch_over_stdio_gets_its_own_answer(stdio_server: RawStdio) -> None:
-    first = stdio_server.exchange(BATCH, BOUND)
+    first = stdio_server.exchange(BATCH, ANSWER_WITHIN)
     assert stdio_server.proc.stdout is not None
     reader = ThreadPoolExecutor(1)  # the second answer may already sit in the reader's buffer
     try:
-        second = reader.submit(stdio_server.proc.stdout.readline).result(timeout=BOUND)
+        second = reader.submit(stdio_server.proc.stdout.readline).result(timeout=ANSWER_WITHIN)
     finally:
         reader.shutdown(wait=False)
     refused_each([first, json.loads(second)])
-    assert stdio_server.exchange(ALIVE, BOUND).get("id") == 99
+    assert stdio_server.exchange(ALIVE, ANSWER_WITHIN).get("id") == 99
 
 
 @pytest.mark.parametrize("session", [True, False], ids=["in-a-session", "without-one"])
@@ -142,5 +142,5 @@ def test_odd_arguments_to_any_tool_over_stdio_always_get_an_answer(
     line = json.dumps(
         {"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     )
-    answer = stdio_server.exchange(line.encode(), BOUND)
+    answer = stdio_server.exchange(line.encode(), ANSWER_WITHIN)
     assert answer.get("id") == 42 and ("result" in answer or "error" in answer)

@@ -18,11 +18,8 @@ from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
 from vfs_mcp.settings import Settings
 
 
-def xml_main(argv: Sequence[str]) -> int:
-    import anyio
-
-    from vfs_mcp.cli.xml_commands import run_and_print
-
+def xml_parser() -> argparse.ArgumentParser:
+    """``vfs-mcp xml``'s options (the docs' command lines are parsed with it too)."""
     p = argparse.ArgumentParser(
         prog="vfs-mcp xml",
         description=(
@@ -40,7 +37,15 @@ def xml_main(argv: Sequence[str]) -> int:
         help="a mount root, as for serving (repeatable; default: the current folder)",
     )
     add_server_options(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def xml_main(argv: Sequence[str]) -> int:
+    import anyio
+
+    from vfs_mcp.cli.xml_commands import run_and_print
+
+    args = xml_parser().parse_args(argv)
     try:
         if args.file in (None, "-"):
             text = sys.stdin.read()
@@ -58,13 +63,11 @@ def xml_main(argv: Sequence[str]) -> int:
     return anyio.run(run_and_print, text, server)
 
 
-def call_main(argv: Sequence[str]) -> int:
-    from mcp import StdioServerParameters
-
+def call_parser() -> argparse.ArgumentParser:
+    """``vfs-mcp call``'s own options, before a ``--`` (the docs' command lines are parsed with it too)."""
     from vfs_mcp.cli import client, printing
-    from vfs_mcp.transports.http import TOKEN_ENV, load_token
+    from vfs_mcp.transports.http import TOKEN_ENV
 
-    own, server_args = _split(argv)
     p = argparse.ArgumentParser(
         prog="vfs-mcp call",
         usage="vfs-mcp call TOOL [key=value ...] [--json ARGS] [options] [--url URL | -- SERVER ARGS]",
@@ -97,7 +100,17 @@ def call_main(argv: Sequence[str]) -> int:
         metavar="N",
         help=f"extra tries after a transient transport failure (default {client.DEFAULT_RETRIES})",
     )
-    args = p.parse_intermixed_args(own)
+    return p
+
+
+def call_main(argv: Sequence[str]) -> int:
+    from mcp import StdioServerParameters
+
+    from vfs_mcp.cli import client
+    from vfs_mcp.transports.http import TOKEN_ENV, load_token
+
+    own, server_args = _split(argv)
+    args = call_parser().parse_intermixed_args(own)
     try:
         if args.tool == "undo" and not any(pair.startswith("change_id=") for pair in args.pairs):
             raise client.UsageError(UNDO_NEEDS_AN_ID)
@@ -157,11 +170,8 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def tools_main(argv: Sequence[str]) -> int:
-    import anyio
-
-    from vfs_mcp.cli import client, printing
-
+def tools_parser() -> argparse.ArgumentParser:
+    """``vfs-mcp tools``'s options (the docs' command lines are parsed with it too)."""
     p = argparse.ArgumentParser(
         prog="vfs-mcp tools",
         description=(
@@ -174,7 +184,15 @@ def tools_main(argv: Sequence[str]) -> int:
     p.add_argument("--tools", type=parse_tool_list, default=(), metavar="LIST", help=TOOLS_HELP)
     p.add_argument("--read-only", action="store_true", help="as a read-only server lists them (no tool that writes)")
     p.add_argument("--plain", action="store_true", help="no colour, even on a terminal")
-    args = p.parse_args(argv)
+    return p
+
+
+def tools_main(argv: Sequence[str]) -> int:
+    import anyio
+
+    from vfs_mcp.cli import client, printing
+
+    args = tools_parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
     settings = Settings(
         profiles=tuple(x.strip() for x in args.profile.split(",") if x.strip()),

@@ -83,7 +83,7 @@ def settle_memory() -> None:
     so the collector stops scanning them (``gc.freeze``), and collects less often (a walk of a
     big tree allocated thousands of collections' worth of objects that all survive). Big
     blocks go back to the system when freed (``MMAP_THRESHOLD``). No collection first: it
-    would take some 45 ms of every start to free a few hundred objects of import garbage."""
+    would take a noticeable part of every start to free a few hundred objects of import garbage."""
     gc.freeze()
     gc.set_threshold(GC_FIRST_GENERATION, *gc.get_threshold()[1:])
     if sys.platform == "linux":

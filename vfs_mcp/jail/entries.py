@@ -94,8 +94,8 @@ HASH_ASIDE_BYTES = 512 * 1024
 _HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
 """One: a write's two hashes (what it writes, what it replaces for its undo record) run one
 after the other beside its fsyncs; a second thread measured worse on a loaded 2-core machine
-(in-process 1 MB edit median 19.8 against 11.3 ms, load 4), where it takes the core the call
-needs. Its thread starts with the first hash."""
+(benchmarks/README.md), where it takes the core the call needs. Its thread starts with the
+first hash."""
 
 
 def sha256_aside(data: bytes) -> Digest:

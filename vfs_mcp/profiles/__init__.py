@@ -22,6 +22,9 @@ PROFILES: dict[str, str] = {
 EXCLUSIVE = (("default", "official"),)
 SEED_EXACT = ("official", "fs", "ide")
 """Profiles whose schemas state every default their seed states (``false`` and ``0`` too)."""
+TEXT_EXACT = ("official",)
+"""Profiles whose replies' text is their seed's byte for byte: what the server adds to a reply
+(a change's id, a note that it cannot be undone) goes in ``_meta`` only."""
 
 
 def check(profiles: Sequence[str]) -> None:
@@ -34,6 +37,14 @@ def check(profiles: Sequence[str]) -> None:
     for pair in EXCLUSIVE:
         if all(p in profiles for p in pair):
             raise ValueError(f"profiles {pair[0]} and {pair[1]} name tools alike; choose one of them")
+
+
+def profile_of(module: str) -> str | None:
+    """The profile whose package holds ``module`` (an adapter's), None when no profile's does."""
+    for profile, package in PROFILES.items():
+        if module == package or module.startswith(f"{package}."):
+            return profile
+    return None
 
 
 def tools_of(profile: str) -> tuple[Tool, ...]:

@@ -44,7 +44,7 @@ from mcp_types import ToolAnnotations
 def logging_set_up_once() -> None:
     """From now on, MCPServer's constructor sets logging up only where the root logger has no
     handler yet. Its ``configure_logging`` imports rich (where it is installed) and builds a
-    console for rich's handler (20-30 ms of a server's start), then calls
+    console for rich's handler (a good part of a server's start: benchmarks/README.md), then calls
     ``logging.basicConfig``, which does nothing once the root logger has a handler, as it has
     in a ``vfs-mcp`` process (``cli.options`` sets its own up first): where it has none, the
     SDK's setup runs as before."""

@@ -101,9 +101,9 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
 
 WARM_AFTER = 0.25
 """Seconds after ``tools/list`` is answered, and after the last call, that ``warm`` imports:
-longer than a script's client takes between two calls (one that parses a 10 MB reply is quiet
-for 30-60 ms here, and at 50 ms the warm-up's imports met its next read: 1.13x f37b77b's), far
-shorter than a model's turn."""
+longer than a script's client takes between two calls (one that parses a big reply is quiet
+for a while, and a shorter wait let the warm-up's imports meet its next read), far shorter than
+a model's turn (the figures: benchmarks/README.md, "Figures behind choices in the code")."""
 
 
 def warm(settings: Settings, then: Callable[[], object] | None = None) -> threading.Thread:

@@ -92,15 +92,19 @@ class Watches:
         """The URIs watched now."""
         return sorted(self._watched)
 
-    def add(self, uri: str, sink: Sink) -> Callable[[], None]:
-        """Watch ``uri`` for ``sink``; returns the (idempotent) way to stop. Raises VfsError."""
+    async def add(self, uri: str, sink: Sink) -> Callable[[], None]:
+        """Watch ``uri`` for ``sink``; returns the (idempotent) way to stop. Raises VfsError.
+
+        Returns once the file's version to compare with is taken (its stat, or for a polled
+        store the version its first look reads), so a change made after the subscription is
+        answered is announced, however soon it comes."""
         watch = self._watched.get(uri)
         if watch is None:
             target = self.allow(uri)
             watch = _Watch(uri, target, _host_path(target))
             self._watched[uri] = watch
             if watch.host is None:
-                self._tg.start_soon(self._poll, watch)
+                self._tg.start_soon(self._poll, watch, await self._version(target))
             else:
                 watch.seen = _stat(watch.host)
                 self._restart_local()
@@ -171,11 +175,10 @@ class Watches:
                 log.info("watching %s failed (%s); polling instead", ", ".join(sorted(self._folders)), exc)
                 for watch in self._local().values():
                     watch.host = None
-                    self._tg.start_soon(self._poll, watch)
+                    self._tg.start_soon(self._poll, watch, await self._version(watch.target))
 
-    async def _poll(self, watch: _Watch) -> None:
+    async def _poll(self, watch: _Watch, last: tuple[Any, ...] | None) -> None:
         with watch.scope:
-            last = await self._version(watch.target)
             while True:
                 await anyio.sleep(self.poll_interval)
                 now = await self._version(watch.target)
@@ -292,7 +295,7 @@ def serve(lowlevel: Server[Any], bus: SubscriptionBus, through: Through) -> None
             async def tell(changed: str) -> None:
                 await session.send_resource_updated(changed)
 
-            subscriptions[uri] = watches.add(uri, tell)
+            subscriptions[uri] = await watches.add(uri, tell)
             return EmptyResult()
 
         result: EmptyResult = await through(ctx, "subscribe", uri, answer)
@@ -323,7 +326,7 @@ def serve(lowlevel: Server[Any], bus: SubscriptionBus, through: Through) -> None
             removers: list[Callable[[], None]] = []
             for uri in wanted:
                 try:
-                    removers.append(watches.add(uri, publish))
+                    removers.append(await watches.add(uri, publish))
                 except VfsError as err:
                     # The stream still honours the URI (the spec's "never fires"); say why on stderr.
                     log.warning("not watching %s: %s", uri, err)

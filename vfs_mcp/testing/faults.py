@@ -6,6 +6,7 @@ a slow or flaky store, injected where the store meets the jail.
         Fault.on("read", "src/**", errno.EACCES, after=2),  # the third read under src/ on
         Fault.conflict("notes.md"),                         # another writer, after every read
         Fault.delay("list", "**", seconds=0.5),             # slow listings
+        Fault.pause("write", "big.bin", reached, resume),   # held until the test says go on
         Fault.flaky("read", "**", rate=0.2, seed=7),        # one read in five fails, reproducibly
     ])
 
@@ -19,6 +20,7 @@ its destination. Paths are mount-relative globs (``*`` within a name, ``**`` acr
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import errno as errnos
 import hashlib
@@ -35,19 +37,23 @@ from vfs_mcp_backends import BackendMount
 
 __all__ = ["OPERATIONS", "Fault", "FaultyMount"]
 
+PAUSE_LIMIT = 120.0
+"""Seconds a paused store call waits for its ``resume`` at most: a test that never resumes it
+fails on what the call then does, instead of holding a worker thread forever."""
+
 Operation = Literal["read", "write", "list", "stat", "delete", "move"]
 OPERATIONS: tuple[str, ...] = ("read", "write", "list", "stat", "delete", "move")
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault. Make it with ``on``, ``conflict``, ``delay`` or ``flaky``.
+    """One injected fault. Make it with ``on``, ``conflict``, ``delay``, ``pause`` or ``flaky``.
 
     ``after``: matching calls that pass before it first fires; ``times``: how often it fires
     (None: every time after that).
     """
 
-    kind: Literal["error", "conflict", "delay", "flaky"]
+    kind: Literal["error", "conflict", "delay", "pause", "flaky"]
     op: Operation
     path: str
     error: int = errnos.EIO
@@ -57,6 +63,8 @@ class Fault:
     rate: float = 1.0
     seed: int = 0
     content: bytes | None = None
+    reached: threading.Event | None = None
+    resume: threading.Event | None = None
 
     def __post_init__(self) -> None:
         if self.op not in OPERATIONS:
@@ -91,6 +99,22 @@ class Fault:
     def delay(cls, op: Operation, path: str, seconds: float, *, after: int = 0, times: int | None = None) -> Fault:
         """``op`` on a matching path waits ``seconds`` first (a slow disk or bucket)."""
         return cls("delay", op, path, seconds=seconds, after=after, times=times)
+
+    @classmethod
+    def pause(
+        cls,
+        op: Operation,
+        path: str,
+        reached: threading.Event,
+        resume: threading.Event,
+        *,
+        after: int = 0,
+        times: int | None = None,
+    ) -> Fault:
+        """``op`` on a matching path sets ``reached`` and waits until ``resume`` is set (at most
+        ``PAUSE_LIMIT`` seconds): a test's barrier, to make another call while this one is held
+        at a known step instead of sleeping and hoping it is there."""
+        return cls("pause", op, path, after=after, times=times, reached=reached, resume=resume)
 
     @classmethod
     def flaky(cls, op: Operation, path: str, *, rate: float, seed: int = 0, error: int = errnos.EIO) -> Fault:
@@ -133,6 +157,7 @@ class _Plan:
         self.inner = inner
         self.base = inner.root.rstrip("/")
         self.lock = threading.Lock()
+        self.calls: collections.Counter[str] = collections.Counter()
 
     def rel(self, path: str) -> str:
         path = str(path).rstrip("/")
@@ -141,9 +166,10 @@ class _Plan:
         return posixpath.normpath(path[len(self.base) + 1 :])
 
     def before(self, op: str, *paths: str) -> int | None:
-        """Sleep the delays that fire; the errno of the first error that fires, if any."""
-        delay, error = 0.0, None
+        """Sleep the delays and hold the pauses that fire; the errno of the first error that fires, if any."""
+        delay, error, pauses = 0.0, None, []
         with self.lock:
+            self.calls[op] += 1
             for armed in self.armed:
                 kind = armed.fault.kind
                 if kind == "conflict" or armed.fault.op != op:
@@ -153,10 +179,16 @@ class _Plan:
                     continue
                 if kind == "delay":
                     delay += armed.fault.seconds
+                elif kind == "pause":
+                    pauses.append(armed.fault)
                 elif error is None:
                     error = armed.fault.error
         if delay:
             time.sleep(delay)
+        for fault in pauses:
+            assert fault.reached is not None and fault.resume is not None
+            fault.reached.set()
+            fault.resume.wait(PAUSE_LIMIT)
         return error
 
     def check(self, op: str, *paths: str) -> None:
@@ -293,6 +325,12 @@ class FaultyMount(BackendMount):
         super().__init__(fs=_FaultyFS(inner.fs, plan), root=inner.root, capabilities=capabilities)
         self.inner = inner
         self.plan = plan
+
+    @property
+    def calls(self) -> collections.Counter[str]:
+        """The store calls made through the faults so far, by operation (``read``, ``write``, ...):
+        what a tool cost the store, counted (``FaultyMount(mount, [])`` counts with no fault)."""
+        return self.plan.calls
 
     def invalidate(self, path: str | None = None) -> None:
         self.inner.invalidate(path)

@@ -2,8 +2,8 @@
 newlines a stretch of bytes holds, counted at ``memchr`` speed.
 
 ``str.find`` compares the needle's last character first and, on a log or source file whose
-common letters fill the needle, steps one character at a time (0.65 ms a MB here for
-``retries = 3``); glibc's ``memmem`` hashes pairs of bytes and skips (0.06 ms). Bytes are
+common letters fill the needle, steps one character at a time; glibc's ``memmem`` hashes
+pairs of bytes and skips, about ten times faster (figures: benchmarks/README.md). Bytes are
 searched where they are (no copy); an ASCII text (``str.isascii`` is known to the string, no
 scan) is encoded in one copy, and a byte offset is then a character offset. Other texts,
 small ones, and systems whose C library has no ``memmem`` use ``find``: the answers are the
@@ -18,8 +18,8 @@ from typing import AnyStr
 
 LONG_LINE = 48
 """Bytes a line from which deleting a block's newlines counts them faster than ``bytes.count``:
-deletion finds each with ``memchr`` (vectorised), ``count`` compares byte by byte (0.25 against
-0.45 ms a MiB of 84-byte lines here; 3.6 against 0.5 ms a MiB of 4-byte lines)."""
+deletion finds each with ``memchr`` (vectorised), ``count`` compares byte by byte; on short
+lines the deletions cost more than the count saves (figures: benchmarks/README.md)."""
 MEMMEM_CHARS = 64 * 1024
 """Texts from this length are searched with ``memmem``; below it the encoding copy costs more than it saves."""
 COUNT_BLOCK = 64 * 1024
@@ -75,7 +75,7 @@ def _stepped(text: AnyStr, old: AnyStr, limit: int | None) -> list[int]:
 
 def newlines(data: bytes, start: int, end: int) -> int:
     """The ``\\n`` bytes in ``data[start:end]``: a block at a time, each counted the way the
-    lines seen so far make faster (``LONG_LINE``: 0.25 against 0.42 ms a MB of 80-byte lines here)."""
+    lines seen so far make faster (``LONG_LINE``)."""
     count, long_lines = 0, True
     for at in range(start, end, COUNT_BLOCK):
         stop = min(end, at + COUNT_BLOCK)

@@ -1,6 +1,7 @@
 """A successful call's changes kept as its session's (their records are in the change
 log already): the reply names each change's id, in its text and in ``_meta``, and says when a
-change cannot be undone or pushed older ones out of the log."""
+change cannot be undone or pushed older ones out of the log (in ``_meta`` alone for a profile
+whose text is its seed's byte for byte: ``profiles.TEXT_EXACT``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
+from vfs_mcp import profiles
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
@@ -50,11 +52,17 @@ def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResul
     if dropped and journal is not None:
         notes.append(f"[{dropped} older change(s) can no longer be undone (the undo log's limits)]")
     meta: dict[str, Any] = dict(result.meta or {})
+    fields = dict(meta.get(META_RESULT) or {})
     if ids:
-        fields = dict(meta.get(META_RESULT) or {})
         fields["change_id"] = ids[-1]
         if len(ids) > 1:
             fields["change_ids"] = ids
+    if call.tool is not None and profiles.profile_of(call.tool.fn.__module__) in profiles.TEXT_EXACT:
+        if notes[len(ids) :]:
+            fields["notes"] = notes[len(ids) :]
+        meta[META_RESULT] = fields
+        return result.model_copy(update={"meta": meta})
+    if ids:
         meta[META_RESULT] = fields
     return result.model_copy(
         update={"content": [*result.content, TextContent(type="text", text="\n".join(notes))], "meta": meta or None}

@@ -1,0 +1,120 @@
+"""The tests keep no clock: no assert on how long something took, and no sleep to let something
+happen first (order with events and barriers; bound work by counts: steps, bytes, calls). What
+is left is named below, each with why: a poll with a deadline (waiting for what gives no
+event, such as a process's port opening), a stand-in for a slow store, and the timing asserts
+not yet turned into counts. A new one fails this test; one that is gone must leave the list."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+CLOCKED = re.compile(
+    r"\b(?:monotonic|perf_counter|process_time|time\.time|took|seconds|elapsed|slowest|cpu_seconds|\w*BOUND)\b"
+)
+"""What an assert on a duration names: a clock, or what such asserts call their figures."""
+
+POLLS = "a poll with a deadline: what it waits for gives no event to wait on"
+HOSTILE = "to turn into a count: a hostile pattern's call and the other clients' answers meanwhile, in seconds today"
+REPLAYED = "test_a_broken_call_stream_is_resumed_and_the_reply_comes_on_the_new_connection"
+LEASE = "test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease"
+TORN = "test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file"
+KILLED = "test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_once_a_server_starts"
+STDIO_HOSTILE = "test_every_hostile_call_answers_over_stdio_and_the_server_keeps_answering"
+HTTP_HOSTILE = "test_one_http_clients_catastrophic_regex_leaves_other_clients_answered"
+DIFF_COST = "test_a_diff_costs_time_and_memory_linear_in_what_it_reads_and_answers_and_says_what_it_leaves_out"
+
+ALLOWED: dict[tuple[str, str, str], str] = {
+    # -- polls, each within a deadline (a sleep between looks, an assert on the deadline) ---------
+    ("emulators.py", "_wait_for_http", "sleep"): POLLS + " (an emulator's HTTP port opening)",
+    ("processes.py", "wait_for_port", "sleep"): POLLS + " (a server process's port opening)",
+    ("processes.py", "wait_for_port", "assert"): POLLS + " (a server process's port opening)",
+    ("cli/test_terminal.py", "stopped_within", "sleep"): POLLS + " (a process's exit: os.waitpid has no timeout)",
+    ("server/test_subscriptions.py", "until", "sleep"): POLLS + " (a listen stream's end, seen by the server)",
+    ("transports/test_stdio.py", "ask", "sleep"): POLLS + " (a reply the server writes to a file, not a pipe)",
+    ("transports/test_resumption.py", REPLAYED, "assert"): POLLS + " (the server handing a broken stream over)",
+    ("changes/test_replicas.py", LEASE, "sleep"): POLLS + " (the first copies in the bucket; the survivor's takeover)",
+    ("jail/test_hostile_patterns.py", "cli_over_http", "sleep"): POLLS + " (the HTTP server's port opening)",
+    ("jail/test_hostile_patterns.py", "cli_over_http", "assert"): POLLS + " (the HTTP server's port opening)",
+    # -- sleeps that stand for a slow store, a kill's moment or a scenario's duration ---------------
+    ("ops/test_faults.py", TORN, "sleep"): "the random moment of a SIGKILL mid-write",
+    ("changes/test_crash.py", KILLED, "sleep"): "the moments of the SIGKILLs, spread over a measured call",
+    ("cli/test_terminal.py", "test_over_http_it_stops_quietly_once_serving_with_a_stream_open", "sleep"): (
+        "the scenario: serving for a while with a stream open; nothing is waited for"
+    ),
+    ("ops/test_lines.py", "test_after_the_file_changes_a_deep_read_reflects_the_new_content", "sleep"): (
+        "a new modification time on every store"
+    ),
+    ("jail/test_hostile_patterns.py", "probe", "sleep"): (
+        "spaces the probes another client sends during a hostile call"
+    ),
+    # -- still to turn into counts or barriers (issue 52) -------------------------------------------
+    ("jail/test_hostile_patterns.py", "hostile_while_other_answers", "assert"): HOSTILE,
+    ("jail/test_hostile_patterns.py", "test_catastrophic_regexes_and_globs_answer_on_every_backend", "assert"): HOSTILE,
+    ("jail/test_hostile_patterns.py", STDIO_HOSTILE, "assert"): HOSTILE,
+    ("jail/test_hostile_patterns.py", HTTP_HOSTILE, "assert"): HOSTILE,
+    (
+        "jail/test_pattern_fuzz.py",
+        "exercise",
+        "assert",
+    ): "to turn into a count: the steps a fuzzed pattern's match takes",
+    ("ops/test_diff_property.py", DIFF_COST, "assert"): "to turn into a count: a diff's steps (CPU seconds today)",
+}
+"""(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays."""
+
+
+def clocked(path: Path, root: Path = TESTS) -> set[tuple[str, str, str]]:
+    """The sleeps and the asserts on a duration in one test module, by enclosing function."""
+    found: set[tuple[str, str, str]] = set()
+    rel = path.relative_to(root).as_posix()
+
+    def visit(node: ast.AST, function: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else function
+            if isinstance(child, ast.Call):
+                called = child.func
+                name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+                if name == "sleep" and not _is_self(called):
+                    found.add((rel, function, "sleep"))
+            if isinstance(child, ast.Assert) and CLOCKED.search(ast.unparse(child.test)):
+                found.add((rel, function, "assert"))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "<module>")
+    return found
+
+
+def _is_self(called: ast.expr) -> bool:
+    """A test's own fake clock (``self.sleep``, a stand-in object's method) is no sleep."""
+    return isinstance(called, ast.Attribute) and isinstance(called.value, ast.Name) and called.value.id == "self"
+
+
+def everything() -> set[tuple[str, str, str]]:
+    return {hit for path in sorted(TESTS.rglob("*.py")) if path.name != Path(__file__).name for hit in clocked(path)}
+
+
+def test_no_test_sleeps_to_order_events_or_asserts_a_duration_but_those_named_with_why() -> None:
+    found = everything()
+    unexplained = sorted(found - set(ALLOWED))
+    assert not unexplained, (
+        "order with events or barriers, bound work by counts (or name it in ALLOWED with why):\n"
+        + "\n".join(map(str, unexplained))
+    )
+    gone = sorted(set(ALLOWED) - found)
+    assert not gone, "no longer there: take them off ALLOWED:\n" + "\n".join(map(str, gone))
+
+
+def test_the_scan_finds_a_sleep_and_a_timing_assert_but_not_a_fake_clock(tmp_path: Path) -> None:
+    planted = tmp_path / "test_planted.py"
+    planted.write_text(
+        "import time\n\n\ndef test_x():\n    started = time.monotonic()\n    time.sleep(0.1)\n"
+        "    assert time.monotonic() - started < 1\n\n\n"
+        "class Clock:\n    def tick(self):\n        self.sleep(1)\n        assert self.now == 1\n"
+    )
+    assert clocked(planted, tmp_path) == {
+        ("test_planted.py", "test_x", "sleep"),
+        ("test_planted.py", "test_x", "assert"),
+    }
