@@ -172,8 +172,6 @@ def _run(
                     continue
                 if not undoing:
                     pending.made(receipt.undo, receipt.why_not, recorded)
-                if confirming is not None:
-                    confirming.wrote(vfs, planned.ops)
         if question is not None and confirming is not None:
             # Asked with no lock held (a person may take minutes), then planned again under them:
             # only the very plan the person accepted is committed (``_unconfirmed``).

@@ -104,8 +104,8 @@ class Confirming:
     policy: Policy
     asker: Asker
     seen: MutableMapping[str, str] = field(default_factory=dict)
-    """Path -> the version this session last read whole or wrote (as ``images.fingerprint``
-    names a file's content: ``etag:…``, else its sha256): a whole-file write over it asks nothing."""
+    """Path -> the sha256 of the content this session last read whole or wrote: a whole-file
+    write over a file that still holds it asks nothing."""
     accepted: set[str] = field(default_factory=set)
     """Keys of the questions a person accepted during this call."""
 
@@ -133,23 +133,6 @@ class Confirming:
         """Ask the person (the caller holds no lock); returns once they accepted."""
         self.asker.ask(question)
         self.accepted.add(question.key)
-
-    def wrote(self, vfs: JailedFS, ops: Sequence[Op]) -> None:
-        """Note the files ``ops`` wrote whole as this session knows them now."""
-        for op in ops:
-            if not isinstance(op, Put):
-                continue
-            if op.target.mount.capabilities.etags:
-                state = images.fingerprint(vfs, op.target, contents=True)
-                version = state[0][3] if state else None
-            elif op.data is not None:
-                version = op.digest() if op.digest is not None else hashlib.sha256(op.data).hexdigest()
-            else:
-                version = None
-            if isinstance(version, str):
-                self.seen[op.target.display] = version
-            else:
-                self.seen.pop(op.target.display, None)
 
 
 def changed_since(question: Question) -> Conflict:
@@ -219,10 +202,17 @@ class _Tally:
             return
         if op.expect.digest is not None:
             return
-        now = state[0][3]
         seen = self.known(op.target.display)
-        if seen is None or now is None or seen != now:
+        if seen is None or not self._holds(op.target, state[0][3], seen):
             self.destroys = True
+
+    def _holds(self, target: Target, now: object, seen: str) -> bool:
+        """Whether the file (its content's version ``now``, as ``images.fingerprint`` names it)
+        holds what the session saw (the sha256 ``seen``): read again where the store names
+        versions by ETag."""
+        if isinstance(now, str) and now.startswith("etag:"):
+            return self.vfs.digest(target) == seen
+        return now == seen
 
     def _lost(self, target: Target, *, tree: bool, destroys: bool) -> None:
         state = self._state(target, tree=tree)

@@ -8,7 +8,8 @@ ask, and the check that the plan committed is the one accepted, are the write pa
 A client that declared no form elicitation is never sent a request: under the default policy
 (``auto``) nothing asks it; under a policy the operator named, a change that would ask is
 DECLINED, saying the client cannot show the question. What this session read whole, or wrote,
-is noted here (``seen``): a whole-file write over a file the session knows as it is asks nothing.
+is noted here from the results (``seen``: a path and the sha256 of its whole content): a
+whole-file write over a file the session knows as it is asks nothing.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import OrderedDict
-from collections.abc import Iterator
 from typing import Any
 
 import anyio.from_thread
 from mcp_types import (
+    CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
@@ -29,8 +30,8 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from vfs_mcp import sessions
-from vfs_mcp.errors import Declined
-from vfs_mcp.jail import versions
+from vfs_mcp.errors import Declined, VfsError
+from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 KEY = "vfs-mcp/confirm"
@@ -57,21 +58,24 @@ async def step(call: Call, next_step: Next) -> Result:
     policy = settings.confirm if settings is not None else "never"
     if policy == "never" or call.tool is None:
         return await next_step(call)
-    hints = call.tool.annotations
-    if hints is not None and hints.read_only_hint:
-        with _noting(seen_of(call)):
-            return await next_step(call)
     asker = _asker(call, explicit=policy != "auto")
     if asker is None:
         return await next_step(call)
-    from vfs_mcp.changes import confirm  # the write path loads with the first change
+    seen = seen_of(call)
+    hints = call.tool.annotations
+    if hints is not None and hints.read_only_hint:
+        result = await next_step(call)
+    else:
+        from vfs_mcp.changes import confirm  # the write path loads with the first change
 
-    confirming = confirm.Confirming("destructive" if policy == "auto" else policy, asker, seen_of(call))
-    try:
-        with confirm.asking(confirming):
-            return await next_step(call)
-    except AskFirst as asking:
-        return _round(asking.question)
+        confirming = confirm.Confirming("destructive" if policy == "auto" else policy, asker, seen)
+        try:
+            with confirm.asking(confirming):
+                result = await next_step(call)
+        except AskFirst as asking:
+            return _round(asking.question)
+    _note(call, result, seen)
+    return result
 
 
 def _round(question: Any) -> InputRequiredResult:
@@ -156,23 +160,33 @@ def declined(question: Any, action: str) -> Declined:
 
 
 def seen_of(call: Call) -> OrderedDict[str, str]:
-    """What this session read whole or wrote, path -> version (as ``images.fingerprint`` names a
-    file's content: its ETag as ``etag:…``, else its sha256)."""
+    """What this session read whole or wrote, path -> the sha256 of the content it saw."""
     vfs = call.server.vfs
     caches = vfs.caches if vfs is not None else {}
     seen: OrderedDict[str, str] = sessions.state_of("confirm.seen", OrderedDict, caches)
     return seen
 
 
-@contextlib.contextmanager
-def _noting(seen: OrderedDict[str, str]) -> Iterator[None]:
-    """Note the version of every file the call reads into ``seen`` (the recording's reads where one notes them)."""
-    reads = versions.current()
-    with contextlib.nullcontext(reads) if reads is not None else versions.noting() as noted:
-        yield
-    assert noted is not None
-    for shown, version in list(noted.seen.items()):
-        seen[shown] = f"etag:{version.etag}" if version.etag else str(version.sha256)
+def _note(call: Call, result: Result, seen: OrderedDict[str, str]) -> None:
+    """Note each file a successful result says it read or wrote whole: its path and the sha256
+    of its whole content (``_meta["vfs-mcp/result"]``: a whole read, ``read_multiple_files``'
+    files, a write)."""
+    if not isinstance(result, CallToolResult) or result.is_error or call.server.vfs is None:
+        return
+    fields = (result.meta or {}).get(META_RESULT)
+    if not isinstance(fields, dict):
+        return
+    listed = fields.get("files")
+    files: list[Any] = listed if isinstance(listed, list) else [fields]
+    for one in files:
+        path, digest = (one.get("path"), one.get("sha256")) if isinstance(one, dict) else (None, None)
+        if not isinstance(path, str) or not isinstance(digest, str):
+            continue
+        try:
+            shown = call.server.vfs.resolve(path).display
+        except VfsError:
+            continue
+        seen[shown] = digest
         seen.move_to_end(shown)
     while len(seen) > SEEN:
         seen.popitem(last=False)
