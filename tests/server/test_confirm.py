@@ -23,7 +23,7 @@ from vfs_mcp import build_server
 from vfs_mcp.changes.confirm import MANY
 from vfs_mcp.server.calls.confirm import KEY
 from vfs_mcp.settings import Settings
-from vfs_mcp.testing import Person
+from vfs_mcp.testing import Person, memory_server
 
 pytestmark = pytest.mark.anyio
 
@@ -228,6 +228,21 @@ async def test_a_restore_of_many_changes_asks_and_a_decline_undoes_nothing(sandb
     assert not any(sandbox.exists(f"f{n}.txt") for n in range(MANY + 1))
     assert len(person.asked) == 2
     assert f"undo {MANY + 1} change(s)" in person.asked[0] and "undo can NOT take it back" in person.asked[0]
+
+
+async def test_changes_pending_under_review_ask_nothing_and_applying_many_asks() -> None:
+    files = {f"docs/{n:02d}.md": f"old {n}\n" for n in range(MANY + 1)}
+    person = Person("decline")
+    async with memory_server(files, review=True, agent_may_apply=True, confirm="destructive", answer=person) as c:
+        for n in range(MANY + 1):
+            changed(await c.call_tool("write_file", {"path": f"docs/{n:02d}.md", "content": f"new {n}\n"}))
+        assert person.asked == []  # pending: nothing reaches the store before a person applies it
+        assert_error(await c.call_tool("review_ready", {"apply": True}), "DECLINED")
+        assert len(c.pending()) == MANY + 1
+        person.answer = "accept"
+        ok(await c.call_tool("review_ready", {"apply": True}))
+        assert c.pending() == []
+    assert len(person.asked) == 2 and f"{MANY + 1} file(s)" in person.asked[0]
 
 
 class Meddling:

@@ -16,6 +16,9 @@ answer gives another key, and the call is CONFLICT, never a stale plan carried o
                   file as it is, does not ask); an undo or any change that removes or
                   replaces more than ``MANY`` files (a restore point, a review applied)
     writes        every change
+
+A change that only writes to mounts under review asks nothing: it stays pending until a person
+applies it, and applying it (``review_ready`` with ``apply``) asks like any other change.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from vfs_mcp.changes.ops import (
     Rename,
     Restore,
     Stored,
+    written,
 )
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict
@@ -113,6 +117,8 @@ class Confirming:
         """The question ``ops`` give under the policy; None when they need no person's word."""
         if self.policy == "never" or not ops:
             return None
+        if all(target.mount.layer is not None for op in ops for target in written(op)):
+            return None  # pending on mounts under review: a person applies them (and is asked then)
         tally = _Tally(vfs, self.seen.get)
         for op in ops:
             tally.add(op)
