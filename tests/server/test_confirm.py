@@ -167,8 +167,9 @@ async def test_changes_that_destroy_nothing_ask_nothing(sandbox: Sandbox, mode: 
     assert person.asked == []
 
 
-@pytest.mark.parametrize("mode", ["legacy"])
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_file_the_session_read_or_wrote_is_rewritten_without_asking(sandbox: Sandbox, mode: str) -> None:
+    """(One client of an in-process or stdio server is one session, in either era.)"""
     seeded(sandbox)
     person = Person("decline")
     async with client(sandbox, mode, person) as c:
