@@ -10,17 +10,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import Sandbox
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, InputRequiredResult
+from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, InputRequiredResult, ListRootsResult, Root
 from results import assert_error, changed, ok
 
 from vfs_mcp import build_server
 from vfs_mcp.changes.confirm import MANY
+from vfs_mcp.cli.options import parser, settings_from
+from vfs_mcp.jail.mounts import Config
 from vfs_mcp.server.calls.confirm import KEY
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing import Person, memory_server
@@ -340,3 +343,40 @@ async def test_a_replica_with_another_key_refuses_the_state(sandbox: Sandbox) ->
         with pytest.raises(Exception, match="Invalid or expired requestState"):
             await _answer(second, "delete_path", arguments, asked, "accept")
     _kept(sandbox)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_asked_for_its_roots_first_is_then_asked_to_confirm(local_sandbox: Sandbox, mode: str) -> None:
+    """The 2026-07-28 rounds follow one another: the roots' round, then the confirmation's."""
+    seeded(local_sandbox)
+    root = Path(local_sandbox.root).as_uri()
+
+    async def roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=root)])  # type: ignore[arg-type]
+
+    person = Person("accept")
+    server = build_server([local_sandbox.mount], Settings(client_roots="narrow"))
+    async with Client(server, mode=mode, elicitation_callback=person, list_roots_callback=roots) as c:  # type: ignore[arg-type]
+        changed(await c.call_tool("delete_path", {"path": "build", "recursive": True}))
+    _deleted(local_sandbox)
+    assert len(person.asked) == 1
+
+
+def test_the_options_set_the_policy_and_a_request_state_key_of_32_bytes_or_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = tmp_path / "key"
+    key.write_text("short\n")
+    args = parser().parse_args(["--confirm", "writes", "--request-state-key-file", str(key)])
+    with pytest.raises(ValueError, match="at least 32 bytes"):
+        settings_from(args, None)
+    key.write_text("k" * 32 + "\n")
+    settings = settings_from(args, None)
+    assert (settings.confirm, settings.request_state_key) == ("writes", "k" * 32)
+    assert "k" * 32 not in repr(settings)
+    monkeypatch.setenv("VFS_MCP_REQUEST_STATE_KEY", "e" * 40)
+    assert settings_from(parser().parse_args([]), None).request_state_key == "e" * 40
+    assert settings_from(parser().parse_args([]), None).confirm == "auto"
+    config = tmp_path / "vfs.toml"
+    config.write_text('confirm = "never"\n')
+    assert settings_from(parser().parse_args([]), Config.load(config)).confirm == "never"
