@@ -132,6 +132,18 @@ async def test_the_question_says_what_will_happen_in_numbers(sandbox: Sandbox, m
     assert "undo can take it back" in question
 
 
+async def test_the_question_names_the_largest_paths_and_counts_the_rest(sandbox: Sandbox) -> None:
+    for n in range(8):
+        sandbox.put(f"logs/{n}.log", b"x" * (n + 1))
+    person = Person("decline")
+    async with client(sandbox, "legacy", person) as c:
+        await c.call_tool("delete_path", {"path": "logs", "recursive": True})
+    [question] = person.asked
+    named = [line.strip().rsplit("/", 1)[-1] for line in question.splitlines() if line.startswith("  ")]
+    assert named == ["7.log", "6.log", "5.log", "4.log", "3.log", "... and 3 more"]
+    assert "8 file(s), 36 bytes" in question
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS, ids=[k[0] for k in KINDS])
 async def test_a_client_without_elicitation_is_never_asked_and_changes_as_before(

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import posixpath
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from vfs_mcp.changes import images, log
+from vfs_mcp.changes import images, log, store
 from vfs_mcp.changes.ops import (
     Absent,
     Append,
@@ -52,6 +53,7 @@ from vfs_mcp.changes.ops import (
 )
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict
+from vfs_mcp.jail.entries import timestamp
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 
@@ -130,7 +132,7 @@ class Confirming:
             action=action,
             files=tally.files,
             size=tally.size,
-            paths=tuple(path for _, path in sorted(tally.paths, key=lambda item: -item[0])[:SHOWN]),
+            paths=tuple(path for _, path in sorted(tally.paths, key=lambda item: (-item[0], item[1]))),
             undoable=not undoing and tally.size <= _kept(),
             key=tally.key(),
         )
@@ -175,6 +177,7 @@ class _Tally:
         self.files = 0
         self.size = 0
         self.paths: list[tuple[int, str]] = []
+        """The largest files removed or replaced (a heap of at most ``SHOWN``)."""
         self.destroys = False
         self.digest = hashlib.sha256()
 
@@ -199,7 +202,7 @@ class _Tally:
     def _put_over(self, op: Put) -> None:
         """A whole-file write: destroys unless the caller pinned the version it read, or this
         session read (or wrote) the file as it is now."""
-        state = self._state(op.target, tree=False)
+        state = self._state(op.target)
         if not state or state[0][1] != "file":
             return
         self._count(op.target, state)
@@ -221,32 +224,57 @@ class _Tally:
         return now == seen
 
     def _lost(self, target: Target, *, tree: bool, destroys: bool) -> None:
-        state = self._state(target, tree=tree)
-        files = self._count(target, state)
+        entry = self.vfs.lookup(target)
+        if tree and entry is not None and entry.type == "directory":
+            files = self._tree(target)
+        else:
+            files = self._count(target, self._state(target))
         if destroys and files:
             self.destroys = True
 
-    def _state(self, target: Target, *, tree: bool) -> Fingerprint:
+    def _tree(self, target: Target) -> int:
+        """Count and digest everything in the folder ``target`` (names, kinds, sizes, times,
+        ETags) in one walk, keeping only the largest paths: any number of entries."""
+        self._feed(target.display, "directory")
+        files = 0
+        for rel, raw in store.raw_tree(self.vfs, target):
+            kind = images.kind_of(raw)
+            size = int(raw.get("size") or 0) if kind == "file" else 0
+            modified = timestamp(raw.get("LastModified") or raw.get("mtime"))
+            self._feed(rel, kind, str(size), repr(modified), str(raw.get("ETag") or ""))
+            if kind == "file":
+                files += 1
+                self._file(size, posixpath.join(target.display, rel))
+        return files
+
+    def _state(self, target: Target) -> Fingerprint:
+        """One path's state (a file's content version: its ETag or sha256), digested."""
         entry = self.vfs.lookup(target)
         if entry is None:
             state: Fingerprint = ()
         elif entry.type == "file":
             state = images.fingerprint(self.vfs, target, contents=True)
         else:
-            state = images.fingerprint(self.vfs, target, times=True) if tree or entry.type != "directory" else ()
+            state = (("", entry.type, 0, None),)
         self._feed(target.display, repr(state))
         return state
 
     def _count(self, target: Target, state: Fingerprint) -> int:
         files = 0
         for rel, kind, size, _version in state:
-            if kind != "file":
-                continue
-            files += 1
-            self.files += 1
-            self.size += size
-            self.paths.append((size, posixpath.join(target.display, rel) if rel else target.display))
+            if kind == "file":
+                files += 1
+                self._file(size, posixpath.join(target.display, rel) if rel else target.display)
         return files
+
+    def _file(self, size: int, shown: str) -> None:
+        """A file removed or replaced: counted, and kept among the largest ``SHOWN``."""
+        self.files += 1
+        self.size += size
+        if len(self.paths) < SHOWN:
+            heapq.heappush(self.paths, (size, shown))
+        else:
+            heapq.heappushpop(self.paths, (size, shown))
 
     def _feed(self, *parts: str) -> None:
         for part in parts:
