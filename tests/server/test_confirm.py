@@ -17,7 +17,15 @@ import pytest
 from conftest import Sandbox
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, InputRequiredResult, ListRootsResult, Root
+from mcp_types import (
+    CallToolResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    InputRequiredResult,
+    ListRootsResult,
+    Root,
+)
 from results import assert_error, changed, ok
 
 from vfs_mcp import build_server
@@ -259,6 +267,18 @@ async def test_changes_pending_under_review_ask_nothing_and_applying_many_asks()
         ok(await c.call_tool("review_ready", {"apply": True}))
         assert c.pending() == []
     assert len(person.asked) == 2 and f"{MANY + 1} file(s)" in person.asked[0]
+
+
+async def test_a_client_that_fails_to_show_the_question_changes_nothing(sandbox: Sandbox) -> None:
+    seeded(sandbox)
+
+    async def broken(context: ClientRequestContext, params: ElicitRequestParams) -> ErrorData:
+        return ErrorData(code=-32603, message="no dialog here")
+
+    async with client(sandbox, "legacy", broken) as c:
+        shown = assert_error(await c.call_tool("delete_path", {"path": "build", "recursive": True}), "DECLINED")
+    assert "could not ask the person" in shown and "no dialog here" in shown
+    _kept(sandbox)
 
 
 class Meddling:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolResult,
     ElicitRequest,
@@ -33,6 +34,9 @@ from vfs_mcp import sessions
 from vfs_mcp.errors import Declined, VfsError
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
+
+if TYPE_CHECKING:  # the write path loads with the first change, not with this step
+    from vfs_mcp.changes.confirm import Asker, Question
 
 KEY = "vfs-mcp/confirm"
 """The input request's key in an input round, and the answer's."""
@@ -48,7 +52,7 @@ FORM: dict[str, Any] = {"type": "object", "properties": {}}
 class AskFirst(Exception):
     """Raised in the worker by a 2026-07-28 asker: the call ends with an input round asking ``question``."""
 
-    def __init__(self, question: Any) -> None:
+    def __init__(self, question: Question) -> None:
         super().__init__(question.action)
         self.question = question
 
@@ -78,7 +82,7 @@ async def step(call: Call, next_step: Next) -> Result:
     return result
 
 
-def _round(question: Any) -> InputRequiredResult:
+def _round(question: Question) -> InputRequiredResult:
     """The input round asking ``question``; its state names the plan asked about."""
     request = ElicitRequest(params=ElicitRequestFormParams(message=question.message(), requested_schema=FORM))
     state = json.dumps({"v": STATE_VERSION, "key": question.key})
@@ -92,7 +96,7 @@ def can_ask(call: Call) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
-def _asker(call: Call, *, explicit: bool) -> Any:
+def _asker(call: Call, *, explicit: bool) -> Asker | None:
     request = call.request
     if request is None or call.context is None or not can_ask(call):
         return _Unaskable() if explicit else None
@@ -110,8 +114,14 @@ class _Asking:
         assert call.request is not None
         self.session, self.request_id = call.request.session, call.request.request_id
 
-    def ask(self, question: Any) -> None:
-        answer: ElicitResult = anyio.from_thread.run(self._elicit, question.message())
+    def ask(self, question: Question) -> None:
+        try:
+            answer: ElicitResult = anyio.from_thread.run(self._elicit, question.message())
+        except MCPError as err:  # the client could not show it: nobody accepted
+            raise Declined(
+                f"the client could not ask the person to {question.action} ({err.error.message}); nothing was "
+                "changed: do not retry, ask the user to do it"
+            ) from None
         if answer.action != "accept":
             raise declined(question, answer.action)
 
@@ -130,7 +140,7 @@ class _Rounds:
             if isinstance(decoded, dict) and decoded.get("v") == STATE_VERSION and isinstance(decoded.get("key"), str):
                 self.asked = decoded["key"]
 
-    def ask(self, question: Any) -> None:
+    def ask(self, question: Question) -> None:
         from vfs_mcp.changes.confirm import changed_since
 
         if not isinstance(self.answer, ElicitResult) or self.asked is None:
@@ -144,14 +154,14 @@ class _Rounds:
 class _Unaskable:
     """A client that cannot show a form, under a policy the operator named: refused, never sent."""
 
-    def ask(self, question: Any) -> None:
+    def ask(self, question: Question) -> None:
         raise Declined(
             f"this server asks a person before it will {question.action}, and this client cannot show the "
             "question (it declared no elicitation); nothing was changed: do not retry, ask the user to do it"
         )
 
 
-def declined(question: Any, action: str) -> Declined:
+def declined(question: Question, action: str) -> Declined:
     how = "declined" if action == "decline" else "dismissed"
     return Declined(
         f"the person {how} the request to {question.action}; nothing was changed: do not retry, ask the user "
