@@ -173,6 +173,7 @@ SLOW_MODULES = {
     "test_mount_checks",
     "test_cli_help",
     "test_memory_bounds",
+    "test_confirm_processes",
 }
 """Modules that start server processes or run property searches: left out of the quick tier."""
 

@@ -36,6 +36,7 @@ SPEC_CODES: dict[str, tuple[int, int]] = {
     "CONFLICT": (409, -32602),
     "BINARY_CONTENT": (422, -32602),
     "TOO_LARGE": (413, -32602),
+    "DECLINED": (403, -32603),
     "INTERNAL": (500, -32603),
 }
 
@@ -96,6 +97,7 @@ def test_the_error_classes_are_exported_under_their_spec_names():
         "CONFLICT": "Conflict",
         "BINARY_CONTENT": "BinaryContent",
         "TOO_LARGE": "TooLarge",
+        "DECLINED": "Declined",
         "INTERNAL": "Internal",
     }
     for code, name in names.items():

@@ -12,6 +12,7 @@
     │   └── Stale                      CONFLICT         409    -32602
     ├── BinaryContent                  BINARY_CONTENT   422    -32602
     ├── TooLarge                       TOO_LARGE        413    -32602
+    ├── Declined                       DECLINED         403    -32603
     └── Internal                       INTERNAL         500    -32603
 
 Foreign exceptions (``OSError`` from fsspec, botocore's ``ClientError``, codec errors)
@@ -105,6 +106,13 @@ class TooLarge(VfsError):
     code, status, jsonrpc_code = "TOO_LARGE", 413, -32602
 
 
+class Declined(VfsError):
+    """The person asked to confirm a change (``--confirm``) declined or dismissed it: nothing
+    was changed, and calling again asks again: the model should not retry, but ask the user."""
+
+    code, status, jsonrpc_code = "DECLINED", 403, -32603
+
+
 class Internal(VfsError):
     code, status, jsonrpc_code = "INTERNAL", 500, -32603
 
@@ -120,6 +128,7 @@ ALL_ERRORS: tuple[type[VfsError], ...] = (
     Conflict,
     BinaryContent,
     TooLarge,
+    Declined,
     Internal,
 )
 

@@ -7,6 +7,9 @@ Fixtures:
     vfs_profile   the profile(s) to serve (default: "default")
     vfs_backend   "memory" (default), "local" (under tmp_path) or "s3" (moto; needs moto[server])
     vfs_s3_endpoint  the S3 endpoint for "s3": moto's server, started once per session
+    vfs_person    the person ``vfs_client``'s server asks before a destructive change (a test that
+                  uses it gets ``confirm="destructive"`` unless its mark says otherwise): declines
+                  every question unless told (``vfs_person.answer = "accept"``); ``.asked`` lists them
 
 The ``vfs`` marker sets the same per test, module or class, the closest mark winning per key::
 
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from vfs_mcp.testing import HarnessFS, Seed, VfsClient
+    from vfs_mcp.testing import HarnessFS, Person, Seed, VfsClient
 
 # vfs_mcp.testing is imported by the fixtures, not here: every pytest run in an environment with
 # vfs-mcp installed loads this module, and the MCP SDK takes seconds to import.
@@ -131,6 +134,14 @@ def vfs_fs(request: pytest.FixtureRequest, vfs_files: Seed, vfs_backend: str) ->
 
 
 @pytest.fixture
+def vfs_person() -> Person:
+    """The person the server asks before a destructive change: declines unless told otherwise."""
+    from vfs_mcp.testing import Person
+
+    return Person("decline")
+
+
+@pytest.fixture
 async def vfs_client(
     request: pytest.FixtureRequest, vfs_fs: HarnessFS, vfs_profile: str | Sequence[str]
 ) -> AsyncIterator[VfsClient]:
@@ -139,6 +150,9 @@ async def vfs_client(
 
     options = {k: v for k, v in _options(request).items() if k not in _MOUNT_KEYS}
     profile = options.pop("profile", vfs_profile)
+    if "vfs_person" in request.fixturenames:
+        options.setdefault("confirm", "destructive")
+        options["answer"] = request.getfixturevalue("vfs_person")
     client = connect(vfs_fs, profile=profile, **options)
     if "anyio_backend" in request.fixturenames:
         async with client:

@@ -9,6 +9,7 @@ from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES, DEFAULT_MAX_READ_BYTES, DEFAU
 
 ToolNames = Literal["safe", "seed"]
 ClientRootsMode = Literal["off", "narrow", "mount"]
+ConfirmPolicy = Literal["auto", "never", "destructive", "writes"]
 
 DEFAULT_MAX_WRITE_BYTES = 16 * 1024 * 1024
 
@@ -47,6 +48,14 @@ class Settings:
     """Seconds a 2026-07-28 client's roots are trusted before asking again (that era has no list_changed)."""
     poll_interval: float = 5.0
     """Seconds between checks of a subscribed file on a backend without change events (S3, memory)."""
+    confirm: ConfirmPolicy = "auto"
+    """Which changes a person is asked to accept first, in the client's dialog (``--confirm``;
+    ``vfs_mcp.changes.confirm``): ``auto`` is ``destructive`` for a client that declared form
+    elicitation and ``never`` for one that did not, which is never sent a request."""
+    request_state_key: str | None = field(default=None, repr=False)
+    """The secret (32+ bytes) the ``requestState`` of a 2026-07-28 input round (the client's
+    roots, a confirmation) is sealed under: replicas that share it finish each other's calls;
+    None: a key of this process's own (``--request-state-key-file``, ``$VFS_MCP_REQUEST_STATE_KEY``)."""
     warm_up: bool = False
     """Once ``tools/list`` is answered, import what calls need on a thread of its own
     (``server.tools.warm``), so the first call after a start does not pay for it. On for the

@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 import vfs_mcp.testing
 from vfs_mcp.profiles.results import data_of
 from vfs_mcp.testing import (
+    Person,
     ToolCall,
     Version,
     connect,
@@ -30,6 +31,28 @@ from vfs_mcp.testing import (
 )
 
 pytestmark = pytest.mark.anyio
+
+
+async def test_memory_server_asks_its_person_before_destroying() -> None:
+    person = Person("decline")
+    async with memory_server({"build/a.o": "x", "notes.md": "old\n"}, confirm="destructive", answer=person) as client:
+        declined = await client.call_tool("write_file", {"path": "notes.md", "content": "new\n"})
+        person.answer = "accept"
+        accepted = await client.call_tool("write_file", {"path": "notes.md", "content": "new\n"})
+
+        assert declined.is_error and client.calls[0].code == "DECLINED"
+        assert not accepted.is_error and client.fs.read_text("notes.md") == "new\n"
+    assert len(person.asked) == 2 and "write over memory://workspace/notes.md" in person.asked[0]
+
+
+async def test_a_person_may_decide_by_the_question() -> None:
+    person = Person(decide=lambda question: "accept" if "/tmp/" in question else "cancel")
+    async with memory_server({"tmp/a": "1", "src/b": "2"}, confirm="destructive", answer=person) as client:
+        await client.call_tool("delete_path", {"path": "tmp", "recursive": True})
+        await client.call_tool("delete_path", {"path": "src", "recursive": True})
+
+        assert client.fs.snapshot() == {"src/b": "2"}
+        assert [call.code for call in client.calls] == [None, "DECLINED"]
 
 
 async def test_the_spec_example_reads_a_seeded_file() -> None:

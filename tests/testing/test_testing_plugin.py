@@ -45,6 +45,37 @@ async def test_the_mark_sets_read_only_and_server_options(vfs_client: Any) -> No
     assert vfs_client.calls[-1].code == "TOO_LARGE"
 
 
+@pytest.mark.vfs({"build/a.o": "object\n", "src/app.py": "print('hi')\n"})
+async def test_an_agent_survives_the_person_declining(vfs_client: Any, vfs_person: Any) -> None:
+    declined = await vfs_client.call_tool("delete_path", {"path": "build", "recursive": True})
+    edited = await vfs_client.call_tool(
+        "edit_file", {"path": "src/app.py", "edits": [{"oldText": "hi", "newText": "hello"}]}
+    )
+
+    assert vfs_client.calls[0].code == "DECLINED" and declined.is_error
+    assert not edited.is_error  # an edit destroys nothing: nobody is asked
+    assert len(vfs_person.asked) == 1 and "delete the folder" in vfs_person.asked[0]
+    assert vfs_client.fs.snapshot() == {"build/a.o": "object\n", "src/app.py": "print('hello')\n"}
+
+
+@pytest.mark.vfs({"build/a.o": "object\n"})
+async def test_the_person_may_accept(vfs_client: Any, vfs_person: Any) -> None:
+    vfs_person.answer = "accept"
+    result = await vfs_client.call_tool("delete_path", {"path": "build", "recursive": True})
+
+    assert not result.is_error
+    assert vfs_client.fs.snapshot() == {}
+    assert len(vfs_person.asked) == 1
+
+
+@pytest.mark.vfs({"a.txt": "x"}, confirm="writes")
+async def test_the_mark_sets_the_policy_the_person_is_asked_under(vfs_client: Any, vfs_person: Any) -> None:
+    await vfs_client.call_tool("write_file", {"path": "b.txt", "content": "new\n"})
+
+    assert vfs_client.calls[-1].code == "DECLINED"
+    assert vfs_client.fs.snapshot() == {"a.txt": "x"}
+
+
 @pytest.mark.vfs({"a.txt": "x"})
 def test_vfs_fs_works_in_a_plain_test_and_ignores_read_only(vfs_fs: Any) -> None:
     vfs_fs.write("b/c.txt", "y")

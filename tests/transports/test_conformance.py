@@ -102,9 +102,10 @@ NOT_APPLICABLE = {
     "tools-call-with-progress": TEST_TOOLS.format("test_tool_with_progress")
     + "; progress: tests/server/test_call_limits.py",
     "tools-call-sampling": TEST_TOOLS.format("test_sampling") + "; the server never samples",
-    "tools-call-elicitation": TEST_TOOLS.format("test_elicitation") + "; the server never elicits",
-    "elicitation-sep1034-defaults": "elicitation; the server never elicits",
-    "elicitation-sep1330-enums": "elicitation; the server never elicits",
+    "tools-call-elicitation": TEST_TOOLS.format("test_elicitation")
+    + "; the server elicits only to confirm a change (--confirm): tests/server/test_confirm.py",
+    "elicitation-sep1034-defaults": "elicitation of the suite's own test tools; the server elicits only to confirm a change (--confirm): tests/server/test_confirm.py",
+    "elicitation-sep1330-enums": "elicitation of the suite's own test tools; the server elicits only to confirm a change (--confirm): tests/server/test_confirm.py",
     "json-schema-2020-12": TEST_TOOLS.format("json_schema_2020_12_tool"),
     "resources-read-text": "reads the suite's test:// resources; files as resources: tests/server/test_resources.py",
     "resources-read-binary": "reads the suite's test:// resources; files as resources: tests/server/test_resources.py",

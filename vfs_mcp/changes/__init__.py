@@ -35,7 +35,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from vfs_mcp.changes import log
+from vfs_mcp.changes import confirm, log
 from vfs_mcp.changes.commit import commit
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
@@ -138,6 +138,8 @@ def _run(
         return plan().result
     changelog = log_of(vfs)
     recording = log.current()
+    confirming = confirm.current()
+    asked: confirm.Question | None = None
     attempt = 0
     while True:
         with held(vfs, folders):
@@ -148,29 +150,53 @@ def _run(
             if not covers(folders, needed):
                 widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            pending = _Pending(changelog, recording)
-            try:
-                # Each write is labelled with the change's id: a store that keeps what wrote
-                # each path (a mount under review) keeps it. An undo's writes are no change of their own.
-                with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
-                    receipt, recorded = commit(
-                        vfs,
-                        planned.ops,
-                        keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
-                        journal=None if undoing else pending,
-                        sequential=bool(undoing),
-                        progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
-                    )
-            except Stale:
-                attempt += 1
-                if attempt >= replans:
-                    raise
-                continue
-            if not undoing:
-                pending.made(receipt.undo, receipt.why_not, recorded)
+            question = _unconfirmed(confirming, vfs, planned.ops, len(undoing), asked)
+            if question is None:
+                pending = _Pending(changelog, recording)
+                try:
+                    # Each write is labelled with the change's id: a store that keeps what wrote
+                    # each path (a mount under review) keeps it. An undo's writes are no change of their own.
+                    with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
+                        receipt, recorded = commit(
+                            vfs,
+                            planned.ops,
+                            keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
+                            journal=None if undoing else pending,
+                            sequential=bool(undoing),
+                            progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
+                        )
+                except Stale:
+                    attempt += 1
+                    if attempt >= replans:
+                        raise
+                    continue
+                if not undoing:
+                    pending.made(receipt.undo, receipt.why_not, recorded)
+        if question is not None and confirming is not None:
+            # Asked with no lock held (a person may take minutes), then planned again under them:
+            # only the very plan the person accepted is committed (``_unconfirmed``).
+            confirming.ask(question)
+            asked = question
+            continue
         if planned.after is not None:
             planned.after()
         return planned.result
+
+
+def _unconfirmed(
+    confirming: confirm.Confirming | None, vfs: JailedFS, ops: list[Op], undoing: int, asked: confirm.Question | None
+) -> confirm.Question | None:
+    """The question ``ops`` must be asked before they are committed (None: commit them): none
+    without a confirmation, or for the plan a person accepted; CONFLICT when the plan is not the
+    one the person was asked about (a file changed between the question and the answer)."""
+    if confirming is None:
+        return None
+    question = confirming.question(vfs, ops, undoing)
+    if question is None or question.key in confirming.accepted:
+        return None
+    if asked is not None:
+        raise confirm.changed_since(asked)
+    return question
 
 
 class _Undoing:

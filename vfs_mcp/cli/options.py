@@ -111,6 +111,13 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         help="with mounts under review: the model may apply the pending changes itself (review_ready apply=true)",
     )
     p.add_argument(
+        "--confirm",
+        choices=["auto", "never", "destructive", "writes"],
+        help="ask the person, in the client's dialog, before a change: destructive (recursive deletes, "
+        "overwrites, blind rewrites, large restores), writes (every change) or never; default auto: destructive "
+        "where the client can show a form (elicitation), never where it cannot",
+    )
+    p.add_argument(
         "--log-level",
         type=log_level,
         default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"),
@@ -175,6 +182,13 @@ def parser() -> argparse.ArgumentParser:
         "--auth-token-file", metavar="FILE", help="bearer token clients must send (default: $VFS_MCP_TOKEN)"
     )
     http.add_argument(
+        "--request-state-key-file",
+        metavar="FILE",
+        help="a secret of 32+ bytes replicas share, so any of them finishes a call another asked the client "
+        "about (2026-07-28 input rounds: roots, confirmations; default: $VFS_MCP_REQUEST_STATE_KEY, else a key "
+        "of this process's own)",
+    )
+    http.add_argument(
         "--allowed-origin", action="append", default=[], metavar="ORIGIN", help="browser Origin to accept (repeatable)"
     )
     return p
@@ -197,7 +211,22 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         state=args.state or (config.state if config else None),
         review=args.review,
         agent_may_apply=args.agent_may_apply,
+        confirm=args.confirm or (config.confirm if config and config.confirm else "auto"),  # type: ignore[arg-type]
+        request_state_key=request_state_key(getattr(args, "request_state_key_file", None)),
     )
+
+
+def request_state_key(path: str | None) -> str | None:
+    """The secret input rounds are sealed under: the file's first line, else the environment's;
+    ValueError when it is too short to be one."""
+    if path:
+        with open(path, encoding="utf-8") as handle:
+            key: str | None = handle.readline().strip()
+    else:
+        key = os.environ.get("VFS_MCP_REQUEST_STATE_KEY") or None
+    if key is not None and len(key.encode()) < 32:
+        raise ValueError("the request-state key must be at least 32 bytes of secret randomness")
+    return key
 
 
 def server_from(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -52,6 +52,7 @@ class ConfigFile(BaseModel):
     deny: list[str] = Field(default_factory=list)
     max_read_bytes: Size | None = None
     state: str | None = None
+    confirm: Literal["auto", "never", "destructive", "writes"] | None = None
 
 
 _KEYS: dict[str, list[str]] = {"": list(ConfigFile.model_fields), "mount": list(MountEntry.model_fields)}

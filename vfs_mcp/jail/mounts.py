@@ -131,6 +131,8 @@ class Config:
     deny: list[str] = field(default_factory=list)
     max_read_bytes: int | None = None
     state: str | None = None
+    confirm: str | None = None
+    """Which changes a person is asked to accept first (``--confirm``)."""
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Config:
@@ -164,6 +166,7 @@ class Config:
             deny=list(checked.deny),
             max_read_bytes=checked.max_read_bytes,
             state=checked.state,
+            confirm=checked.confirm,
         )
 
 

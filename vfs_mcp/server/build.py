@@ -13,6 +13,7 @@ from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp_types import (
     CallToolResult,
@@ -221,6 +222,9 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
         lifespan=_run,
         subscriptions=bus,
         cache_hints=CACHE_HINTS,
+        request_state_security=RequestStateSecurity(keys=[settings.request_state_key])
+        if settings.request_state_key
+        else None,
     )
     server.vfs = vfs
     server.metrics = Metrics(vfs, settings.audit_log)

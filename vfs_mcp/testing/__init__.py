@@ -24,6 +24,7 @@ from vfs_mcp.testing.faults import Fault
 from vfs_mcp.testing.harness import (
     Files,
     HarnessFS,
+    Person,
     Seed,
     VfsClient,
     connect,
@@ -54,6 +55,7 @@ __all__ = [
     "Fault",
     "Files",
     "HarnessFS",
+    "Person",
     "RecordedCall",
     "Replay",
     "Seed",

@@ -8,13 +8,15 @@ import os
 import posixpath
 import secrets
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mcp import Client
+from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.server.mcpserver import MCPServer
+from mcp_types import ElicitRequestParams, ElicitResult
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
@@ -231,6 +233,28 @@ class VfsClient(Client):
         save_calls(path, self.calls, self.fs.root)
 
 
+Answer = Literal["accept", "decline", "cancel"]
+
+
+@dataclass
+class Person:
+    """The person a server with ``confirm`` asks before a change, as the client's dialog would:
+    answers each question with ``answer`` (or what ``decide(message)`` returns) and keeps the
+    questions, as the dialog shows them, in ``asked``. Pass it as ``answer=`` to ``connect`` or
+    ``memory_server`` (any ``mcp`` elicitation callback does too); a client given none declares
+    no elicitation, and the server asks it nothing."""
+
+    answer: Answer = "decline"
+    decide: Callable[[str], Answer] | None = None
+    asked: list[str] = field(default_factory=list)
+
+    async def __call__(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        message = str(getattr(params, "message", ""))
+        self.asked.append(message)
+        action = self.decide(message) if self.decide is not None else self.answer
+        return ElicitResult(action=action, content={} if action == "accept" else None)
+
+
 _SERVER_OPTIONS = frozenset(f.name for f in dataclasses.fields(Settings)) - {"profiles", "warm_up"}
 """A server of the harness runs in the tests' process: never a warm-up thread there (``Settings.warm_up``)."""
 
@@ -252,6 +276,7 @@ def connect(
     profile: str | Sequence[str] = "default",
     extra: Sequence[HarnessFS] = (),
     faults: Sequence[Fault] = (),
+    answer: ElicitationFnT | None = None,
     **server_options: Any,
 ) -> VfsClient:
     """A new server over ``fs`` (then the ``extra`` mounts) and a client for it, not yet connected.
@@ -260,14 +285,17 @@ def connect(
     or comma-separated); ``server_options`` are ``Settings`` fields: ``max_read_bytes``,
     ``max_edit_bytes``, ``max_write_bytes``, ``deny`` (globs of names to hide) and ``tool_names``
     ("safe" or "seed"). ``faults`` go in front of ``fs``'s store for the server only: ``client.fs``
-    still reads and writes the files directly. Raises TypeError for an unknown option and
-    ValueError for an unknown profile.
+    still reads and writes the files directly. ``answer``: the person the server asks before a
+    change (a ``Person``, or any elicitation callback), under ``confirm`` ("destructive", "writes";
+    without ``answer`` the client declares no elicitation and is asked nothing). Raises TypeError
+    for an unknown option and ValueError for an unknown profile.
     """
     served = dataclasses.replace(fs.mount, backend=FaultyMount(fs.mount.backend, faults)) if faults else fs.mount
-    return recorded(build_server([served, *(other.mount for other in extra)], _settings(profile, server_options)), fs)
+    server = build_server([served, *(other.mount for other in extra)], _settings(profile, server_options))
+    return recorded(server, fs, answer=answer)
 
 
-def recorded(server: MCPServer, fs: HarnessFS) -> VfsClient:
+def recorded(server: MCPServer, fs: HarnessFS, *, answer: ElicitationFnT | None = None) -> VfsClient:
     """A client (not yet connected) of ``server``, whose first mount ``fs`` is, recording every
     tool call the server answers from now on (``client.calls``). On a mount under review,
     ``client.fs`` shows the files as the tools see them."""
@@ -276,7 +304,7 @@ def recorded(server: MCPServer, fs: HarnessFS) -> VfsClient:
     vfs = getattr(server, "vfs", None)
     if vfs is not None and vfs.mounts[0].layer is not None:
         fs = HarnessFS(vfs.mounts[0])
-    return VfsClient(server, fs=fs, calls=recorder.calls, recorder=recorder, served=vfs)
+    return VfsClient(server, fs=fs, calls=recorder.calls, recorder=recorder, served=vfs, elicitation_callback=answer)
 
 
 def memory_fs(files: Seed = None, *, read_only: bool = False, name: str = "workspace") -> HarnessFS:
@@ -333,6 +361,7 @@ async def memory_server(
     faults: Sequence[Fault] = (),
     review: bool = False,
     overlay: str | os.PathLike[str] | None = None,
+    answer: ElicitationFnT | None = None,
     **server_options: Any,
 ) -> AsyncIterator[VfsClient]:
     """A connected client of a new server over a new in-memory mount holding ``files``.
@@ -345,6 +374,9 @@ async def memory_server(
     ``client.fs.diff()``), ``client.fs`` shows the files as the tools see them. ``overlay``: the
     mount is that local folder (a checkout) under review, its pending changes in memory: the
     agent reads the folder, and nothing it does reaches it (``files`` are pending changes too).
+
+    ``confirm`` ("destructive", "writes") and ``answer`` (a ``Person``): the server asks before
+    changes, and ``answer`` answers as the person would (``connect``).
     """
     if overlay is None:
         fs = memory_fs(files, read_only=read_only, name=name)
@@ -352,7 +384,7 @@ async def memory_server(
         fs = HarnessFS(open_mount(MountSpec(os.fspath(overlay), read_only=read_only)))
         server_options.setdefault("state", f"memory://vfs-mcp-review-{secrets.token_hex(8)}")
     reviewed = review or overlay is not None
-    async with connect(fs, profile=profile, faults=faults, review=reviewed, **server_options) as client:
+    async with connect(fs, profile=profile, faults=faults, review=reviewed, answer=answer, **server_options) as client:
         if overlay is not None:
             client.fs.seed(files)
         yield client

@@ -35,6 +35,7 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+from mcp_types.methods import is_input_required
 from pydantic import BaseModel
 
 from vfs_mcp.jail import versions
@@ -301,7 +302,8 @@ def _digest(text: str, root: str) -> str:
 
 class Recorder:
     """Server middleware that appends a ``ToolCall`` for every ``tools/call`` it sees answered,
-    with the version of every file the call read.
+    with the version of every file the call read (an input round of the 2026-07-28 era is no
+    answer: the call made again with the client's answer is).
 
     On the server rather than in the client, so calls made through ``client.session`` or by
     another client connected to the same server are recorded too. ``pins`` (set by ``replay``,
@@ -326,6 +328,8 @@ class Recorder:
                 read = tuple(reads.seen.items())
                 self.calls.append(ToolCall(tool, arguments, True, _refusal(exc), str(exc), reads=read))
                 raise
+        if is_input_required(result):
+            return result  # an input round (roots, a confirmation): the call comes again with the answer
         self.calls.append(dataclasses.replace(_tool_call(tool, arguments, result), reads=tuple(reads.seen.items())))
         return result
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from vfs_mcp.server.calls import (
     boundary,
     capped,
+    confirm,
     counted,
     journaled,
     known_arguments,
@@ -45,6 +46,7 @@ STEPS: tuple[Step, ...] = (
     roots.step,
     known_tool.step,
     known_arguments.step,
+    confirm.step,
     run_tool.step,
 )
 """A tool call's steps, outermost first."""

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from vfs_mcp.errors import Internal, InvalidArgument, VfsError
 from vfs_mcp.server.calls.call import Call, Next, Result
+from vfs_mcp.server.calls.confirm import AskFirst
 from vfs_mcp.server.client_logs import log
 
 
@@ -20,7 +21,7 @@ async def step(call: Call, next_step: Next) -> Result:
     try:
         return await MCPServer.call_tool(call.server, call.name, call.arguments, call.context)
     except UnexpectedToolError as exc:
-        if isinstance(exc.__cause__, VfsError):
+        if isinstance(exc.__cause__, VfsError | AskFirst):
             raise exc.__cause__ from None
         log.exception("tool %s crashed", call.name)
         raise Internal(f"{call.name} failed unexpectedly; the detail is in the server log") from exc
