@@ -443,14 +443,10 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
         """What the layer shows below the folder ``rel``: its nodes, and the store's content
         moved nodes show (what nodes below those cover left out): (path below ``rel``, info)."""
         found: list[tuple[str, dict[str, Any]]] = []
-        for path, node in self.layer.below(rel):
+        for path, node, depth in self._nodes_within(rel, maxdepth):
             sub = path[len(rel) + 1 :] if rel else path
-            depth = sub.count("/")
-            if node.kind == "dir" and not self.empty_dirs and not node.marker:
-                continue  # a folder on a key-prefix store shows by what it holds (``_with_folders``)
             if maxdepth is not None and depth >= maxdepth:
-                if node.kind != "gone":
-                    found.append((sub, {"type": "file"}))  # below the depth asked for: it names its folders
+                found.append((sub, {"type": "file"}))  # below the depth asked for: it names its folders
                 continue
             seen = self._of_node(path, node)
             if seen is None:
@@ -463,6 +459,39 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
                     if not hidden(below):
                         found.append((f"{sub}/{below}", self._named(raw, join(path, below), "")))
         return found
+
+    def _nodes_within(self, rel: str, maxdepth: int | None) -> Iterator[tuple[str, Node, int]]:
+        """The nodes below the folder ``rel`` that a walk to ``maxdepth`` shows (no order), each
+        with its depth below ``rel`` (0: a child); folders on a key-prefix store, which show by
+        what they hold, left out. Below the depth, only what names a folder within it counts:
+        for each folder at the last level holding nodes deeper, its first node that shows
+        (deeper than ``maxdepth``), not all of them: a tree of 3 levels over 10,000 pending
+        files walks the layer's trie to its third level only."""
+        nodes, layer = self.layer.nodes, self.layer
+        folders = [(rel, 0)]  # a folder of the trie and the depth of its children below ``rel``
+        while folders:
+            folder, depth = folders.pop()
+            if maxdepth is not None and depth >= maxdepth:
+                # A child is the usual one (a file edited or added); else the first deeper down.
+                found = ((p, nodes.get(p)) for p in (join(folder, name) for name in layer.children(folder)))
+                shows = next((p for p, n in found if n is not None and n.kind != "gone" and self._shown(n)), None)
+                if shows is None:
+                    shows = next((p for p, n in layer.below(folder) if n.kind != "gone" and self._shown(n)), None)
+                if shows is not None:
+                    yield shows, nodes[shows], depth
+                continue
+            for name in layer.children(folder):
+                path = join(folder, name)
+                if layer.has_below(path):
+                    folders.append((path, depth + 1))
+                node = nodes.get(path)
+                if node is not None and self._shown(node):
+                    yield path, node, depth
+
+    def _shown(self, node: Node) -> bool:
+        """Whether a walk meets ``node`` itself: not a folder on a key-prefix store (without a
+        marker), which shows by what it holds (``_with_folders``)."""
+        return node.kind != "dir" or self.empty_dirs or node.marker
 
     def _hider(self, rel: str) -> Callable[[str], bool]:
         """Whether a store entry at (path below ``rel``) is covered by the layer: a node is at
