@@ -74,20 +74,17 @@ def tool_results_keep_their_meta() -> None:
     17 ms for the 20,000 nodes of a tree (``replies.WireResult`` spares the dump before it the
     same copy). The rest of the result is sieved as before; a ``_meta`` that is not a mapping
     of names goes through the sieve whole, to be refused there."""
-    if sdk_methods.serialize_server_result is not _SIEVE:  # wrapped already (here, once)
-        return
+    sdk_methods.serialize_server_result = _sieved  # the name the runner calls
 
-    @functools.wraps(_SIEVE)
-    def sieved(method: str, version: str, data: Mapping[str, Any], **options: Any) -> dict[str, Any]:
-        meta = data.get("_meta") if method == "tools/call" else None
-        if not isinstance(meta, dict) or not all(isinstance(name, str) for name in meta):
-            return _SIEVE(method, version, data, **options)
-        out = _SIEVE(method, version, {**data, "_meta": {}}, **options)
-        if "_meta" in out:  # (every version's result has one)
-            out["_meta"] = meta
-        return out
 
-    sdk_methods.serialize_server_result = sieved
+def _sieved(method: str, version: str, data: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+    meta = data.get("_meta") if method == "tools/call" else None
+    if not isinstance(meta, dict) or not all(isinstance(name, str) for name in meta):
+        return _SIEVE(method, version, data, **options)
+    out = _SIEVE(method, version, {**data, "_meta": {}}, **options)
+    if "_meta" in out:  # (every version's result has one)
+        out["_meta"] = meta
+    return out
 
 
 def registered_tools(server: MCPServer) -> list[Tool]:
