@@ -441,28 +441,60 @@ class OverlayReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyp
 
     def _layer_entries(self, rel: str, maxdepth: int | None) -> list[tuple[str, dict[str, Any]]]:
         """What the layer shows below the folder ``rel``: its nodes, and the store's content
-        moved nodes show (what nodes below those cover left out): (path below ``rel``, info)."""
+        moved nodes show (what nodes below those cover left out): (path below ``rel``, info).
+
+        The layer's trie is walked to ``maxdepth`` only: below it a node only names the
+        folders above it (``_with_folders``), so for each folder at the last level that holds
+        nodes deeper, one of them that shows stands for all (a tree of 3 levels over 10,000
+        pending files reads one node a folder at its third level, not the 10,000)."""
         found: list[tuple[str, dict[str, Any]]] = []
-        for path, node in self.layer.below(rel):
-            sub = path[len(rel) + 1 :] if rel else path
-            depth = sub.count("/")
-            if node.kind == "dir" and not self.empty_dirs and not node.marker:
-                continue  # a folder on a key-prefix store shows by what it holds (``_with_folders``)
-            if maxdepth is not None and depth >= maxdepth:
-                if node.kind != "gone":
-                    found.append((sub, {"type": "file"}))  # below the depth asked for: it names its folders
-                continue
-            seen = self._of_node(path, node)
-            if seen is None:
-                continue
-            found.append((sub, seen.info))
-            if node.kind == "moved" and seen.kind == "directory" and (maxdepth is None or depth + 1 < maxdepth):
-                hidden = self._hider(path)
-                deeper = None if maxdepth is None else maxdepth - depth - 1
-                for below, raw in self._base_entries(node.source, deeper, True):
-                    if not hidden(below):
-                        found.append((f"{sub}/{below}", self._named(raw, join(path, below), "")))
+        nodes, layer = self.layer.nodes, self.layer
+        cut = len(rel) + 1 if rel else 0
+        folders = [(rel, 0)]  # a folder of the trie and the depth of its children below ``rel``
+        while folders:
+            folder, depth = folders.pop()
+            prefix = f"{folder}/" if folder else ""
+            last = maxdepth is not None and depth + 1 >= maxdepth  # its children's children are below the depth
+            for name in layer.children(folder):
+                path = prefix + name
+                if layer.has_below(path):
+                    if not last:
+                        folders.append((path, depth + 1))
+                    elif (deeper := self._deeper(path)) is not None:
+                        found.append((deeper[cut:], {"type": "file"}))  # below the depth: it names its folders
+                node = nodes.get(path)
+                if node is None or not self._shown(node):
+                    continue
+                if maxdepth is not None and depth >= maxdepth:
+                    found.append((path[cut:], {"type": "file"}))  # (a walk to depth 0)
+                    continue
+                seen = self._of_node(path, node)
+                if seen is None:
+                    continue
+                sub = path[cut:]
+                found.append((sub, seen.info))
+                if node.kind == "moved" and seen.kind == "directory" and (maxdepth is None or depth + 1 < maxdepth):
+                    hidden = self._hider(path)
+                    deeper_depth = None if maxdepth is None else maxdepth - depth - 1
+                    for below, raw in self._base_entries(node.source, deeper_depth, True):
+                        if not hidden(below):
+                            found.append((f"{sub}/{below}", self._named(raw, join(path, below), "")))
         return found
+
+    def _deeper(self, folder: str) -> str | None:
+        """A node below ``folder`` that shows (not a whiteout, not a folder that shows by what it
+        holds), else None: one of its children where one is (a file edited or added, usually)."""
+        nodes = self.layer.nodes
+        for name in self.layer.children(folder):
+            node = nodes.get(f"{folder}/{name}")
+            if node is not None and node.kind != "gone" and self._shown(node):
+                return f"{folder}/{name}"
+        return next((p for p, n in self.layer.below(folder) if n.kind != "gone" and self._shown(n)), None)
+
+    def _shown(self, node: Node) -> bool:
+        """Whether a walk meets ``node`` itself: not a folder on a key-prefix store (without a
+        marker), which shows by what it holds (``_with_folders``)."""
+        return node.kind != "dir" or self.empty_dirs or node.marker
 
     def _hider(self, rel: str) -> Callable[[str], bool]:
         """Whether a store entry at (path below ``rel``) is covered by the layer: a node is at

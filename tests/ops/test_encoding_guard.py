@@ -214,7 +214,7 @@ def test_the_reply_guard_finds_a_lone_surrogate_in_the_text_or_anywhere_else(dum
     """The guard searches text blocks without serializing them and serializes the rest; a tool
     result reaches it as the SDK's model or as the dict the SDK dumps it to."""
 
-    def reply(text: str, meta: str) -> Any:
+    def reply(text: str, meta: Any) -> Any:
         result = CallToolResult(content=[TextContent(type="text", text=text)], _meta={"vfs-mcp/result": {"p": meta}})
         return result.model_dump(by_alias=True, exclude_none=True) if dumped else result
 
@@ -222,3 +222,4 @@ def test_the_reply_guard_finds_a_lone_surrogate_in_the_text_or_anywhere_else(dum
     assert _encodes(reply("é and 😀", "fine"))
     assert not _encodes(reply("bad \udcc3 byte", "fine"))
     assert not _encodes(reply("fine", "bad \ud800 name"))
+    assert _encodes(reply("fine", 2**70))  # beyond orjson's integers: pydantic decides, and takes it

@@ -17,6 +17,8 @@ from mcp import Client
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent
+from mcp_types import methods as sdk_methods
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.server import replies, sdk
@@ -144,3 +146,32 @@ def test_the_sdks_logging_setup_runs_only_where_logging_is_not_set_up(set_up: bo
     printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
 
     assert printed.split(" ", 1) == [str(rich), "['RichHandler']\n" if rich else "['NullHandler']\n"]
+
+
+def test_the_sieve_hands_a_tool_results_meta_over_as_it_is_and_sieves_the_rest_as_the_sdk_does() -> None:
+    sdk.tool_results_keep_their_meta()
+    meta = {"vfs-mcp/result": {"tree": {"name": "x", "size": None, "children": [{"name": "y", "size": 3}]}}}
+    data = {"content": [{"type": "text", "text": "t", "extra": None}], "isError": False, "_meta": meta}
+    for method, version in sdk_methods.SERVER_RESULTS:
+        if method != "tools/call" or version in MODERN_PROTOCOL_VERSIONS:
+            continue
+        sieved = sdk_methods.serialize_server_result(method, version, data)
+        assert sieved == sdk._SIEVE(method, version, data)
+        assert sieved["_meta"] is meta  # not copied
+
+
+async def test_the_runner_sieves_a_tool_result_through_the_sdks_serialize_server_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sieved: list[tuple[str, Any]] = []
+    sieve = sdk._SIEVE
+
+    def counted(method: str, version: str, data: Any, **options: Any) -> dict[str, Any]:
+        sieved.append((method, data.get("_meta")))
+        return sieve(method, version, data, **options)
+
+    monkeypatch.setattr(sdk, "_SIEVE", counted)
+    async with Client(a_server()) as client:
+        result = await client.call_tool("list_allowed_directories", {})
+    assert not result.is_error and result.meta and "vfs-mcp/result" in result.meta
+    assert ("tools/call", {}) in sieved  # the runner's sieve met the result without its _meta

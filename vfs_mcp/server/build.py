@@ -215,6 +215,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
         _record_changes(vfs, settings)
     bus = InMemorySubscriptionBus()
     sdk.logging_set_up_once()  # a vfs-mcp process set its own up: rich's handler would go unused
+    sdk.tool_results_keep_their_meta()
     server = VfsServer(
         "vfs-mcp",
         version=_version(),
