@@ -344,6 +344,33 @@ class Layer:
                 return
             raise OSError(f"the review layer of {self.url} is being changed by too many writers at once")
 
+    def drop(self, roots: list[str], planned: dict[str, dict[str, Any]] | None = None) -> list[Node]:
+        """Drop the nodes at and below ``roots`` from the index; the nodes dropped. With
+        ``planned`` (nodes by path, dumped, as a change planned on them; ``roots`` ignored),
+        only the roots of those still as planned, whose nodes below are all as planned too: a
+        node written since stays. Dropping what is gone already drops nothing (a change's
+        recovery drops again what it may have dropped before a crash)."""
+        gone: list[Node] = []
+
+        def build() -> list[Op]:
+            gone.clear()
+            nodes = self.nodes
+            chosen = roots
+            if planned is not None:
+                kept = {rel for rel, dump in planned.items() if (n := nodes.get(rel)) is not None and n.dump() == dump}
+                chosen = [rel for rel in kept if not _above(kept, rel)]
+            ops: list[Op] = []
+            for root in chosen:
+                inner = [(root, nodes[root]), *self.below(root)] if root in nodes else []
+                if planned is not None and any(planned.get(rel) != node.dump() for rel, node in inner):
+                    continue
+                gone.extend(node for _, node in inner)
+                ops.append(("drop", root, None))
+            return ops
+
+        self.change(build)
+        return gone
+
     def _begin(self) -> None:
         """Name the layer (a new epoch), unless another process just did."""
         meta = {"url": self.url, "epoch": secrets.token_hex(8)}
@@ -394,6 +421,15 @@ class Layer:
         """Every name the layer holds in its store."""
         prefix = f"{self.key}."
         return [f"{FOLDER}/{item.name}" for item in self.store.listing(FOLDER) if item.name.startswith(prefix)]
+
+
+def _above(paths: set[str], rel: str) -> bool:
+    """Whether one of ``paths`` lies above ``rel``."""
+    while "/" in rel:
+        rel = rel.rpartition("/")[0]
+        if rel in paths:
+            return True
+    return False
 
 
 def _encode(ops: list[Op]) -> bytes:

@@ -39,7 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vfs_mcp.changes import records
 from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
@@ -205,12 +205,19 @@ class ChangeLog:
     # -- writing a change's record ------------------------------------------------------------
 
     def pending(
-        self, change_id: str, tool: str, steps: list[Op], finish: list[Op], created: float | None = None
+        self,
+        change_id: str,
+        tool: str,
+        steps: list[Op],
+        finish: list[Op],
+        created: float | None = None,
+        drops: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         """Record a change of several steps, durably, before its first step is made (``created``:
-        when it began to commit, from ``clock``; now by default)."""
+        when it began to commit, from ``clock``; now by default; ``drops``: ``Record.drops``)."""
         when = self.clock() if created is None else created
         record = Record(change_id, self.store.instance, tool, when, steps, atomic=False, finish=finish)
+        record.drops = drops or {}
         self.store.write(self._pending(change_id), records.encode(record), durable=True)
 
     def beside(

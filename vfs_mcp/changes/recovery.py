@@ -270,6 +270,10 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         return None
     steps = [*record.steps, *record.finish]
     checked(vfs, steps)
+    if record.drops and any(t.mount.layer is not None for op in steps for t in written(op)):
+        # A review's apply wrote the store: served here under review, its paths are the view's.
+        log.warning("recovery: %s %s is a review's apply, left for `vfs-mcp review` to finish", kind, change_id)
+        return None
     paths = [t for op in steps for t in written(op)]
     with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
         _sweep(paths)
@@ -278,6 +282,9 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         else:
             complete(vfs, record.steps)
             outcome = "undone"
+    if outcome in ("kept", "finished"):
+        for url, nodes in record.drops.items():  # what it wrote leaves the layers it was pending in
+            store.layer(url).drop([], nodes)
     if outcome == "kept":
         store.move(name, f"changes/{change_id}.rec")
     elif kind == "change":
