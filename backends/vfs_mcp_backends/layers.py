@@ -354,22 +354,24 @@ class Layer:
 
         def build() -> list[Op]:
             gone.clear()
-            nodes = self.nodes
-            chosen = roots
-            if planned is not None:
-                kept = {rel for rel, dump in planned.items() if (n := nodes.get(rel)) is not None and n.dump() == dump}
-                chosen = [rel for rel in kept if not _above(kept, rel)]
-            ops: list[Op] = []
+            chosen = roots if planned is None else self.as_planned(planned)
             for root in chosen:
-                inner = [(root, nodes[root]), *self.below(root)] if root in nodes else []
-                if planned is not None and any(planned.get(rel) != node.dump() for rel, node in inner):
-                    continue
-                gone.extend(node for _, node in inner)
-                ops.append(("drop", root, None))
-            return ops
+                gone.extend(node for _, node in [(root, self.nodes[root]), *self.below(root)] if root in self.nodes)
+            return [("drop", root, None) for root in chosen]
 
         self.change(build)
         return gone
+
+    def as_planned(self, planned: dict[str, dict[str, Any]]) -> list[str]:
+        """The roots of the nodes of ``planned`` the index holds as planned, with every node
+        below them as planned too: what ``drop`` with ``planned`` drops (nothing, once it has)."""
+        nodes = self.nodes
+        kept = {rel for rel, dump in planned.items() if (node := nodes.get(rel)) is not None and node.dump() == dump}
+        return [
+            root
+            for root in kept
+            if not _above(kept, root) and all(planned.get(rel) == node.dump() for rel, node in self.below(root))
+        ]
 
     def _begin(self) -> None:
         """Name the layer (a new epoch), unless another process just did."""

@@ -277,7 +277,9 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     paths = [t for op in steps for t in written(op)]
     with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
         _sweep(paths)
-        if kind == "change":
+        if kind == "change" and _layers_dropped(changelog, record):
+            outcome = "finished" if record.finish else "kept"  # its steps were all made before
+        elif kind == "change":
             outcome = _cut_short(vfs, record)
         else:
             complete(vfs, record.steps)
@@ -294,6 +296,18 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     line = f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}"
     log.warning("recovery: %s", line)
     return line
+
+
+def _layers_dropped(changelog: ChangeLog, record: Record) -> bool:
+    """Whether a change whose record names layer nodes (``Record.drops``, a review's apply) had
+    begun to drop them: a layer holds none of them as planned any more. They are dropped only
+    once every step is made, so the change is kept, not taken back (its layers cannot be)."""
+    for url, nodes in record.drops.items():
+        layer = changelog.store.layer(url)
+        layer.fresh(force=True)
+        if not layer.as_planned(nodes):
+            return True
+    return False
 
 
 def checked(vfs: JailedFS, steps: list[Op]) -> None:
