@@ -188,5 +188,8 @@ def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]]) -> list[str]:
                 drops[sides.layer.url] = nodes
         return changes.Plan(paths, steps, drops=drops)
 
-    roots = [Target(sides.base, root) for sides, _ in chosen for root in Groups(dict(sides.layer.nodes)).roots]
+    roots = []
+    for sides, chooser in chosen:  # locked for the first plan: only what is picked
+        found, groups = differences(sides)
+        roots += [Target(sides.base, root) for group in chooser(found, groups) for root in groups.members(group)]
     return changes.run(vfs, plan, touches=roots)
