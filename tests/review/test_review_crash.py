@@ -12,15 +12,18 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
 from results import text_of
 
 from vfs_mcp import build_server
+from vfs_mcp.errors import Internal
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.review import open_review
 from vfs_mcp.settings import Settings
+from vfs_mcp_backends.layers import Layer
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +124,23 @@ async def test_review_apply_killed_at_any_point_leaves_the_store_and_the_layer_a
         assert list((state / "pending").iterdir()) == [], f"kill point {point}: records left under way"
     print(f"\nreview --apply: {events} events; kill points {points}: {outcomes}")
     assert "before" in outcomes and "after" in outcomes
+
+
+async def test_an_apply_whose_layer_cannot_be_changed_is_taken_back_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layer's part fails (the state store refuses the write) once the store is written: the
+    steps are taken back, the change never happened, and everything stays pending."""
+    folder, state = await seeded(tmp_path, "refused")
+    before, recorded = files(folder), sorted((state / "changes").iterdir())
+
+    def refused(self: Layer, build: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    with open_review([str(folder)], state=str(state)) as review:
+        monkeypatch.setattr(Layer, "change", refused)
+        with pytest.raises(Internal, match="pending layer could not be changed.*nothing was changed"):
+            review.apply()
+        monkeypatch.undo()
+    assert files(folder) == before and pending(folder, state) == PENDING
+    assert list((state / "pending").iterdir()) == [] and sorted((state / "changes").iterdir()) == recorded
