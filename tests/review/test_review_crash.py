@@ -139,7 +139,7 @@ async def test_an_apply_whose_layer_cannot_be_changed_is_taken_back_whole(
 
     with open_review([str(folder)], state=str(state)) as review:
         monkeypatch.setattr(Layer, "change", refused)
-        with pytest.raises(Internal, match="pending layer could not be changed.*nothing was changed"):
+        with pytest.raises(Internal, match=r"pending layer could not be changed.*nothing was changed"):
             review.apply()
         monkeypatch.undo()
     assert files(folder) == before and pending(folder, state) == PENDING
