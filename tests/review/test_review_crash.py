@@ -9,11 +9,15 @@ write, move and delete in the state store, and kills itself after the Nth.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pytest
 from mcp import Client
 from results import text_of
@@ -66,63 +70,95 @@ EDITS = (
 PENDING = ["a.txt", "b.txt", "c.txt", "new/notes.md"]
 
 
-def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+@dataclass
+class Place:
+    """Where a mount under review lies (a local folder, or a prefix of a bucket on moto), its
+    state store (a local folder: what the kill points count), and how to read the store."""
+
+    root: str
+    state: Path
+    fs: Any
+    top: str
+    env: dict[str, str]
+
+    def files(self) -> dict[str, bytes]:
+        self.fs.invalidate_cache()
+        found = self.fs.find(self.top, detail=True)
+        return {str(p)[len(self.top) + 1 :]: self.fs.cat_file(p) for p, i in found.items() if i["type"] == "file"}
+
+    def pending(self) -> list[str]:
+        """What a review started now lists (it first finishes what a dead apply left)."""
+        with open_review([self.root], state=str(self.state)) as review:
+            return sorted(item.path.removeprefix(self.root.rstrip("/") + "/") for item in review.pending())
+
+    def killed_apply(self, after: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", KILLED_APPLY, self.root, str(self.state), str(after)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, **self.env},
+        )
 
 
-def pending(folder: Path, state: Path) -> list[str]:
-    """What a review started now lists (it first finishes what a dead apply left)."""
-    with open_review([str(folder)], state=str(state)) as review:
-        return sorted(item.path.removeprefix(str(folder) + "/") for item in review.pending())
+@pytest.fixture(params=["local", "s3"])
+def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "s3":
+        endpoint = request.getfixturevalue("s3_endpoint")
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)  # what `vfs-mcp review` of an s3:// mount reads
+    return str(request.param)
 
 
-def killed_apply(folder: Path, state: Path, after: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", KILLED_APPLY, str(folder), str(state), str(after)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-async def seeded(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    folder, state = tmp_path / name / "proj", tmp_path / name / "state"
-    folder.mkdir(parents=True)
+async def seeded(tmp_path: Path, name: str, kind: str = "local") -> Place:
+    """SEED in a new place, EDITS pending on it."""
+    state = tmp_path / name / "state"
+    if kind == "local":
+        folder = tmp_path / name / "proj"
+        folder.mkdir(parents=True)
+        place = Place(str(folder), state, fsspec.filesystem("file"), str(folder), {})
+    else:
+        endpoint = os.environ["AWS_ENDPOINT_URL"]
+        fs = fsspec.filesystem("s3", endpoint_url=endpoint, key="testing", secret="testing", skip_instance_cache=True)
+        bucket = f"apply-{uuid.uuid4().hex[:10]}"
+        fs.mkdir(bucket)
+        place = Place(f"s3://{bucket}/proj", state, fs, f"{bucket}/proj", {"AWS_ENDPOINT_URL": endpoint})
     for rel, text in SEED.items():
-        (folder / rel).write_text(text)
-    server = build_server(open_mounts([MountSpec(str(folder))]), Settings(review=True, state=str(state)))
+        place.fs.pipe_file(f"{place.top}/{rel}", text.encode())
+    server = build_server(open_mounts([MountSpec(place.root)]), Settings(review=True, state=str(state)))
     async with Client(server) as client:
         for tool, args in EDITS:
             result = await client.call_tool(tool, args)
             assert not result.is_error, text_of(result)
     server.vfs.caches["changes.log"].close()
-    return folder, state
+    return place
 
 
 @pytest.mark.slow
-async def test_review_apply_killed_at_any_point_leaves_the_store_and_the_layer_agreeing(tmp_path: Path) -> None:
-    folder, state = await seeded(tmp_path, "whole")
-    before = files(folder)
-    assert pending(folder, state) == PENDING
-    whole = killed_apply(folder, state, 0)
+async def test_review_apply_killed_at_any_point_leaves_the_store_and_the_layer_agreeing(
+    tmp_path: Path, kind: str
+) -> None:
+    place = await seeded(tmp_path, "whole", kind)
+    before = place.files()
+    assert place.pending() == PENDING
+    whole = place.killed_apply(0)
     assert whole.returncode == 0, whole.stderr
     events = int(whole.stdout.split()[-1])
-    after = files(folder)
-    assert after != before and pending(folder, state) == []
+    after = place.files()
+    assert after != before and place.pending() == []
     points = sorted({max(1, round(events * n / 8)) for n in range(1, 8)} | {events - 2, events - 1})
     assert len(points) >= 5
     outcomes: list[str] = []
     for point in points:
-        folder, state = await seeded(tmp_path, f"killed-{point}")
-        child = killed_apply(folder, state, point)
+        place = await seeded(tmp_path, f"killed-{point}", kind)
+        child = place.killed_apply(point)
         assert child.returncode == -9, f"kill point {point} of {events}: {child.stderr}"
-        listed = pending(folder, state)
-        now = files(folder)
+        listed = place.pending()
+        now = place.files()
         outcome = "before" if (now, listed) == (before, PENDING) else "after" if (now, listed) == (after, []) else ""
         assert outcome, f"kill point {point} of {events}: store {sorted(now)}, pending {listed}"
         outcomes.append(outcome)
-        assert list((state / "pending").iterdir()) == [], f"kill point {point}: records left under way"
-    print(f"\nreview --apply: {events} events; kill points {points}: {outcomes}")
+        assert list((place.state / "pending").iterdir()) == [], f"kill point {point}: records left under way"
+    print(f"\nreview --apply on {kind}: {events} events; kill points {points}: {outcomes}")
     assert "before" in outcomes and "after" in outcomes
 
 
@@ -131,16 +167,17 @@ async def test_an_apply_whose_layer_cannot_be_changed_is_taken_back_whole(
 ) -> None:
     """The layer's part fails (the state store refuses the write) once the store is written: the
     steps are taken back, the change never happened, and everything stays pending."""
-    folder, state = await seeded(tmp_path, "refused")
-    before, recorded = files(folder), sorted((state / "changes").iterdir())
+    place = await seeded(tmp_path, "refused")
+    state = place.state
+    before, recorded = place.files(), sorted((state / "changes").iterdir())
 
     def refused(self: Layer, build: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    with open_review([str(folder)], state=str(state)) as review:
+    with open_review([place.root], state=str(state)) as review:
         monkeypatch.setattr(Layer, "change", refused)
         with pytest.raises(Internal, match=r"pending layer could not be changed.*nothing was changed"):
             review.apply()
         monkeypatch.undo()
-    assert files(folder) == before and pending(folder, state) == PENDING
+    assert place.files() == before and place.pending() == PENDING
     assert list((state / "pending").iterdir()) == [] and sorted((state / "changes").iterdir()) == recorded
