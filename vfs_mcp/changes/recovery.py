@@ -339,7 +339,7 @@ def _spelt(rel: object, *, allow_root: bool) -> None:
     if not rel:
         if allow_root:
             return
-        raise Untrusted("a step on a mount's root itself")
+        raise Untrusted("an empty name inside a folder's image")
     parts = rel.split("/")
     if "\x00" in rel or any(part in ("", ".", "..") for part in parts):
         raise Untrusted(f"the path {rel[:80]!r}, which is not one inside its mount")
