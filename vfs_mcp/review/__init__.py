@@ -45,8 +45,8 @@ from vfs_mcp.changes.state import StateStore
 from vfs_mcp.errors import InvalidArgument, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
-from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.review.apply import Chooser, dropped, run_apply
+from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.review.apply import Chooser, run_apply
 from vfs_mcp.review.differences import Groups, PathDifference, blocked_groups, differences
 from vfs_mcp.review.mounts import Sides, jailed_under_review, sides_of, under_review
 from vfs_mcp.review.shown import rendered
@@ -162,14 +162,17 @@ class Review:
         write path, all or nothing (see the module's docstring)."""
         chooser = self._chooser(select)
         refused: list[str] = []
+        touches: list[Target] = []  # what the first plan locks: the roots picked, never a blocked one
         for sides in self.sides:
             found, groups = differences(sides)
             picked = chooser(sides)(found, groups)
             refused += [
                 f"{sides.display(d.rel)} ({d.why})" for d in found if d.status == "blocked" and d.group in picked
             ]
+            touches += [Target(sides.base, r) for g in picked - blocked_groups(found) for r in groups.members(g)]
         with log.recording("review --apply") as recording:
-            paths = run_apply(self.base, [(sides, _unblocked(chooser(sides))) for sides in self.sides])
+            chosen = [(sides, _unblocked(chooser(sides))) for sides in self.sides]
+            paths = run_apply(self.base, chosen, touches)
         for sides in self.sides:
             self._clear_if_empty(sides, ())
         ids = [kept.id for kept in recording.changes]
@@ -185,7 +188,7 @@ class Review:
             picked = chooser(sides)(found, groups)
             shown += [sides.display(d.rel) for d in found if d.group in picked and not d.moved]
             roots = [root for group in sorted(picked) for root in groups.members(group)]
-            gone = dropped(sides, roots)
+            gone = sides.layer.drop(roots)
             self._clear_if_empty(sides, {label for node in gone for label in node.changes})
         return shown
 

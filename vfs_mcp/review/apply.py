@@ -33,7 +33,6 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.review.differences import Groups, PathDifference, Side, differences, expect_at, join, recorded
 from vfs_mcp.review.mounts import Sides
-from vfs_mcp_backends.layers import Node
 
 Planned = tuple[list[Op], list[str], dict[str, dict[str, object]]]
 """The steps, the paths they apply, and the nodes they apply (by path, as planned)."""
@@ -164,14 +163,10 @@ def _image(sides: Sides, rel: str, view: Side) -> Image:
     return DirImage(view.mode, tuple(inside))
 
 
-def dropped(sides: Sides, roots: list[str]) -> list[Node]:
-    """Drop the nodes at and below ``roots`` from the layer; the nodes dropped."""
-    return sides.layer.drop(roots)
-
-
-def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]]) -> list[str]:
+def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]], touches: list[Target]) -> list[str]:
     """Apply the groups each chooser picks of its layer's, every layer in one change (see the
-    module's docstring); the paths applied. The nodes applied leave their layers inside that
+    module's docstring; ``touches``: the paths it writes as far as known, whose folders are
+    locked for the first plan); the paths applied. The nodes applied leave their layers inside that
     change (``Plan.drops``: recorded with it, before its first step, dropped once its last is
     made, before its record is filed), so a crash leaves the store and the layers agreeing:
     all applied, or all pending."""
@@ -188,8 +183,4 @@ def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]]) -> list[str]:
                 drops[sides.layer.url] = nodes
         return changes.Plan(paths, steps, drops=drops)
 
-    roots = []
-    for sides, chooser in chosen:  # locked for the first plan: only what is picked
-        found, groups = differences(sides)
-        roots += [Target(sides.base, root) for group in chooser(found, groups) for root in groups.members(group)]
-    return changes.run(vfs, plan, touches=roots)
+    return changes.run(vfs, plan, touches=touches)
