@@ -279,6 +279,11 @@ class Layer:
             meta: dict[str, Any] = json.loads(self.store.read(self.name))
         except FileNotFoundError:
             return None
+        except (ValueError, RecursionError):
+            meta = {}
+        if not isinstance(meta, dict) or not _EPOCH.fullmatch(str(meta.get("epoch"))):
+            log.error("review: the layer name %s is not one this version wrote; its layer is not shown", self.name)
+            return None
         return meta
 
     def _reset(self, epoch: str | None) -> None:
@@ -308,6 +313,9 @@ class Layer:
                 data = json.loads(self.store.read(self._snapshot(seq)))
             except FileNotFoundError:
                 continue  # a newer snapshot replaced it meanwhile
+            except (ValueError, RecursionError) as err:
+                log.error("review: the layer snapshot %s is not JSON (%s); passed over", self._snapshot(seq), err)
+                continue
             nodes = data.get("nodes") if isinstance(data, dict) else None
             for rel, node in nodes.items() if isinstance(nodes, dict) else ():
                 loaded = _checked(self._snapshot(seq), ("set", rel, node))
@@ -465,6 +473,7 @@ def _decode(name: str, data: bytes) -> list[Op]:
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_EPOCH = re.compile(r"[0-9a-f]{16}")
 _KINDS = frozenset({"file", "link", "dir", "gone", "moved"})
 
 

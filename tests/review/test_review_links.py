@@ -164,3 +164,18 @@ async def test_a_tampered_layer_node_is_dropped_with_a_log_line_and_the_view_sti
         shown = await client.call_tool("read_file", {"path": "d/x.txt"})
         assert text_of(shown).startswith("pending")
     assert sum("cannot be taken" in line or "not JSON" in line for line in caplog.messages) == 4
+
+
+async def test_a_layer_name_that_is_no_layer_of_ours_shows_the_mount_as_the_store_holds_it(
+    folder: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = servers(folder, tmp_path)
+    async with Client(server) as client:
+        await client.call_tool("write_file", {"path": "d/x.txt", "content": "pending\n"})
+        (meta,) = (tmp_path / "state" / "review").glob("*.layer")
+        meta.write_text(json.dumps({"url": "x", "epoch": "../../../elsewhere"}))
+        with caplog.at_level(logging.ERROR, logger="vfs_mcp"):
+            listed = await client.call_tool("list_directory", {"path": "d"})
+            shown = await client.call_tool("read_file", {"path": "d/x.txt"})
+        assert not listed.is_error and text_of(shown).startswith("x in d"), text_of(listed)
+    assert any("not one this version wrote" in line for line in caplog.messages)
