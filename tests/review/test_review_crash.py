@@ -3,7 +3,8 @@ and the pending layer agree — everything applied and nothing pending, or nothi
 everything pending. The layer's entries leave it inside the apply's change (its record names
 them, before its first step), so recovery finishes or takes back both at once.
 
-Kill points are counted, not timed: the child counts each step made on the store and each
+After every odd kill point a server under review starts first, and finishes it; after every
+even one, ``vfs-mcp review`` does. Kill points are counted, not timed: the child counts each step made on the store and each
 write, move and delete in the state store, and kills itself after the Nth, for every N but the
 last (after which nothing is left to do).
 """
@@ -95,6 +96,9 @@ class Place:
             listed = sorted(item.path.removeprefix(self.root.rstrip("/") + "/") for item in review.pending())
             return listed, len(review.sides[0].layer.nodes)
 
+    def settings(self) -> Settings:
+        return Settings(review=True, state=str(self.state))
+
     def killed_apply(self, after: int) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-c", KILLED_APPLY, self.root, str(self.state), str(after)],
@@ -128,7 +132,7 @@ async def seeded(tmp_path: Path, name: str, kind: str = "local") -> Place:
         place = Place(f"s3://{bucket}/proj", state, fs, f"{bucket}/proj", {"AWS_ENDPOINT_URL": endpoint})
     for rel, text in SEED.items():
         place.fs.pipe_file(f"{place.top}/{rel}", text.encode())
-    server = build_server(open_mounts([MountSpec(place.root)]), Settings(review=True, state=str(state)))
+    server = build_server(open_mounts([MountSpec(place.root)]), place.settings())
     async with Client(server) as client:
         for tool, args in EDITS:
             result = await client.call_tool(tool, args)
@@ -157,6 +161,10 @@ async def test_review_apply_killed_at_any_point_leaves_the_store_and_the_layer_a
         place = await seeded(tmp_path, f"killed-{point}", kind)
         child = place.killed_apply(point)
         assert child.returncode == -9, f"kill point {point} of {events}: {child.stderr}"
+        if point % 2:  # a server under review starts first: it finishes the apply on the store
+            restarted = build_server(open_mounts([MountSpec(place.root)]), place.settings())
+            restarted.vfs.caches["changes.log"].close()
+            assert list((place.state / "pending").iterdir()) == [], f"kill point {point}: the server left it"
         listed = place.pending()
         now = place.files()
         outcome = (

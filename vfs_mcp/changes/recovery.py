@@ -16,6 +16,7 @@ whose steps were all made before the crash (its mark says so) is only let go.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import posixpath
 from typing import Literal
@@ -24,7 +25,7 @@ from vfs_mcp.changes import images, store
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
-from vfs_mcp.changes.log import ID, INSTANCE, ChangeLog
+from vfs_mcp.changes.log import CACHE_KEY, ID, INSTANCE, ChangeLog
 from vfs_mcp.changes.ops import (
     Absent,
     DirImage,
@@ -46,7 +47,7 @@ from vfs_mcp.errors import AccessDenied, Conflict, InvalidArgument, NotFound, Vf
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp.jail.resolve import Target
+from vfs_mcp.jail.resolve import Jail, Target
 
 log = logging.getLogger("vfs_mcp")
 
@@ -269,11 +270,12 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         log.warning("recovery: %s of %s is not for this server (%s); left as it is", kind, change_id, err)
         return None
     steps = [*record.steps, *record.finish]
-    checked(vfs, steps)
     if record.drops and any(t.mount.layer is not None for op in steps for t in written(op)):
-        # A review's apply wrote the store: served here under review, its paths are the view's.
-        log.warning("recovery: %s %s is a review's apply, left for `vfs-mcp review` to finish", kind, change_id)
-        return None
+        # A review's apply wrote the stores under review, not their views: finished on the stores.
+        vfs = _stores_of(vfs, changelog)
+        record = changelog.read(name, lambda url: _served(vfs, url))
+        steps = [*record.steps, *record.finish]
+    checked(vfs, steps)
     paths = [t for op in steps for t in written(op)]
     with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
         _sweep(paths)
@@ -296,6 +298,19 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     line = f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}"
     log.warning("recovery: %s", line)
     return line
+
+
+def _stores_of(vfs: JailedFS, changelog: ChangeLog) -> JailedFS:
+    """``vfs`` with each mount under review replaced by its store (the same policy)."""
+    from vfs_mcp_backends.overlay import OverlayMount  # loaded only where a mount is under review
+
+    mounts = [
+        dataclasses.replace(m, backend=m.backend.under, review=False) if isinstance(m.backend, OverlayMount) else m
+        for m in vfs.mounts
+    ]
+    stores = JailedFS(Jail(mounts, deny=vfs.deny))
+    stores.caches[CACHE_KEY] = changelog  # this log: no recovery of its own
+    return stores
 
 
 def _layers_dropped(changelog: ChangeLog, record: Record) -> bool:
