@@ -19,6 +19,12 @@ store's create-exclusive write), so two processes writing one layer never lose a
 one that finds its number taken reads what it missed and makes its change again
 (``change``). The layer's name object names its epoch: a layer discarded (everything of it
 deleted) is seen as gone by every process at its next look.
+
+What the store holds of a layer is untrusted input (anyone who can write the state store can
+change it): each node read from a record or a snapshot is checked (a path spelt as one inside the
+mount, a moved node's source too, a kind, a blob named by a sha256, ...). A bad one is dropped,
+and the log says which record held it and why; a record that is not JSON at all is passed over
+the same way. Nothing a record holds makes the layer unreadable.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import re
 import secrets
 import threading
 import time
@@ -33,6 +41,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+log = logging.getLogger("vfs_mcp")
 
 SNAPSHOT_EVERY = 512
 """Records between two snapshots of the whole index (a process that opens the layer reads the
@@ -269,6 +279,11 @@ class Layer:
             meta: dict[str, Any] = json.loads(self.store.read(self.name))
         except FileNotFoundError:
             return None
+        except (ValueError, RecursionError):
+            meta = {}
+        if not isinstance(meta, dict) or not _EPOCH.fullmatch(str(meta.get("epoch"))):
+            log.error("review: the layer name %s is not one this version wrote; its layer is not shown", self.name)
+            return None
         return meta
 
     def _reset(self, epoch: str | None) -> None:
@@ -281,7 +296,7 @@ class Layer:
                 data = self.store.read(self._record(self.seq + 1))
             except FileNotFoundError:
                 return
-            self._apply(_decode(data))
+            self._apply(_decode(self._record(self.seq + 1), data))
             self.seq += 1
 
     def _load(self, epoch: str) -> None:
@@ -298,8 +313,14 @@ class Layer:
                 data = json.loads(self.store.read(self._snapshot(seq)))
             except FileNotFoundError:
                 continue  # a newer snapshot replaced it meanwhile
-            for rel, node in data["nodes"].items():
-                self._index.put(rel, Node.load(node))
+            except (ValueError, RecursionError) as err:
+                log.error("review: the layer snapshot %s is not JSON (%s); passed over", self._snapshot(seq), err)
+                continue
+            nodes = data.get("nodes") if isinstance(data, dict) else None
+            for rel, node in nodes.items() if isinstance(nodes, dict) else ():
+                loaded = _checked(self._snapshot(seq), ("set", rel, node))
+                if loaded is not None and loaded[2] is not None:
+                    self._index.put(rel, loaded[2])
             self.seq = seq
             break
         self._follow()
@@ -343,6 +364,35 @@ class Layer:
                     self._save_snapshot()
                 return
             raise OSError(f"the review layer of {self.url} is being changed by too many writers at once")
+
+    def drop(self, roots: list[str], planned: dict[str, dict[str, Any]] | None = None) -> list[Node]:
+        """Drop the nodes at and below ``roots`` from the index; the nodes dropped. With
+        ``planned`` (nodes by path, dumped, as a change planned on them; ``roots`` ignored),
+        only the roots of those still as planned, whose nodes below are all as planned too: a
+        node written since stays. Dropping what is gone already drops nothing (a change's
+        recovery drops again what it may have dropped before a crash)."""
+        gone: list[Node] = []
+
+        def build() -> list[Op]:
+            gone.clear()
+            chosen = roots if planned is None else self.as_planned(planned)
+            for root in chosen:
+                gone.extend(node for _, node in [(root, self.nodes[root]), *self.below(root)] if root in self.nodes)
+            return [("drop", root, None) for root in chosen]
+
+        self.change(build)
+        return gone
+
+    def as_planned(self, planned: dict[str, dict[str, Any]]) -> list[str]:
+        """The roots of the nodes of ``planned`` the index holds as planned, with every node
+        below them as planned too: what ``drop`` with ``planned`` drops (nothing, once it has)."""
+        nodes = self.nodes
+        kept = {rel for rel, dump in planned.items() if (node := nodes.get(rel)) is not None and node.dump() == dump}
+        return [
+            root
+            for root in kept
+            if not _above(kept, root) and all(planned.get(rel) == node.dump() for rel, node in self.below(root))
+        ]
 
     def _begin(self) -> None:
         """Name the layer (a new epoch), unless another process just did."""
@@ -396,9 +446,72 @@ class Layer:
         return [f"{FOLDER}/{item.name}" for item in self.store.listing(FOLDER) if item.name.startswith(prefix)]
 
 
+def _above(paths: set[str], rel: str) -> bool:
+    """Whether one of ``paths`` lies above ``rel``."""
+    while "/" in rel:
+        rel = rel.rpartition("/")[0]
+        if rel in paths:
+            return True
+    return False
+
+
 def _encode(ops: list[Op]) -> bytes:
     return json.dumps([[verb, rel, node.dump() if node else None] for verb, rel, node in ops]).encode()
 
 
-def _decode(data: bytes) -> list[Op]:
-    return [(verb, rel, Node.load(node) if node else None) for verb, rel, node in json.loads(data)]
+def _decode(name: str, data: bytes) -> list[Op]:
+    """The changes the record ``name`` holds, each checked (``_checked``)."""
+    try:
+        ops = json.loads(data)
+    except (ValueError, RecursionError) as err:
+        log.error("review: the layer record %s is not JSON (%s); passed over", name, str(err)[:80])
+        return []
+    if not isinstance(ops, list):
+        log.error("review: the layer record %s holds no list of changes; passed over", name)
+        return []
+    return [op for item in ops if (op := _checked(name, item)) is not None]
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_EPOCH = re.compile(r"[0-9a-f]{16}")
+_KINDS = frozenset({"file", "link", "dir", "gone", "moved"})
+
+
+def _checked(name: str, item: Any) -> Op | None:
+    """One change a record holds, as the index takes it; None (logged) when it cannot be."""
+    try:
+        verb, rel, data = item
+        _inside(rel)
+        if verb == "drop":
+            return ("drop", rel, None)
+        if verb != "set" or not isinstance(data, dict):
+            raise ValueError(f"{verb!r} is no change of a layer")
+        node = Node.load(data)
+        if node.kind not in _KINDS:
+            raise ValueError(f"{node.kind!r} is no kind of node")
+        if node.kind == "file" and not (isinstance(node.blob, str) and _SHA256.fullmatch(node.blob)):
+            raise ValueError("a file whose bytes are not named by their sha256")
+        if node.kind == "moved":
+            _inside(node.source)
+            if not node.source:
+                raise ValueError("a move from the mount's root")
+        if not isinstance(node.size, int) or node.size < 0 or not isinstance(node.to, str):
+            raise ValueError("a size or a link's text of the wrong type")
+        if node.mode is not None and not isinstance(node.mode, int):
+            raise ValueError("a mode that is not a number")
+        if node.was is not None and not (isinstance(node.was, dict) and isinstance(node.was.get("fp", []), list)):
+            raise ValueError("what the mount held there is not spelt as a layer keeps it")
+        if not all(isinstance(change, str) for change in node.changes):
+            raise ValueError("change ids that are not text")
+    except (ValueError, TypeError, KeyError) as err:
+        log.error("review: the layer record %s holds a change that cannot be taken (%s); dropped", name, str(err)[:120])
+        return None
+    return ("set", rel, node)
+
+
+def _inside(rel: Any) -> None:
+    """ValueError unless ``rel`` is spelt as a path inside the mount ('' is its root)."""
+    if not isinstance(rel, str):
+        raise ValueError("a path that is not text")
+    if rel and ("\x00" in rel or any(part in ("", ".", "..") for part in rel.split("/"))):
+        raise ValueError(f"the path {rel[:80]!r} is not one inside the mount")

@@ -33,10 +33,10 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from vfs_mcp.changes import confirm, log
-from vfs_mcp.changes.commit import commit
+from vfs_mcp.changes.commit import commit, roll_back
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import (
@@ -106,6 +106,10 @@ class Plan(Generic[T]):
     ops: list[Op] = field(default_factory=list)
     after: Callable[[], None] | None = None
     """Run once the change is made (to finish the result with what only the write knows)."""
+    drops: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Nodes of pending layers the change makes the store hold (``records.Record.drops``): the
+    change is recorded before its first step, and they are dropped from their layers once its
+    last is made, before its record is filed (a crash between: recovery drops them)."""
 
 
 def run(
@@ -152,7 +156,7 @@ def _run(
                 continue
             question = _unconfirmed(confirming, vfs, planned.ops, len(undoing), asked)
             if question is None:
-                pending = _Pending(changelog, recording)
+                pending = _Pending(changelog, recording, planned.drops)
                 try:
                     # Each write is labelled with the change's id: a store that keeps what wrote
                     # each path (a mount under review) keeps it. An undo's writes are no change of their own.
@@ -164,12 +168,15 @@ def _run(
                             journal=None if undoing else pending,
                             sequential=bool(undoing),
                             progress=_Undoing(changelog, undoing) if len(undoing) > 1 else None,
+                            ahead=bool(planned.drops),
                         )
                 except Stale:
                     attempt += 1
                     if attempt >= replans:
                         raise
                     continue
+                if planned.drops:
+                    _drop(vfs, changelog, planned.drops, receipt.undo, pending)
                 if not undoing:
                     pending.made(receipt.undo, receipt.why_not, recorded)
         if question is not None and confirming is not None:
@@ -197,6 +204,27 @@ def _unconfirmed(
     if asked is not None:
         raise confirm.changed_since(asked)
     return question
+
+
+def drop_layers(changelog: ChangeLog, drops: dict[str, dict[str, Any]]) -> None:
+    """Drop from each pending layer the nodes ``drops`` names that are still as planned."""
+    for url, nodes in drops.items():
+        changelog.store.layer(url).drop([], nodes)
+
+
+def _drop(
+    vfs: JailedFS, changelog: ChangeLog, drops: dict[str, dict[str, Any]], undo: list[Op] | None, pending: _Pending
+) -> None:
+    """The layers' part of a change whose steps are made: a failure takes the steps back (the
+    change never happened) and says so."""
+    try:
+        drop_layers(changelog, drops)
+    except OSError as err:
+        failed = roll_back(vfs, [undo]) if undo is not None else ["the change"]
+        if not failed:
+            pending.abandoned()
+        state = "nothing was changed" if not failed else f"{', '.join(failed[:3])} could not be put back; check them"
+        raise Internal(f"the pending layer could not be changed in the state store ({err}); {state}") from None
 
 
 class _Undoing:
@@ -233,8 +261,11 @@ class _Pending:
     (crash safety), kept for undo when a tool call made it (``recording``; a program's change
     through the ``vfs`` protocol has no undo to keep it for)."""
 
-    def __init__(self, changelog: ChangeLog, recording: log.Recording | None) -> None:
+    def __init__(
+        self, changelog: ChangeLog, recording: log.Recording | None, drops: dict[str, dict[str, Any]] | None = None
+    ) -> None:
         self.changelog, self.recording = changelog, recording
+        self.drops = drops or {}
         self.tool = recording.tool if recording is not None else "a change"
         self.id = log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
@@ -243,7 +274,7 @@ class _Pending:
 
     def pending(self, back: list[Op], finish: list[Op]) -> None:
         try:
-            self.changelog.pending(self.id, self.tool, back, finish, self.created)
+            self.changelog.pending(self.id, self.tool, back, finish, self.created, self.drops)
         except OSError as err:
             raise Internal(
                 f"the state store {self.changelog.store.url} cannot be written ({err.strerror or err}); "

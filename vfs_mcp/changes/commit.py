@@ -71,6 +71,7 @@ def commit(
     journal: Journal | None = None,
     sequential: bool = False,
     progress: Progress | None = None,
+    ahead: bool = False,
 ) -> tuple[Receipt, bool]:
     """Apply ``ops`` in order, all or none: a failure takes back the applied ones and raises
     (the message says whether every path is as it was). ``keep``: bytes of before-images the
@@ -78,8 +79,10 @@ def commit(
     step), but cannot be undone. ``journal``: where the change is recorded before its first
     step when it has several (see the module's docstring). ``progress``: told of each
     ``sequential`` step made, and of a failure before the steps made are taken back. Returns
-    the receipt, and whether the change was recorded before it was made."""
-    if sequential or (len(ops) == 1 and not many_calls(ops[0])):
+    the receipt, and whether the change was recorded before it was made. ``ahead``: recorded,
+    durably, before its first step even when it has one (what the change does besides its
+    steps, ``Record.drops``, must be finished by recovery after a crash)."""
+    if not ahead and (sequential or (len(ops) == 1 and not many_calls(ops[0]))):
         keeping = journal if journal is not None and journal.keeps else None
         return _one_by_one(vfs, ops, Preparation(keep, recorded=keeping is not None), progress, keeping), False
     state = Preparation(keep, recorded=journal is not None)
@@ -91,7 +94,7 @@ def commit(
         # After a crash, a last step whose before-image was not kept could be neither taken
         # back nor told made or not; a delete can always be finished.
         raise TooLarge(f"{unkept.unkept}; the change would not be undoable: split it")
-    recorded = journal is not None and not (len(steps) == 1 and steps[0].atomic)
+    recorded = journal is not None and (ahead or not (len(steps) == 1 and steps[0].atomic))
     if recorded and journal is not None:
         kept = steps[:-1] if unkept is not None else steps
         journal.pending(

@@ -39,7 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vfs_mcp.changes import records
 from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
@@ -62,6 +62,8 @@ DEFAULT_UNDO_CHANGES = 100
 SESSIONLESS_CHANGES = 10_000
 """Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
 ID = re.compile(r"[A-Za-z0-9_-]{22}")
+INSTANCE = re.compile(r"[0-9a-f]{16}")
+"""How an instance's id is spelt (``state.new_instance_id``)."""
 RESTORE_CHANGES = 1_000
 """Changes one undo takes back at most (``restore_point``): a restore point further back is
 refused, saying how many changes it would take back."""
@@ -203,12 +205,19 @@ class ChangeLog:
     # -- writing a change's record ------------------------------------------------------------
 
     def pending(
-        self, change_id: str, tool: str, steps: list[Op], finish: list[Op], created: float | None = None
+        self,
+        change_id: str,
+        tool: str,
+        steps: list[Op],
+        finish: list[Op],
+        created: float | None = None,
+        drops: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         """Record a change of several steps, durably, before its first step is made (``created``:
-        when it began to commit, from ``clock``; now by default)."""
+        when it began to commit, from ``clock``; now by default; ``drops``: ``Record.drops``)."""
         when = self.clock() if created is None else created
         record = Record(change_id, self.store.instance, tool, when, steps, atomic=False, finish=finish)
+        record.drops = drops or {}
         self.store.write(self._pending(change_id), records.encode(record), durable=True)
 
     def beside(
@@ -470,13 +479,14 @@ class ChangeLog:
                 kind, owner = "change", parts[1]
             elif len(parts) == 2 and parts[1] == "undo":
                 try:
-                    owner, _, state = self.store.read(f"pending/{item.name}").decode().partition(" ")
+                    owner, _, state = self.store.read(f"pending/{item.name}").decode(errors="replace").partition(" ")
                 except FileNotFoundError:
                     continue
                 kind = "undone" if state == DONE else "undo"
             else:
                 continue
-            if owner != self.store.instance and not self.store.alive(owner):
+            # A name not spelt as ours is no instance to ask about: recovery quarantines it.
+            if owner != self.store.instance and (not INSTANCE.fullmatch(owner) or not self.store.alive(owner)):
                 found.append((kind, parts[0], owner))
         return found
 

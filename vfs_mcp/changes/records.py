@@ -62,6 +62,10 @@ class Record:
     short once every earlier step was made, they are finished rather than taken back."""
     size: int = 0
     """Bytes of the images it keeps."""
+    drops: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Nodes of pending layers (by layer URL, then path: as ``Node.dump`` spells them) the change
+    makes the store hold (``review --apply``): dropped from their layers once its steps are
+    made, as part of it, and again by recovery where a crash cut it short after them."""
 
 
 def encode(record: Record) -> bytes:
@@ -76,6 +80,8 @@ def encode(record: Record) -> bytes:
         "finish": [_step(op, blobs) for op in record.finish],
         "size": blobs.size,
     }
+    if record.drops:
+        header["drops"] = record.drops
     text = json.dumps(header, separators=(",", ":")).encode()
     return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *blobs.parts])
 
@@ -181,9 +187,19 @@ def decode(
             atomic=header["atomic"],
             finish=[step(item) for item in header.get("finish", [])],
             size=header["size"],
+            drops=_drops(header.get("drops", {})),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise Corrupt(f"a change record with a header this version cannot read ({err!r})") from None
+
+
+def _drops(value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict) or not all(
+        isinstance(url, str) and isinstance(nodes, dict) and all(isinstance(rel, str) for rel in nodes)
+        for url, nodes in value.items()
+    ):
+        raise ValueError("its layer drops are not layers of nodes by path")
+    return value
 
 
 def _header(head: bytes) -> dict[str, Any]:
@@ -192,7 +208,7 @@ def _header(head: bytes) -> dict[str, Any]:
         raise Corrupt("a change record cut short")
     try:
         header: dict[str, Any] = json.loads(head[HEAD:end])
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:
         raise Corrupt(f"a change record whose header is not JSON ({err})") from None
     return header
 

@@ -16,6 +16,7 @@ whose steps were all made before the crash (its mark says so) is only let go.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import posixpath
 from typing import Literal
@@ -24,7 +25,7 @@ from vfs_mcp.changes import images, store
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
-from vfs_mcp.changes.log import ChangeLog
+from vfs_mcp.changes.log import CACHE_KEY, ID, INSTANCE, ChangeLog
 from vfs_mcp.changes.ops import (
     Absent,
     DirImage,
@@ -42,11 +43,11 @@ from vfs_mcp.changes.ops import (
 )
 from vfs_mcp.changes.records import Corrupt, Record
 from vfs_mcp.changes.steps import Preparation, prepare
-from vfs_mcp.errors import Conflict, NotFound, VfsError
+from vfs_mcp.errors import AccessDenied, Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp.jail.resolve import Target
+from vfs_mcp.jail.resolve import Jail, Target
 
 log = logging.getLogger("vfs_mcp")
 
@@ -163,12 +164,20 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     done: list[str] = []
     by_owner: dict[str, list[tuple[str, str]]] = {}
     for kind, change_id, owner in changelog.unfinished():
+        if not (ID.fullmatch(change_id) and INSTANCE.fullmatch(owner)):
+            names = _names(kind, change_id, owner)
+            quarantine(
+                changelog, names[1:] if kind != "change" else names, f"{kind} {change_id[:40]}", "not a name of ours"
+            )
+            continue
         by_owner.setdefault(owner, []).append((kind, change_id))
     for owner, left in by_owner.items():
         with changelog.store.claim(owner) as mine:
             if mine:  # else alive after all, or another survivor is on it
                 left.sort(key=lambda item: _undo_order(changelog, *item))
-                done += [line for kind, change_id in left if (line := _finish(vfs, changelog, kind, change_id, owner))]
+                done += [
+                    line for kind, change_id in left if (line := _honoured(vfs, changelog, kind, change_id, owner))
+                ]
     changelog.take_over(lambda url: _served(vfs, url), lambda urls: all(_is_served(vfs, url) for url in urls))
     return done
 
@@ -185,9 +194,67 @@ def _undo_order(changelog: ChangeLog, kind: str, change_id: str) -> tuple[int, t
     return (1, (-created, owner, change_id))
 
 
+class Untrusted(ValueError):
+    """A record that cannot be honoured, whoever asks: it goes to quarantine."""
+
+
+def _honoured(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owner: str) -> str | None:
+    """``_finish``, never fatal: a record that cannot be honoured is quarantined (logged with its
+    id), one that cannot be finished now (someone changed its path since, a lock busy, the store
+    unreachable) stays as it is, logged; either way the next record is looked at."""
+    names = _names(kind, change_id, owner)
+    try:
+        return _finish(vfs, changelog, kind, change_id, owner)
+    except (Corrupt, Untrusted, AccessDenied, InvalidArgument) as err:
+        quarantine(changelog, names, f"{kind} {change_id}", str(err))
+    except VfsError as err:
+        log.error("recovery: %s %s cut short by a dead process stays as it is: %s", kind, change_id, err)
+    except OSError as err:
+        log.error(
+            "recovery: %s %s stays as it is: the state store cannot be read or written (%s)", kind, change_id, err
+        )
+    except Exception as err:  # whatever a record's bytes provoke: they go aside, the server goes on
+        log.exception("recovery: %s %s could not be read", kind, change_id)
+        quarantine(changelog, names, f"{kind} {change_id}", repr(err))
+    return None
+
+
+def _names(kind: str, change_id: str, owner: str) -> list[str]:
+    """The state store's names of what a dead instance left under way."""
+    if kind == "change":
+        return [f"pending/{change_id}.{owner}.rec"]
+    return [f"changes/{change_id}.rec", f"pending/{change_id}.undo"]
+
+
+QUARANTINE = "quarantine"
+
+
+def quarantine(changelog: ChangeLog, names: list[str], what: str, why: str) -> None:
+    """Move ``names`` aside, into the state store's ``quarantine/`` (kept for a person to look at,
+    never run), saying so in the log."""
+    moved = []
+    for name in names:
+        aside = f"{QUARANTINE}/{name.replace('/', '.')}"
+        try:
+            changelog.store.move(name, aside)
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            log.error("recovery: %s could not be moved to quarantine (%s)", name, err)
+            continue
+        moved.append(aside)
+    log.error(
+        "recovery: %s cannot be honoured (%s); moved aside to %s in the state store",
+        what,
+        why[:200],
+        ", ".join(moved) or "nowhere (it was gone)",
+    )
+
+
 def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owner: str) -> str | None:
     """Finish one change (``kind`` "change") or undo ("undo"; "undone": its steps all made) a
-    dead instance left under way; what was done, or None when it stays as it is (logged)."""
+    dead instance left under way; what was done, or None when it stays as it is (logged).
+    ``Corrupt``, ``Untrusted`` or the jail's refusal for a record that cannot be honoured."""
     store = changelog.store
     name = f"pending/{change_id}.{owner}.rec" if kind == "change" else f"changes/{change_id}.rec"
     if kind == "undone":
@@ -199,22 +266,29 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         if kind == "undo":  # the undo ended with its record gone: only its mark was left
             store.delete(f"pending/{change_id}.undo")
         return None
-    except (Corrupt, NotFound) as err:
-        log.warning("recovery: %s of %s cannot be read (%s); left as it is", kind, change_id, err)
+    except NotFound as err:
+        log.warning("recovery: %s of %s is not for this server (%s); left as it is", kind, change_id, err)
         return None
     steps = [*record.steps, *record.finish]
+    if record.drops and any(t.mount.layer is not None for op in steps for t in written(op)):
+        # A review's apply wrote the stores under review, not their views: finished on the stores.
+        vfs = _stores_of(vfs, changelog)
+        record = changelog.read(name, lambda url: _served(vfs, url))
+        steps = [*record.steps, *record.finish]
+    checked(vfs, steps)
     paths = [t for op in steps for t in written(op)]
     with held(vfs, folders_of(paths, [t for op in steps for t in trees(op)])):
         _sweep(paths)
-        try:
-            if kind == "change":
-                outcome = _cut_short(vfs, record)
-            else:
-                complete(vfs, record.steps)
-                outcome = "undone"
-        except VfsError as err:
-            log.error("recovery: %s %s cut short by a dead process stays as it is: %s", kind, change_id, err)
-            return None
+        if kind == "change" and _layers_dropped(changelog, record):
+            outcome = "finished" if record.finish else "kept"  # its steps were all made before
+        elif kind == "change":
+            outcome = _cut_short(vfs, record)
+        else:
+            complete(vfs, record.steps)
+            outcome = "undone"
+    if outcome in ("kept", "finished"):
+        for url, nodes in record.drops.items():  # what it wrote leaves the layers it was pending in
+            store.layer(url).drop([], nodes)
     if outcome == "kept":
         store.move(name, f"changes/{change_id}.rec")
     elif kind == "change":
@@ -224,6 +298,66 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     line = f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}"
     log.warning("recovery: %s", line)
     return line
+
+
+def _stores_of(vfs: JailedFS, changelog: ChangeLog) -> JailedFS:
+    """``vfs`` with each mount under review replaced by its store (the same policy)."""
+    from vfs_mcp_backends.overlay import OverlayMount  # loaded only where a mount is under review
+
+    mounts = [
+        dataclasses.replace(m, backend=m.backend.under, review=False) if isinstance(m.backend, OverlayMount) else m
+        for m in vfs.mounts
+    ]
+    stores = JailedFS(Jail(mounts, deny=vfs.deny))
+    stores.caches[CACHE_KEY] = changelog  # this log: no recovery of its own
+    return stores
+
+
+def _layers_dropped(changelog: ChangeLog, record: Record) -> bool:
+    """Whether a change whose record names layer nodes (``Record.drops``, a review's apply) had
+    begun to drop them: a layer holds none of them as planned any more. They are dropped only
+    once every step is made, so the change is kept, not taken back (its layers cannot be)."""
+    for url, nodes in record.drops.items():
+        layer = changelog.store.layer(url)
+        layer.fresh(force=True)
+        if not layer.as_planned(nodes):
+            return True
+    return False
+
+
+def checked(vfs: JailedFS, steps: list[Op]) -> None:
+    """Every path of a record's ``steps`` spelt as the jail spells one inside its mount (and each
+    path inside a folder's image), and one the jail lets a change write: ``Untrusted`` or the
+    jail's refusal otherwise, before any lock is taken."""
+    for op in steps:
+        for target in [*written(op), *trees(op)]:
+            _spelt(target.rel, allow_root=True)
+        if isinstance(op, Restore):
+            _inside(op.image)
+    for op in steps:
+        for target in written(op):
+            vfs.jail.check_write(target)
+        for tree in trees(op):
+            vfs.jail.check_tree(tree)
+
+
+def _inside(image: Image) -> None:
+    if isinstance(image, DirImage):
+        for rel, inner in image.inside:
+            _spelt(rel, allow_root=False)
+            _inside(inner)
+
+
+def _spelt(rel: object, *, allow_root: bool) -> None:
+    if not isinstance(rel, str):
+        raise Untrusted(f"a path that is not text ({type(rel).__name__})")
+    if not rel:
+        if allow_root:
+            return
+        raise Untrusted("an empty name inside a folder's image")
+    parts = rel.split("/")
+    if "\x00" in rel or any(part in ("", ".", "..") for part in parts):
+        raise Untrusted(f"the path {rel[:80]!r}, which is not one inside its mount")
 
 
 def _cut_short(vfs: JailedFS, record: Record) -> str:

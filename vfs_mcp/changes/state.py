@@ -9,6 +9,8 @@ mount — the change log with its before-images, the ide buffers, and who is ali
                                         once the last is made
     pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
     buffers/<handle>                    an ide buffer
+    quarantine/<name>                   a record recovery or review could not honour, moved aside
+                                        (``recovery.quarantine``): kept for a person, never run
     review/<layer>.*                    the pending layer of a mount under review (its index,
                                         its files' bytes: ``vfs_mcp_backends.layers``)
 
@@ -51,7 +53,7 @@ log = logging.getLogger("vfs_mcp")
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers", "review")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine")
 
 
 @dataclass(frozen=True)

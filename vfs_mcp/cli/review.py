@@ -14,8 +14,10 @@ DESCRIPTION = (
     "Show what an agent changed on mounts served under review (--review, or review = true in a [[mount]]): one "
     "unified diff a file, with the ids of the changes that made it. --apply writes it to the mounts, all or nothing "
     "(refused whole, naming the file, where a file changed since the agent read it); --discard drops it. Both take "
-    "paths or change ids to pick part of it. Give the mounts (or --config, --state) as the server was given them. "
-    "Exit 0, 1 when the apply or discard is refused, 2 on a usage error."
+    "paths or change ids to pick part of it. A path the store no longer lets be read (its folder became a link out "
+    "of the mount) is listed as blocked: --apply applies the rest and names it, --discard drops it. Give the mounts "
+    "(or --config, --state) as the server was given them. Exit 0, 1 when the apply or discard is refused (or some "
+    "paths could not be applied), 2 on a usage error."
 )
 
 
@@ -53,6 +55,15 @@ def main(argv: Sequence[str]) -> int:
                     print(f"applied {plural(len(applied.paths), 'path')} to {mounts}{how}")
                     for path in applied.paths:
                         print(f"  {path}")
+                    if applied.refused:
+                        print(
+                            f"vfs-mcp review: {plural(len(applied.refused), 'path')} could not be applied and stay "
+                            "pending (`vfs-mcp review --discard PATH` drops one):",
+                            file=sys.stderr,
+                        )
+                        for path in applied.refused:
+                            print(f"  {path}", file=sys.stderr)
+                        return 1
                 elif args.discard is not None:
                     dropped = review.discard(*args.discard)
                     print(f"discarded {plural(len(dropped), 'path')} pending on {mounts}")

@@ -187,6 +187,14 @@ class Jail:
             self._check_writable(target, landing)
         return target
 
+    def locate(self, path: str) -> Target:
+        """Where ``path`` is spelt to lie: its mount and canonical path inside, the deny list
+        applied, links neither followed nor checked. Only for naming what a store keeps of a
+        path (a pending layer's entries), never for reading or writing it: that is ``resolve``."""
+        target = self._locate(path)
+        self._check_visible(target.rel, path)
+        return target
+
     def _locate(self, raw: str) -> Target:
         if not isinstance(raw, str) or raw == "":
             raise InvalidArgument("path is empty; use '.' for the working directory")

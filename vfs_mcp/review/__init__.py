@@ -21,11 +21,18 @@ A path or a change id picks what it touches, and with it whatever it must not be
 a file whole (every change to it), a move with its source. ``apply`` is one change through the
 one write path, all or nothing: each path is checked against what the store held when the agent
 first changed it (CONFLICT naming the file where someone changed it since: nothing applied).
+The layer's entries it applies leave the layer inside that change (a crash leaves both as
+before, or both as after).
+
+A pending path the store no longer lets be read (its folder became a link that leads out of
+the mount) is ``blocked``: listed, saying why, never applied and never read or written through;
+``apply`` applies everything else and names it (``Applied.refused``), ``discard`` drops it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
@@ -38,9 +45,9 @@ from vfs_mcp.changes.state import StateStore
 from vfs_mcp.errors import InvalidArgument, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
-from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.review.apply import Chooser, dropped, run_apply
-from vfs_mcp.review.differences import Groups, PathDifference, differences
+from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.review.apply import Chooser, run_apply
+from vfs_mcp.review.differences import Groups, PathDifference, blocked_groups, differences
 from vfs_mcp.review.mounts import Sides, jailed_under_review, sides_of, under_review
 from vfs_mcp.review.shown import rendered
 from vfs_mcp.review.stores import state_for
@@ -73,6 +80,8 @@ class Applied:
 
     paths: list[str]
     change_id: str | None
+    refused: list[str] = dataclasses.field(default_factory=list)
+    """Paths picked that could not be applied (``blocked``: they stay pending), with why."""
 
 
 class Review:
@@ -152,12 +161,22 @@ class Review:
         """Write what is pending (only what ``select`` picks) to the mounts, through the one
         write path, all or nothing (see the module's docstring)."""
         chooser = self._chooser(select)
+        refused: list[str] = []
+        touches: list[Target] = []  # what the first plan locks: the roots picked, never a blocked one
+        for sides in self.sides:
+            found, groups = differences(sides)
+            picked = chooser(sides)(found, groups)
+            refused += [
+                f"{sides.display(d.rel)} ({d.why})" for d in found if d.status == "blocked" and d.group in picked
+            ]
+            touches += [Target(sides.base, r) for g in picked - blocked_groups(found) for r in groups.members(g)]
         with log.recording("review --apply") as recording:
-            paths = run_apply(self.base, [(sides, chooser(sides)) for sides in self.sides])
+            chosen = [(sides, _unblocked(chooser(sides))) for sides in self.sides]
+            paths = run_apply(self.base, chosen, touches)
         for sides in self.sides:
             self._clear_if_empty(sides, ())
         ids = [kept.id for kept in recording.changes]
-        return Applied(paths, ids[-1] if ids else None)
+        return Applied(paths, ids[-1] if ids else None, refused)
 
     def discard(self, *select: str) -> list[str]:
         """Drop what is pending (only what ``select`` picks); the paths dropped. A layer left
@@ -169,7 +188,7 @@ class Review:
             picked = chooser(sides)(found, groups)
             shown += [sides.display(d.rel) for d in found if d.group in picked and not d.moved]
             roots = [root for group in sorted(picked) for root in groups.members(group)]
-            gone = dropped(sides, roots)
+            gone = sides.layer.drop(roots)
             self._clear_if_empty(sides, {label for node in gone for label in node.changes})
         return shown
 
@@ -216,7 +235,7 @@ class Review:
         """(change id, or the layer key and path below its root) an item of a selection names."""
         if log.ID.fullmatch(item) and not os.path.exists(item):
             return item, None, ""
-        target = self.vfs.resolve(item, follow=False)
+        target = self.vfs.jail.locate(item)  # names layer entries only: a link on its way is not followed
         if target.mount.layer is None:
             raise InvalidArgument(f"{target.display} is not on a mount under review")
         top = sides_of(target.mount).overlay.overlay.top
@@ -237,6 +256,15 @@ class Review:
         if above is not None:
             hits.add(groups.group_of(above))
         return {hit for hit in hits if hit >= 0}
+
+
+def _unblocked(chooser: Chooser) -> Chooser:
+    """``chooser`` without the groups that hold a blocked region."""
+
+    def chosen(found: list[PathDifference], groups: Groups) -> set[int]:
+        return chooser(found, groups) - blocked_groups(found)
+
+    return chosen
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
+from typing import Any
 
 from vfs_mcp import changes
 from vfs_mcp.changes import images, store
@@ -32,7 +33,6 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.review.differences import Groups, PathDifference, Side, differences, expect_at, join, recorded
 from vfs_mcp.review.mounts import Sides
-from vfs_mcp_backends.layers import Node
 
 Planned = tuple[list[Op], list[str], dict[str, dict[str, object]]]
 """The steps, the paths they apply, and the nodes they apply (by path, as planned)."""
@@ -163,63 +163,24 @@ def _image(sides: Sides, rel: str, view: Side) -> Image:
     return DirImage(view.mode, tuple(inside))
 
 
-def applied_nodes(sides: Sides, planned: dict[str, dict[str, object]]) -> list[str]:
-    """The roots of the nodes an apply planned that are still as planned (a node written since
-    stays pending, against the store as it now is): the paths to drop from the layer."""
-    nodes = sides.layer.nodes
-    kept = {rel for rel, dump in planned.items() if (node := nodes.get(rel)) is not None and node.dump() == dump}
-    return [rel for rel in kept if not _above(kept, rel)]
-
-
-def _above(paths: set[str], rel: str) -> bool:
-    """Whether one of ``paths`` lies above ``rel``."""
-    while "/" in rel:
-        rel = rel.rpartition("/")[0]
-        if rel in paths:
-            return True
-    return False
-
-
-def dropped(sides: Sides, roots: list[str], planned: dict[str, dict[str, object]] | None = None) -> list[Node]:
-    """Drop the nodes at and below ``roots`` from the layer (only those still as ``planned``,
-    when given); the nodes dropped."""
-    gone: list[Node] = []
-
-    def build() -> list[tuple[str, str, Node | None]]:
-        gone.clear()
-        nodes = sides.layer.nodes
-        ops: list[tuple[str, str, Node | None]] = []
-        for root in roots:
-            inner = [(root, nodes[root]), *sides.layer.below(root)] if root in nodes else []
-            if planned is not None and any(planned.get(rel) != node.dump() for rel, node in inner):
-                continue
-            gone.extend(node for _, node in inner)
-            ops.append(("drop", root, None))
-        return ops
-
-    sides.layer.change(build)
-    return gone
-
-
-def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]]) -> list[str]:
+def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]], touches: list[Target]) -> list[str]:
     """Apply the groups each chooser picks of its layer's, every layer in one change (see the
-    module's docstring); the paths applied."""
-    planned: dict[str, dict[str, dict[str, object]]] = {}
+    module's docstring; ``touches``: the paths it writes as far as known, whose folders are
+    locked for the first plan); the paths applied. The nodes applied leave their layers inside that
+    change (``Plan.drops``: recorded with it, before its first step, dropped once its last is
+    made, before its record is filed), so a crash leaves the store and the layers agreeing:
+    all applied, or all pending."""
 
     def plan() -> changes.Plan[list[str]]:
         steps: list[Op] = []
         paths: list[str] = []
-        planned.clear()
+        drops: dict[str, dict[str, Any]] = {}
         for sides, chooser in chosen:
             more, shown, nodes = plan_apply(vfs, sides, chooser)
             steps += more
             paths += shown
-            planned[sides.layer.key] = nodes
-        return changes.Plan(paths, steps)
+            if nodes:
+                drops[sides.layer.url] = nodes
+        return changes.Plan(paths, steps, drops=drops)
 
-    roots = [Target(sides.base, root) for sides, _ in chosen for root in Groups(dict(sides.layer.nodes)).roots]
-    result = changes.run(vfs, plan, touches=roots)
-    for sides, _ in chosen:
-        nodes = planned.get(sides.layer.key, {})
-        dropped(sides, applied_nodes(sides, nodes), nodes)
-    return result
+    return changes.run(vfs, plan, touches=touches)

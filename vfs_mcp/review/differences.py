@@ -20,7 +20,9 @@ from vfs_mcp.jail.entries import KINDS, sha256
 from vfs_mcp.review.mounts import Sides
 from vfs_mcp_backends.layers import Node, parent_of
 
-Status = Literal["added", "modified", "deleted", "moved", "replaced"]
+Status = Literal["added", "modified", "deleted", "moved", "replaced", "blocked"]
+"""``blocked``: a region the store no longer lets be read where the layer covers it (its folder
+became a link that leads out of the mount, ...): listed and discarded, never applied."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class PathDifference:
     changes: list[str] = field(default_factory=list)
     moved: bool = False
     """A deletion that is the source of a move (shown with the move, not on its own)."""
+    why: str = ""
+    """Why a ``blocked`` region cannot be read."""
 
     @property
     def moved_from(self) -> str | None:
@@ -127,14 +131,28 @@ def differences(sides: Sides) -> tuple[list[PathDifference], Groups]:
     groups = Groups(nodes)
     found: list[PathDifference] = []
     for root in groups.roots:
-        view, base = _view_tree(sides, root), _base_tree(sides, root)
-        found += _compare(sides, root, view, base, groups.group_of(root))
+        try:
+            view, base = _view_tree(sides, root), _base_tree(sides, root)
+            found += _compare(sides, root, view, base, groups.group_of(root))
+        except OSError as err:  # nothing below it is read, nor ever written through it
+            found.append(_blocked(root, nodes[root], groups.group_of(root), err))
     moved_away = {d.moved_from for d in found if d.moved_from is not None}
     for difference in found:
         # A store path whose content the view shows elsewhere: the source of a move, shown with it.
         difference.moved = difference.status == "deleted" and difference.rel in moved_away
         difference.changes = _labels(sides, nodes, difference)
     return found, groups
+
+
+def _blocked(root: str, node: Node, group: int, err: OSError) -> PathDifference:
+    kind = {"dir": "directory", "link": "symlink", "moved": node.shows or "file"}.get(node.kind, "file")
+    why = err.strerror or type(err).__name__  # never the host path the error names
+    return PathDifference(root, "blocked", Side(kind, None, node), None, group, why=why)
+
+
+def blocked_groups(found: list[PathDifference]) -> set[int]:
+    """The groups of ``found`` that hold a blocked region: applied never, discarded whole."""
+    return {difference.group for difference in found if difference.status == "blocked"}
 
 
 def _labels(sides: Sides, nodes: dict[str, Node], difference: PathDifference) -> list[str]:

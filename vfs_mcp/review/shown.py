@@ -16,6 +16,8 @@ def rendered(sides: Sides, difference: PathDifference) -> str:
     """The diff of one difference (a unified diff, git style), or a line that says what changes."""
     view, base = difference.view, difference.base
     shown = sides.display(difference.rel)
+    if difference.status == "blocked":
+        return f"(cannot be read now: {difference.why}; it cannot be applied, `vfs-mcp review --discard` drops it)\n"
     if (view or base) and (view or base).kind == "directory":  # type: ignore[union-attr]
         what = {"deleted": "deleted", "moved": "moved", "added": "added"}.get(difference.status, difference.status)
         return f"(a folder, {difference.inside} file{'' if difference.inside == 1 else 's'} in it, {what})\n"

@@ -29,7 +29,10 @@ def review_ready(
             )
         applied = pending.apply()
         lines = [f"applied {plural(len(applied.paths), 'path')} (change {applied.change_id})", *applied.paths]
-        return answer("\n".join(lines), data={"applied": applied.paths, "change_id": applied.change_id})
+        if applied.refused:
+            lines += ["could not be applied (they stay pending):", *applied.refused]
+        made = {"applied": applied.paths, "change_id": applied.change_id, "refused": applied.refused}
+        return answer("\n".join(lines), data=made)
     found = pending.pending()
     head = f"{plural(len(found), 'path')} pending for review" if found else "nothing pending"
     lines = [f"{item.status} {item.path}" + (f" (from {item.moved_from})" if item.moved_from else "") for item in found]
