@@ -47,6 +47,9 @@ class Settings:
     """Seconds a 2026-07-28 client's roots are trusted before asking again (that era has no list_changed)."""
     poll_interval: float = 5.0
     """Seconds between checks of a subscribed file on a backend without change events (S3, memory)."""
+    index: bool = True
+    """Keep a content index of each object-store mount, so a grep reads only the objects that may
+    match (``vfs_mcp.ops.search.index``); ``--no-index`` or ``index = false`` in the config turn it off."""
     warm_up: bool = False
     """Once ``tools/list`` is answered, import what calls need on a thread of its own
     (``server.tools.warm``), so the first call after a start does not pay for it. On for the

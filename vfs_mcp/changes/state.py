@@ -11,6 +11,8 @@ mount — the change log with its before-images, the ide buffers, and who is ali
     buffers/<handle>                    an ide buffer
     review/<layer>.*                    the pending layer of a mount under review (its index,
                                         its files' bytes: ``vfs_mcp_backends.layers``)
+    index/<mount>.<sha256>.db           a segment of an object-store mount's content index, for
+                                        grep (``vfs_mcp.ops.search.index``)
 
 ``LocalState`` is a private folder on this machine: made 0700 and never a link, its files 0600,
 written whole (a temp name, then a rename) and, when a record must be durable before a change

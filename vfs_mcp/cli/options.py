@@ -111,6 +111,11 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         help="with mounts under review: the model may apply the pending changes itself (review_ready apply=true)",
     )
     p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="grep reads every object of an object-store folder, keeping no content index in the state store",
+    )
+    p.add_argument(
         "--log-level",
         type=log_level,
         default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"),
@@ -197,6 +202,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         state=args.state or (config.state if config else None),
         review=args.review,
         agent_may_apply=args.agent_may_apply,
+        index=not args.no_index and (config.index if config else True),
     )
 
 

@@ -8,6 +8,7 @@ line naming the file, the key and, for a near-miss, the key meant (``readonly`` 
     deny = [".env", "*.pem"]     # gitignore patterns hidden from every tool
     max_read_bytes = 10485760    # bytes, or a size: "10 MiB", "512k"
     state = "s3://bucket/.vfs-mcp-state"   # where changes are recorded (default: a private local folder)
+    index = true                 # grep keeps a content index of object-store mounts in the state store
 
     [[mount]]
     root = "s3://bucket/prefix"
@@ -52,6 +53,7 @@ class ConfigFile(BaseModel):
     deny: list[str] = Field(default_factory=list)
     max_read_bytes: Size | None = None
     state: str | None = None
+    index: bool = True
 
 
 _KEYS: dict[str, list[str]] = {"": list(ConfigFile.model_fields), "mount": list(MountEntry.model_fields)}

@@ -131,6 +131,7 @@ class Config:
     deny: list[str] = field(default_factory=list)
     max_read_bytes: int | None = None
     state: str | None = None
+    index: bool = True
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Config:
@@ -164,6 +165,7 @@ class Config:
             deny=list(checked.deny),
             max_read_bytes=checked.max_read_bytes,
             state=checked.state,
+            index=checked.index,
         )
 
 

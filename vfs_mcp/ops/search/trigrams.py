@@ -224,6 +224,8 @@ class _Parser:
         """The quantifier after an atom: (least repeats, whether exactly one)."""
         c = self.peek()
         low, single = 1, True
+        if not c:
+            return low, single
         if c in "*?":
             low, single = 0, False
             self.i += 1
