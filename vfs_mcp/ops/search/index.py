@@ -282,6 +282,17 @@ class MountIndex:
                     os.unlink(path)
             return None
 
+    def _adopt(self, name: str, data: bytes) -> None:
+        """Open the segment this process just wrote, so that it is not downloaded again."""
+        local = self.store.host_folder
+        path = os.path.join(local, FOLDER, name) if local else os.path.join(self.folder, name)
+        if not local:
+            with open(path, "wb") as file:
+                file.write(data)
+        with self.lock:
+            if name not in self.segments:
+                self.segments[name] = Segment(name, path, self.id)
+
     # -- building, on one thread of its own ------------------------------------------------
 
     def offer(self, build: Build, entry: Entry, data: bytes) -> None:
@@ -335,6 +346,7 @@ class MountIndex:
                 name = f"{self.id}.{hashlib.sha256(data).hexdigest()[:32]}.db"
                 with contextlib.suppress(FileExistsError):
                     self.store.write(f"{FOLDER}/{name}", data)
+                self._adopt(name, data)
                 self.stats.segments_written += 1
                 self.stats.objects_indexed += build.count
             if build.forgotten and data is not None:
@@ -345,7 +357,7 @@ class MountIndex:
 
 
 @dataclass
-class Plan:
+class Narrowed:
     """One search's use of the index: which files to read, and what it reads indexed on the side."""
 
     index: MountIndex
@@ -400,7 +412,7 @@ def indexable(target: Target) -> bool:
     return capabilities.etags and not capabilities.local_io and target.mount.backend.layer is None
 
 
-def plan(vfs: JailedFS, root: Target, files: Sequence[Entry], query: GrepQuery) -> Plan | None:
+def plan(vfs: JailedFS, root: Target, files: Sequence[Entry], query: GrepQuery) -> Narrowed | None:
     """Which of ``files`` (the listing of a search below ``root``, in order) to read: all but
     those the index shows cannot match. None when the index is off or fails (read them all)."""
     found = indexes(vfs)
@@ -414,7 +426,7 @@ def plan(vfs: JailedFS, root: Target, files: Sequence[Entry], query: GrepQuery) 
         return None
 
 
-def _plan(vfs: JailedFS, found: Indexes, root: Target, files: Sequence[Entry], need: AllOf | None, whole: bool) -> Plan:
+def _plan(vfs: JailedFS, found: Indexes, root: Target, files: Sequence[Entry], need: AllOf | None, whole: bool) -> Narrowed:
     index = found.of(root.mount)
     segments = index.refresh()
     stats = index.stats
@@ -448,7 +460,7 @@ def _plan(vfs: JailedFS, found: Indexes, root: Target, files: Sequence[Entry], n
     stats.objects_skipped += skipped
     stats.bytes_saved += saved
     stats.objects_read += len(reading)
-    return Plan(index, Build(index, vfs, [s.name for s in segments if s.name in forgotten]), reading, unknown)
+    return Narrowed(index, Build(index, vfs, [s.name for s in segments if s.name in forgotten]), reading, unknown)
 
 
 def _known(segments: list[Segment], entry: Entry) -> tuple[Segment, tuple[int, int]] | None:
