@@ -24,8 +24,8 @@ PUT): bytes written between the listing and the read are never filed under the o
 Objects whose ETag is no MD5 (multipart uploads, SSE-KMS) are read by every search.
 
 Bounds. An object over ``MAX_INDEXED_BYTES`` is not indexed (read each time); binary ones are
-filed as binary (a grep skips them, so they are never read again). The index holds about half
-the text it indexes (docs/s3.md has the figures). Building costs at most ``QUEUE_BYTES`` of
+filed as binary (a grep skips them, so they are never read again). The index holds 7 % of the
+source text it indexes, about half for random words (docs/s3.md has the figures). Building costs at most ``QUEUE_BYTES`` of
 queued bytes: a search hands what it read to one indexing thread and never waits for it; what
 does not fit is fetched again by that thread after the search (``backfill``). Searching loads
 each segment's ``docs`` (about 100 bytes an object) and asks FTS5 for document ids. Segments
@@ -426,7 +426,9 @@ def plan(vfs: JailedFS, root: Target, files: Sequence[Entry], query: GrepQuery) 
         return None
 
 
-def _plan(vfs: JailedFS, found: Indexes, root: Target, files: Sequence[Entry], need: AllOf | None, whole: bool) -> Narrowed:
+def _plan(
+    vfs: JailedFS, found: Indexes, root: Target, files: Sequence[Entry], need: AllOf | None, whole: bool
+) -> Narrowed:
     index = found.of(root.mount)
     segments = index.refresh()
     stats = index.stats
