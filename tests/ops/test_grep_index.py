@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,18 +12,21 @@ import re2
 from conftest import Sandbox, make_sandbox
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from mcp import Client
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.state import ObjectState
+from vfs_mcp.cli.options import parser, settings_from
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
+from vfs_mcp.jail.mounts import Config, Mount, MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.ops.files.write import delete_path, write_file
 from vfs_mcp.ops.search import index
 from vfs_mcp.ops.search.grep import GrepQuery, grep_files
 from vfs_mcp.ops.search.trigrams import AllOf, fold, needed
+from vfs_mcp.server.resources import METRICS_URI
 
 
 class Requests:
@@ -353,3 +357,37 @@ def _utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def test_no_index_on_the_command_line_or_in_the_config_turns_the_index_off(tmp_path: Path) -> None:
+    assert settings_from(parser().parse_args([]), None).index
+    assert not settings_from(parser().parse_args(["--no-index"]), None).index
+    config_file = tmp_path / "vfs.toml"
+    config_file.write_text("index = false\n")
+    config = Config.load(config_file)
+    assert not settings_from(parser().parse_args(["--config", str(config_file)]), config).index
+
+
+@pytestmark_s3
+@pytest.mark.anyio
+async def test_metrics_show_what_the_index_spared(s3: Sandbox) -> None:
+    for i in range(8):
+        s3.put(f"f{i}.txt", f"row {i}\n")
+    server = s3.server()
+    async with Client(server) as client:  # type: ignore[arg-type]
+        for _ in range(2):
+            await client.call_tool("grep_files", {"path": s3.root, "pattern": "row 5"})
+            assert index.settle(server.vfs)  # type: ignore[attr-defined]
+        figures = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    assert figures["search_index"]["objects_skipped"] == 7 and figures["search_index"]["bytes_saved"] == 7 * 6
+
+
+@pytestmark_s3
+@pytest.mark.anyio
+async def test_a_server_started_with_no_index_reads_every_object(s3: Sandbox) -> None:
+    s3.put("a.txt", "row\n")
+    server = s3.server(index=False)
+    async with Client(server) as client:  # type: ignore[arg-type]
+        await client.call_tool("grep_files", {"path": s3.root, "pattern": "row"})
+        figures = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    assert "search_index" not in figures
