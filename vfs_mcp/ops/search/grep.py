@@ -31,7 +31,6 @@ from vfs_mcp.jail import versions
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops.search import index
 from vfs_mcp.ops.search.query import Collector, GrepQuery, GrepResult
 from vfs_mcp.ops.search.utf8_view import as_searched
 from vfs_mcp.ops.text.encoding import looks_binary
@@ -140,7 +139,11 @@ def grep_python(
     unreadable: list[str] = []
     width = FETCH_CONCURRENCY if root.mount.capabilities.host_paths else REMOTE_FETCH_CONCURRENCY
     stopped = False
-    narrowed = index.plan(vfs, root, files, query) if use_index else None
+    narrowed = None
+    if use_index and not root.mount.capabilities.local_io:
+        from vfs_mcp.ops.search import index  # loaded by the first search of an object store
+
+        narrowed = index.plan(vfs, root, files, query)
     if narrowed is not None:
         files = narrowed.reading  # the rest cannot match: the index holds them at their ETag without the pattern
     fetched = vfs.cat_each(((e.target, e.size) for e in files), width=width, in_flight=FETCH_BYTES)
