@@ -56,6 +56,9 @@ class Settings:
     """The secret (32+ bytes) the ``requestState`` of a 2026-07-28 input round (the client's
     roots, a confirmation) is sealed under: replicas that share it finish each other's calls;
     None: a key of this process's own (``--request-state-key-file``, ``$VFS_MCP_REQUEST_STATE_KEY``)."""
+    index: bool = True
+    """Keep a content index of each object-store mount, so a grep reads only the objects that may
+    match (``vfs_mcp.ops.search.index``); ``--no-index`` or ``index = false`` in the config turn it off."""
     warm_up: bool = False
     """Once ``tools/list`` is answered, import what calls need on a thread of its own
     (``server.tools.warm``), so the first call after a start does not pay for it. On for the

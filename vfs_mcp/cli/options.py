@@ -118,6 +118,11 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         "where the client can show a form (elicitation), never where it cannot",
     )
     p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="grep reads every object of an object-store folder, keeping no content index in the state store",
+    )
+    p.add_argument(
         "--log-level",
         type=log_level,
         default=os.environ.get("VFS_MCP_LOG_LEVEL", "WARNING"),
@@ -213,6 +218,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         agent_may_apply=args.agent_may_apply,
         confirm=args.confirm or (config.confirm if config and config.confirm else "auto"),  # type: ignore[arg-type]
         request_state_key=request_state_key(getattr(args, "request_state_key_file", None)),
+        index=not args.no_index and (config.index if config else True),
     )
 
 

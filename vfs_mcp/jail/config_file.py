@@ -8,6 +8,7 @@ line naming the file, the key and, for a near-miss, the key meant (``readonly`` 
     deny = [".env", "*.pem"]     # gitignore patterns hidden from every tool
     max_read_bytes = 10485760    # bytes, or a size: "10 MiB", "512k"
     state = "s3://bucket/.vfs-mcp-state"   # where changes are recorded (default: a private local folder)
+    index = true                 # grep keeps a content index of object-store mounts in the state store
 
     [[mount]]
     root = "s3://bucket/prefix"
@@ -53,6 +54,7 @@ class ConfigFile(BaseModel):
     max_read_bytes: Size | None = None
     state: str | None = None
     confirm: Literal["auto", "never", "destructive", "writes"] | None = None
+    index: bool = True
 
 
 _KEYS: dict[str, list[str]] = {"": list(ConfigFile.model_fields), "mount": list(MountEntry.model_fields)}

@@ -133,6 +133,7 @@ class Config:
     state: str | None = None
     confirm: str | None = None
     """Which changes a person is asked to accept first (``--confirm``)."""
+    index: bool = True
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Config:
@@ -167,6 +168,7 @@ class Config:
             max_read_bytes=checked.max_read_bytes,
             state=checked.state,
             confirm=checked.confirm,
+            index=checked.index,
         )
 
 

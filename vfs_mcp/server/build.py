@@ -213,6 +213,10 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     else:
         vfs = JailedFS(Jail(mounts, deny=settings.deny))
         _record_changes(vfs, settings)
+    if not settings.index:
+        from vfs_mcp.ops.search import index  # only then: a server loads it at its first grep
+
+        vfs.caches[index.CACHE_KEY] = False
     bus = InMemorySubscriptionBus()
     sdk.logging_set_up_once()  # a vfs-mcp process set its own up: rich's handler would go unused
     sdk.tool_results_keep_their_meta()

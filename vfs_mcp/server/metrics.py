@@ -134,9 +134,16 @@ class Metrics:
         with self.lock:
             table = self._tables()[-1]
             tools = {name: stats.summary() for name, stats in sorted(table.items())}
-        return {
+        figures = {
             "uptime_s": round(time.time() - self.started, 3),
             "bytes_read": sum(stats["bytes_read"] for stats in tools.values()),
             "bytes_written": sum(stats["bytes_written"] for stats in tools.values()),
             "tools": tools,
         }
+        if "search.index" in self.vfs.caches:  # (index.CACHE_KEY: the module loads with the first grep that uses it)
+            from vfs_mcp.ops.search import index
+
+            found = index.stats_of(self.vfs)
+            if found is not None:
+                figures["search_index"] = found
+        return figures

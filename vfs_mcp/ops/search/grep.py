@@ -27,6 +27,7 @@ from typing import Literal
 import re2
 
 from vfs_mcp.errors import InvalidArgument, VfsError
+from vfs_mcp.jail import versions
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
@@ -124,20 +125,35 @@ def scan(buf: bytes, query: GrepQuery, clock: Stopwatch) -> Iterator[tuple[int, 
 
 
 def grep_python(
-    vfs: JailedFS, root: Target, files: list[Entry], query: GrepQuery, progress: Progress | None = None
+    vfs: JailedFS,
+    root: Target,
+    files: list[Entry],
+    query: GrepQuery,
+    progress: Progress | None = None,
+    use_index: bool = False,
 ) -> GrepResult:
-    """Scan files in order, fetching ahead concurrently (``JailedFS.cat_each``), until the page is full."""
+    """Scan files in order, fetching ahead concurrently (``JailedFS.cat_each``), until the page is
+    full; with ``use_index``, only the files the mount's content index cannot rule out (``index``)."""
     out = Collector(query)
     clock = Stopwatch(query.budget)
     unreadable: list[str] = []
     width = FETCH_CONCURRENCY if root.mount.capabilities.host_paths else REMOTE_FETCH_CONCURRENCY
     stopped = False
+    narrowed = None
+    if use_index and not root.mount.capabilities.local_io:
+        from vfs_mcp.ops.search import index  # loaded by the first search of an object store
+
+        narrowed = index.plan(vfs, root, files, query)
+    if narrowed is not None:
+        files = narrowed.reading  # the rest cannot match: the index holds them at their ETag without the pattern
     fetched = vfs.cat_each(((e.target, e.size) for e in files), width=width, in_flight=FETCH_BYTES)
     try:
         for done, (target, data) in enumerate(fetched, 1):
             if isinstance(data, VfsError):
                 unreadable.append(f"{target.display} ({data.code})")
                 data = b""
+            elif narrowed is not None:
+                narrowed.saw(files[done - 1], data)
             if progress:
                 progress(done, len(files), target.display)
             if not data or looks_binary(data):
@@ -155,6 +171,8 @@ def grep_python(
                 break
     finally:
         fetched.close()  # the fetches not taken yet are cancelled (also when progress raises: cancelled)
+        if narrowed is not None:
+            narrowed.finish()
     out.skipped("files could not be read", unreadable)
     return out.result(root, "python", stopped)
 
@@ -167,8 +185,10 @@ def grep_files(
     recursive: bool = True,
     engine: Literal["auto", "ripgrep", "python"] = "auto",
     progress: Progress | None = None,
+    use_index: bool = True,
 ) -> GrepResult:
-    """Search a file or a tree for ``query``; ripgrep on local mounts when available."""
+    """Search a file or a tree for ``query``; ripgrep on local mounts when available; on object
+    stores, the mount's content index narrows which objects are read (``use_index=False``: all)."""
     from vfs_mcp.ops.search import ripgrep  # loaded only for searches it runs
 
     root = vfs.resolve(path)
@@ -199,4 +219,6 @@ def grep_files(
             respect_gitignore=query.respect_gitignore,
         )
         files = [e for e in selection.files() if e.size <= query.max_file_size]
-    return grep_python(vfs, root, files, query, progress)
+    return grep_python(
+        vfs, root, files, query, progress, use_index=use_index and not is_file and versions.current() is None
+    )
