@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import secrets
 import threading
 import time
@@ -45,6 +44,8 @@ from vfs_mcp.changes import records
 from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
 from vfs_mcp.changes.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state import StateStore, open_state
+from vfs_mcp.changes.timeline import ID as ID
+from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.mounts import Mount
@@ -61,7 +62,6 @@ OPENER = "changes.open"
 DEFAULT_UNDO_CHANGES = 100
 SESSIONLESS_CHANGES = 10_000
 """Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
-ID = re.compile(r"[A-Za-z0-9_-]{22}")
 RESTORE_CHANGES = 1_000
 """Changes one undo takes back at most (``restore_point``): a restore point further back is
 refused, saying how many changes it would take back."""
@@ -98,6 +98,8 @@ class Kept:
     tool: str = ""
     keys: frozenset[Key] = frozenset()
     journal: weakref.ref[SessionJournal] | None = None
+    undoes: bool = False
+    """An undo (taken back by its id, never by a session's ``undo()`` with none)."""
 
 
 @dataclass
@@ -181,9 +183,13 @@ def outcome(steps: list[Op]) -> tuple[list[str], list[str]]:
 class ChangeLog:
     """One state store's change log, as this instance writes, bounds and recovers it."""
 
-    def __init__(self, store: StateStore, budget: int = DEFAULT_SERVER_UNDO_BYTES) -> None:
+    def __init__(
+        self, store: StateStore, budget: int = DEFAULT_SERVER_UNDO_BYTES, retention: Retention | None = None
+    ) -> None:
         self.store = store
         self.budget = budget
+        self.timeline = Timeline(store, retention or Retention(budget))
+        """Every change recorded, in order, with checkpoint names (``history``), bounded by ``retention``."""
         self.lock = threading.RLock()
         self._kept: OrderedDict[str, Kept] = OrderedDict()
         """Records of the log by id, oldest first: this instance's, and those of dead ones it took over."""
@@ -233,7 +239,7 @@ class ChangeLog:
 
         return _RECORDER.submit(write)
 
-    def made(self, change_id: str, steps: list[Op] | None, why_not: str | None) -> None:
+    def made(self, change_id: str, steps: list[Op] | None, why_not: str | None, tool: str = "") -> None:
         """A pending change's last step is made: into the log (or gone, when it cannot be undone)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
@@ -241,7 +247,7 @@ class ChangeLog:
             self._note(None, why_not)
             return
         self.store.move(self._pending(change_id), f"changes/{change_id}.rec")
-        self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
+        self._note(Kept(change_id, _size(steps), tool, keys=touched(steps)), None, steps)
 
     def abandoned(self, change_id: str) -> None:
         """A pending change failed and was taken back whole: it never happened."""
@@ -254,17 +260,41 @@ class ChangeLog:
         why_not: str | None,
         created: float | None = None,
         change_id: str | None = None,
+        undoes: Sequence[Record] = (),
     ) -> None:
-        """Record a change of one step, once made (``created``: when it began to commit; now by
-        default; ``change_id``: the id its writes were labelled with, when it has one)."""
+        """Record a change of one step (or an undo: ``undoes`` the records it took back), once
+        made (``created``: when it began to commit; now by default; ``change_id``: the id its
+        writes were labelled with, when it has one)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self._note(None, why_not)
             return
         change_id = change_id or new_id()
-        record = Record(change_id, self.store.instance, tool, self.clock() if created is None else created, steps)
+        when = self.clock() if created is None else created
+        taken = [record.id for record in undoes]
+        record = Record(change_id, self.store.instance, tool, when, steps, undoes=taken)
         self.store.write(f"changes/{change_id}.rec", records.encode(record))
-        self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
+        kept = Kept(change_id, _size(steps), tool, keys=touched(steps), undoes=bool(undoes))
+        self._note(kept, None, steps, taken, sum(record.size for record in undoes))
+
+    def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
+        """Record the checkpoint ``name`` of ``mounts``: a change with no steps, a point an undo
+        "and after" of it brings those mounts back to; the name now means it."""
+        change_id = new_id()
+        record = Record(change_id, self.store.instance, tool, self.clock(), [], checkpoint=name, mounts=list(mounts))
+        self.timeline.name(name, change_id)  # checks the name before anything is written
+        self.store.write(f"changes/{change_id}.rec", records.encode(record))
+        entry = self.timeline.append(TimelineEntry(change_id, tool, time.time(), mounts=list(mounts), checkpoint=name))
+        self.timeline.name(name, change_id)  # again: a replica that named it meanwhile is older
+        return entry
+
+    def holds(self, change_id: str) -> bool:
+        """Whether the log holds the record of ``change_id``."""
+        try:
+            self.store.read(f"changes/{change_id}.rec", 0, 0)
+        except FileNotFoundError:
+            return False
+        return True
 
     def _too_large(self, steps: list[Op] | None) -> str | None:
         if steps is not None and _size(steps) > self.budget:
@@ -286,13 +316,26 @@ class ChangeLog:
     def _pending(self, change_id: str) -> str:
         return f"pending/{change_id}.{self.store.instance}.rec"
 
-    def _note(self, kept: Kept | None, why_not: str | None) -> None:
+    def _note(
+        self,
+        kept: Kept | None,
+        why_not: str | None,
+        steps: Sequence[Op] = (),
+        undoes: Sequence[str] = (),
+        freed: int = 0,
+    ) -> None:
         recording = current()
         if kept is not None:
             with self.lock:
                 self._kept[kept.id] = kept
                 self.size += kept.size
             self._trim()
+            tool = recording.tool if recording is not None else kept.tool
+            entry = TimelineEntry.of(kept.id, tool, steps, kept.keys, kept.size, list(undoes), freed)
+            try:
+                self.timeline.append(entry)
+            except OSError as err:  # the change stays undoable by its id, without a line in the history
+                log.warning("the timeline of %s could not be written: %s", self.store.url, err)
         if recording is None:
             return
         if kept is None:
@@ -308,15 +351,19 @@ class ChangeLog:
         journal = journal or self.sessionless
         with self.lock:
             for kept in recording.changes:
-                if kept.id not in self._kept:
-                    continue  # dropped already by the log's bounds
+                if kept.id not in self._kept or kept.undoes:
+                    continue  # dropped already by the log's bounds; an undo is taken back by its id
                 kept.journal = weakref.ref(journal)
                 journal.changes.append(kept)
                 journal.size += kept.size
             while journal.changes and (
                 len(journal.changes) > journal.limit_changes or journal.size > journal.limit_bytes
             ):
-                self._drop(journal.changes[0])
+                # A session's bounds only bound undo() without an id: the record stays on the
+                # timeline (its id still takes it back) until the timeline's retention lets it go.
+                oldest = journal.changes[0]
+                journal.forget(oldest, dropped=True)
+                oldest.journal = None
 
     def _trim(self) -> None:
         with self.lock:
@@ -351,6 +398,9 @@ class ChangeLog:
             pass
         if any(item.name.startswith(change_id + ".") for item in self.store.listing("pending")):
             raise Conflict(f"change {change_id} is being made or undone right now; try again in a moment")
+        by = self.timeline.undone_by(change_id)
+        if by is not None:
+            raise NotFound(f"change {change_id} was undone already, by change {by}: undo {by} to make it again")
         raise NotFound(
             f"change {change_id} is not in the undo log: it was undone already, or dropped by the log's limits"
         )
@@ -392,7 +442,7 @@ class ChangeLog:
                 f"({RESTORE_LISTED}); undo to a later change"
             )
         later = sorted((s for s in self._summaries("changes", since) if s.order > start), key=lambda s: s.order)
-        mounts = {url for url, _ in touched([*first.steps, *first.finish])}
+        mounts = {url for url, _ in touched([*first.steps, *first.finish])} | set(first.mounts)
         chosen: list[Summary] = []
         for later_one in later:
             if mounts.intersection(later_one.mounts):
@@ -424,11 +474,12 @@ class ChangeLog:
                 ) from None
 
     @contextlib.contextmanager
-    def undoing(self, change_ids: Sequence[str]) -> Iterator[None]:
+    def undoing(self, change_ids: Sequence[str], by: str | None = None) -> Iterator[None]:
         """Hold the marks that ``change_ids`` (newest first) are being undone (durable, and only
         one undoer of each at a time, across replicas); once the block ends without error, their
-        records leave the log. Within the block, ``undone`` notes each one whose steps are all
-        made (recovery lets it go rather than running it again)."""
+        records leave the log (the timeline says the change ``by`` took them back, when its
+        record was kept). Within the block, ``undone`` notes each one whose steps are all made
+        (recovery lets it go rather than running it again)."""
         marked: list[str] = []
         try:
             for change_id in change_ids:
@@ -443,6 +494,9 @@ class ChangeLog:
         except BaseException:
             self.store.delete(*(self._undo_mark(change_id) for change_id in marked))
             raise
+        if by is not None and self.holds(by):
+            with contextlib.suppress(OSError):
+                self.timeline.undone(list(change_ids), by)
         for change_id in change_ids:
             self.store.delete(f"changes/{change_id}.rec")
             self.store.delete(self._undo_mark(change_id))

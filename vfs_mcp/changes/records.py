@@ -62,6 +62,12 @@ class Record:
     short once every earlier step was made, they are finished rather than taken back."""
     size: int = 0
     """Bytes of the images it keeps."""
+    undoes: list[str] = field(default_factory=list)
+    """The changes it took back (an undo: its steps make them again), newest first."""
+    checkpoint: str | None = None
+    """A checkpoint's name (a change with no steps: a point of the timeline)."""
+    mounts: list[str] = field(default_factory=list)
+    """The mounts a checkpoint covers (a change with steps names its mounts in them)."""
 
 
 def encode(record: Record) -> bytes:
@@ -76,6 +82,12 @@ def encode(record: Record) -> bytes:
         "finish": [_step(op, blobs) for op in record.finish],
         "size": blobs.size,
     }
+    if record.undoes:
+        header["undoes"] = record.undoes
+    if record.checkpoint is not None:
+        header["checkpoint"] = record.checkpoint
+    if record.mounts:
+        header["mounts"] = record.mounts
     text = json.dumps(header, separators=(",", ":")).encode()
     return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *blobs.parts])
 
@@ -181,6 +193,9 @@ def decode(
             atomic=header["atomic"],
             finish=[step(item) for item in header.get("finish", [])],
             size=header["size"],
+            undoes=[str(item) for item in header.get("undoes", [])],
+            checkpoint=header.get("checkpoint"),
+            mounts=[str(item) for item in header.get("mounts", [])],
         )
     except (KeyError, TypeError, ValueError) as err:
         raise Corrupt(f"a change record with a header this version cannot read ({err!r})") from None
@@ -224,6 +239,8 @@ def summary(head: bytes) -> Summary:
     header = _header(head)
     found: dict[str, None] = {}
     try:
+        for url in header.get("mounts", []):
+            found[str(url)] = None
         for item in [*header["steps"], *header.get("finish", [])]:
             for key in ("at", "from", "to"):
                 if key in item:

@@ -51,7 +51,7 @@ log = logging.getLogger("vfs_mcp")
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers", "review")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review", "timeline")
 
 
 @dataclass(frozen=True)
