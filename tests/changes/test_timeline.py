@@ -4,6 +4,7 @@ data — newest first, with each change's relation to the others, filtered by pa
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,14 @@ from conftest import Sandbox
 from mcp import Client
 from results import assert_error, changed, ok, text_of
 
+from vfs_mcp.changes import log
+from vfs_mcp.changes.ops import FileImage, Restore
+from vfs_mcp.changes.state import ObjectState
+from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.ops.files.timeline import history
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -146,3 +154,41 @@ async def test_the_history_resource_is_the_first_page_with_its_fields_in_meta(sa
     content = read.contents[0]
     assert content.text.startswith(wrote["change_id"])  # type: ignore[union-attr]
     assert content.meta[META_RESULT]["changes"][0]["change_id"] == wrote["change_id"]  # type: ignore[index]
+
+
+def test_retention_lets_the_oldest_changes_go_by_count_and_history_says_where_it_ends(sandbox: Sandbox) -> None:
+    changelog = log.ChangeLog(ObjectState(f"memory://retention-{sandbox.kind}"), retention=Retention(10**9, changes=3))
+    mount = sandbox.vfs().mounts[0]
+    ids = []
+    for n in range(5):
+        with log.recording("write_file") as record:
+            changelog.atomic("write_file", [Restore(Target(mount, f"f{n}.txt"), FileImage(b"x" * 10))], None)
+        ids.append(record.changes[0].id)
+    vfs = JailedFS(Jail([mount]))
+    page = history(vfs, changelog)
+    assert [line.change_id for line in page.changes] == ids[:1:-1] and changelog.timeline.extent() == (3, 30)
+    assert [changelog.holds(change_id) for change_id in ids] == [False, False, True, True, True]
+    assert page.end is not None and "older changes were let go (the timeline keeps 3 changes" in page.end
+
+
+def test_retention_lets_changes_older_than_its_days_go() -> None:
+    timeline = Timeline(ObjectState("memory://retention-days"), Retention(10**9, days=1))
+    old = [
+        timeline.append(TimelineEntry(f"old{n}".ljust(22, "x"), "write_file", time.time() - 2 * 86_400))
+        for n in range(3)
+    ]
+    fresh = timeline.append(TimelineEntry("fresh".ljust(22, "x"), "write_file", time.time()))
+    assert [entry.id for entry in timeline.newest_first()] == [fresh.id] and timeline.tail() == old[-1].seq + 1
+
+
+async def test_a_sessions_limit_bounds_only_its_bare_undo_and_the_id_still_takes_the_change_back(
+    sandbox: Sandbox,
+) -> None:
+    async with sandbox.client(undo_limit=1) as client:
+        first = ok(await client.call_tool("write_file", {"path": "a.txt", "content": "1\n"}))
+        ok(await client.call_tool("write_file", {"path": "b.txt", "content": "2\n"}))
+        ok(await client.call_tool("undo", {}))
+        bare = await client.call_tool("undo", {})
+        by_id = ok(await client.call_tool("undo", {"change_id": first["change_id"]}))
+    assert "older changes were dropped" in assert_error(bare, "NOT_FOUND")
+    assert by_id["undid"] == first["change_id"] and not sandbox.exists("a.txt")

@@ -9,9 +9,11 @@ into the log once its last is made (``changes/``). A call's changes are noted in
 ``Recording``; the call's session keeps their ids (its ``SessionJournal``), so ``undo()`` with
 no id finds the session's newest.
 
-Bounds. The log holds at most ``budget`` bytes of before-images (``--undo-bytes``) and each
-session at most ``limit`` changes and ``DEFAULT_UNDO_BYTES`` of them: past them the oldest
-records are deleted, and the session that made one hears of it in its next reply.
+Bounds. The timeline (``timeline.py``) keeps the records of every instance alike: at most
+``budget`` bytes of before-images (``--undo-bytes``), ``timeline.KEEP_CHANGES`` changes and
+``timeline.KEEP_DAYS`` days; past them the oldest records are deleted, and the session that made
+one hears of it in its next reply. Each session's ``limit`` changes and ``DEFAULT_UNDO_BYTES``
+only bound what its ``undo()`` with no id reaches: a record past them stays, undone by its id.
 
 Order. A change's place in the log is the time it began to commit on its instance's clock, then
 the instance, then the id (``records.Summary.order``): "later" for a restore point
@@ -188,12 +190,11 @@ class ChangeLog:
     ) -> None:
         self.store = store
         self.budget = budget
-        self.timeline = Timeline(store, retention or Retention(budget))
+        self.timeline = Timeline(store, retention or Retention(budget), self._let_go)
         """Every change recorded, in order, with checkpoint names (``history``), bounded by ``retention``."""
         self.lock = threading.RLock()
         self._kept: OrderedDict[str, Kept] = OrderedDict()
-        """Records of the log by id, oldest first: this instance's, and those of dead ones it took over."""
-        self.size = 0
+        """Records this instance made, by id, oldest first (to tell their sessions when they go)."""
         self.sessionless = SessionJournal(SESSIONLESS_CHANGES, budget)
         """The changes of requests without a session (each found again by its id)."""
         self.own: SessionJournal | None = None
@@ -328,8 +329,8 @@ class ChangeLog:
         if kept is not None:
             with self.lock:
                 self._kept[kept.id] = kept
-                self.size += kept.size
-            self._trim()
+                while len(self._kept) > self.timeline.retention.changes:
+                    self.forget(next(iter(self._kept)), dropped=True)  # gone from the timeline by now
             tool = recording.tool if recording is not None else kept.tool
             entry = TimelineEntry.of(kept.id, tool, steps, kept.keys, kept.size, list(undoes), freed)
             try:
@@ -365,22 +366,15 @@ class ChangeLog:
                 journal.forget(oldest, dropped=True)
                 oldest.journal = None
 
-    def _trim(self) -> None:
-        with self.lock:
-            while self.size > self.budget and self._kept:
-                self._drop(next(iter(self._kept.values())))
-
-    def _drop(self, kept: Kept) -> None:
-        """Delete a record the bounds let go; its session hears of it."""
-        self.forget(kept.id, dropped=True)
-        self.store.delete(f"changes/{kept.id}.rec")
+    def _let_go(self, change_id: str) -> None:
+        """The timeline's retention deleted the record of ``change_id``: its session hears of it."""
+        self.forget(change_id, dropped=True)
 
     def forget(self, change_id: str, dropped: bool = False) -> Kept | None:
         """The record ``change_id`` left the log (undone; ``dropped`` by the bounds): no longer counted."""
         with self.lock:
             kept = self._kept.pop(change_id, None)
             if kept is not None:
-                self.size -= kept.size
                 journal = kept.journal() if kept.journal is not None else None
                 if journal is not None:
                     journal.forget(kept, dropped)
@@ -533,31 +527,6 @@ class ChangeLog:
             if owner != self.store.instance and not self.store.alive(owner):
                 found.append((kind, parts[0], owner))
         return found
-
-    def take_over(self, mount_of: Callable[[str], Mount], served: Callable[[list[str]], bool]) -> None:
-        """Count the records of dead instances as this instance's (their bytes bounded by its
-        budget, oldest first) when it serves their mounts."""
-        listed = sorted(
-            (item for item in self.store.listing("changes") if item.name.endswith(".rec")), key=lambda i: i.modified
-        )
-        for item in listed:
-            change_id = item.name.removesuffix(".rec")
-            if change_id in self._kept:
-                continue
-            try:
-                summary = self.summary(f"changes/{item.name}")
-                if summary.owner != self.store.instance and self.store.alive(summary.owner):
-                    continue
-                if not served(list(summary.mounts)):
-                    continue
-                record = self.read(f"changes/{item.name}", mount_of)
-            except (FileNotFoundError, Corrupt, NotFound) as err:
-                log.warning("the undo log holds a record that cannot be read (%s): %s", item.name, err)
-                continue
-            with self.lock:
-                self._kept[change_id] = Kept(change_id, record.size, record.tool, touched(record.steps))
-                self.size += record.size
-        self._trim()
 
 
 _RECORDER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-record")

@@ -159,7 +159,8 @@ def _finish_half(vfs: JailedFS, op: Op) -> None:
 
 def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     """Finish what dead instances left under way in ``changelog``'s store, on the mounts
-    ``vfs`` serves, then count their records as this instance's; what was done, as lines."""
+    ``vfs`` serves; what was done, as lines (their records stay on the timeline, which bounds
+    every instance's alike: nothing to read here of every record)."""
     done: list[str] = []
     by_owner: dict[str, list[tuple[str, str]]] = {}
     for kind, change_id, owner in changelog.unfinished():
@@ -169,7 +170,6 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
             if mine:  # else alive after all, or another survivor is on it
                 left.sort(key=lambda item: _undo_order(changelog, *item))
                 done += [line for kind, change_id in left if (line := _finish(vfs, changelog, kind, change_id, owner))]
-    changelog.take_over(lambda url: _served(vfs, url), lambda urls: all(_is_served(vfs, url) for url in urls))
     return done
 
 

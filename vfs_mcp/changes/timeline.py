@@ -147,9 +147,13 @@ def check_name(name: str) -> str:
 class Timeline:
     """The timeline of one state store, as this instance appends to it, reads and trims it."""
 
-    def __init__(self, store: StateStore, retention: Retention) -> None:
+    def __init__(
+        self, store: StateStore, retention: Retention, let_go: Callable[[str], None] | None = None
+    ) -> None:
         self.store = store
         self.retention = retention
+        self._on_let_go = let_go
+        """Told the id of each change retention lets go of."""
         self.lock = threading.Lock()
         self._last: TimelineEntry | None = None
         """The newest entry this instance appended (its total, without reading it back)."""
@@ -238,6 +242,8 @@ class Timeline:
         if entry.checkpoint is not None and self.named(entry.checkpoint) == entry.id:
             names.append(f"timeline/n-{entry.checkpoint}")
         self.store.delete(*names, self._entry_name(entry.seq))
+        if self._on_let_go is not None:
+            self._on_let_go(entry.id)
 
     # -- marks -------------------------------------------------------------------------------
 
@@ -282,6 +288,14 @@ class Timeline:
         while self._exists(seq + 1):
             seq += 1
         return seq
+
+    def extent(self) -> tuple[int, int]:
+        """(changes, bytes) the timeline keeps now (two entries read, however many there are)."""
+        head = self.head()
+        newest, oldest = self._read_entry(head), self._first(self.tail(), head)
+        if newest is None or oldest is None:
+            return 0, 0
+        return head - oldest.seq + 1, newest.total - oldest.total + oldest.size - oldest.freed
 
     def tail(self) -> int:
         """The number below which every entry was let go."""
