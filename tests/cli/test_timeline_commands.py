@@ -69,7 +69,7 @@ async def test_a_person_puts_the_folder_back_and_then_the_agents_work_back_with_
     assert [line.split()[2] for line in lines[:4]] == ["delete_path", "write_file", "edit_file", "checkpoint"]
     assert lines[2].startswith(edited["change_id"]) and "[checkpoint before-agent]" in lines[3]
     assert preview.returncode == 0 and "would undo checkpoint before-agent" in preview.stdout
-    assert restored.returncode == 0 and "and 2 later changes" in restored.stdout
+    assert restored.returncode == 0 and "and 3 later changes" in restored.stdout
     assert redone.returncode == 0 and tree(folder) == after
     assert again.returncode == 1 and "undone already" in again.stderr
     assert vfs_mcp(folder, "undo").returncode == 2

@@ -147,9 +147,7 @@ def check_name(name: str) -> str:
 class Timeline:
     """The timeline of one state store, as this instance appends to it, reads and trims it."""
 
-    def __init__(
-        self, store: StateStore, retention: Retention, let_go: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, store: StateStore, retention: Retention, let_go: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.retention = retention
         self._on_let_go = let_go

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.ops.text.names import plural
 
 MOUNTS_HELP = "the mounts, as the server was given them (default: the current folder)"
 
@@ -134,8 +135,9 @@ def undo_main(argv: Sequence[str]) -> int:
 
         result = undo(vfs, log_of(vfs), None, change_id=args.change, dry_run=args.dry_run, and_after=args.and_after)
         lines = [f"{'would undo' if args.dry_run else 'undid'} {result.tool} (change {result.undid})"]
-        if len(result.undone) > 1:
-            lines[0] += f" and {len(result.undone) - 1} later changes"
+        later = [change_id for change_id in result.undone if change_id != result.undid]
+        if later:
+            lines[0] += f" and {plural(len(later), 'later change')}"
         if not result.undone:
             lines = [f"nothing changed since {result.tool}: nothing to undo"]
         lines += [f"  restored {path}" for path in result.restored] + [f"  removed {path}" for path in result.removed]
