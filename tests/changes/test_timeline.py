@@ -192,3 +192,15 @@ async def test_a_sessions_limit_bounds_only_its_bare_undo_and_the_id_still_takes
         by_id = ok(await client.call_tool("undo", {"change_id": first["change_id"]}))
     assert "older changes were dropped" in assert_error(bare, "NOT_FOUND")
     assert by_id["undid"] == first["change_id"] and not sandbox.exists("a.txt")
+
+
+async def test_history_says_which_changes_a_review_mount_holds_pending(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    server = build_server(open_mounts([MountSpec(str(folder))]), Settings(review=True, state=str(tmp_path / "s")))
+    async with Client(server) as client:
+        wrote = ok(await client.call_tool("write_file", {"path": "a.txt", "content": "pending\n"}))
+        shown = await client.call_tool("history", {})
+    line = ok(shown)["changes"][0]
+    assert line["change_id"] == wrote["change_id"] and line["pending_review"] is True
+    assert "[pending under review]" in text_of(shown) and not (folder / "a.txt").exists()
