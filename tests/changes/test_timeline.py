@@ -12,10 +12,12 @@ from conftest import Sandbox
 from mcp import Client
 from results import assert_error, changed, ok, text_of
 
-from vfs_mcp.changes import log
-from vfs_mcp.changes.ops import FileImage, Restore
-from vfs_mcp.changes.state import ObjectState
+from vfs_mcp import changes
+from vfs_mcp.changes import log, records
+from vfs_mcp.changes.ops import Expect, FileImage, Restore
+from vfs_mcp.changes.state import LocalState, ObjectState
 from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
@@ -204,3 +206,20 @@ async def test_history_says_which_changes_a_review_mount_holds_pending(tmp_path:
     line = ok(shown)["changes"][0]
     assert line["change_id"] == wrote["change_id"] and line["pending_review"] is True
     assert "[pending under review]" in text_of(shown) and not (folder / "a.txt").exists()
+
+
+def test_a_change_a_dead_server_made_whole_gets_its_line_when_recovery_keeps_it(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"after\n")
+    mount = open_mounts([MountSpec(str(folder))])[0]
+    state = tmp_path / "state"
+    LocalState(str(state)).close()
+    back = [Restore(Target(mount, "a.txt"), FileImage(b"before\n"), Expect("file", digest=sha256(b"after\n")))]
+    record = records.Record("k" * 22, "0123456789abcdef", "apply_patch", time.time(), back, atomic=False)
+    (state / "pending" / f"{record.id}.0123456789abcdef.rec").write_bytes(records.encode(record))
+    vfs = JailedFS(Jail([mount]))
+    changes.attach(vfs, log.ChangeLog(LocalState(str(state))))
+    page = history(vfs, changes.log_of(vfs))
+    assert [(line.change_id, line.tool) for line in page.changes] == [(record.id, "apply_patch")]
+    assert (folder / "a.txt").read_bytes() == b"after\n"

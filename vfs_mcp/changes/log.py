@@ -289,6 +289,13 @@ class ChangeLog:
         self.timeline.name(name, change_id)  # again: a replica that named it meanwhile is older
         return entry
 
+    def entered(self, record: Record) -> None:
+        """A change a dead instance made whole is in the log now: its line on the timeline."""
+        keys = touched([*record.steps, *record.finish])
+        entry = TimelineEntry.of(record.id, record.tool, record.steps, keys, record.size, record.undoes, 0)
+        with contextlib.suppress(OSError):
+            self.timeline.append(entry)
+
     def holds(self, change_id: str) -> bool:
         """Whether the log holds the record of ``change_id``."""
         try:

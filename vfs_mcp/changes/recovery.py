@@ -217,6 +217,7 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
             return None
     if outcome == "kept":
         store.move(name, f"changes/{change_id}.rec")
+        changelog.entered(record)
     elif kind == "change":
         store.delete(name)
     else:
