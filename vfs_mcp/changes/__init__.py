@@ -159,7 +159,9 @@ def _run(
             pending = _Pending(changelog, recording, undoing, change_id)
             try:
                 # Each write is labelled with the change's id: a store that keeps what wrote
-                # each path (a mount under review) keeps it. An undo's writes are no change of their own.
+                # each path (a mount under review) keeps it. An undo's writes are not labelled:
+                # a review shows the changes it left, and a discard of one takes the record of
+                # the undo that took it back with it (``Timeline.discarded``).
                 with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
                     receipt, recorded = commit(
                         vfs,

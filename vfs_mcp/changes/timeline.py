@@ -243,6 +243,23 @@ class Timeline:
         if self._on_let_go is not None:
             self._on_let_go(entry.id)
 
+    def discarded(self, change_id: str, scan: int = SCAN) -> None:
+        """The change ``change_id`` never happened (a review discarded what it left pending):
+        its entry goes, and the undo that took it back, if one did, with its record — it holds
+        the discarded bytes (entries looked for among the newest ``scan``; older ones go with
+        retention)."""
+        gone = [change_id]
+        while (by := self.undone_by(gone[-1])) is not None and by not in gone:
+            gone.append(by)
+        self.store.delete(*(f"timeline/u-{one}" for one in gone), *(f"changes/{one}.rec" for one in gone[1:]))
+        left = set(gone)
+        for entry in self.newest_first(scan=scan):
+            if entry.id in left:
+                self.store.delete(self._entry_name(entry.seq))
+                left.discard(entry.id)
+                if not left:
+                    return
+
     # -- marks -------------------------------------------------------------------------------
 
     def undone(self, change_ids: list[str], by: str) -> None:
