@@ -479,10 +479,14 @@ def _restore(vfs: JailedFS, op: Restore, state: Preparation) -> Step:
     entry = store.probe(vfs, target)
     images.check(vfs, target, entry, op.expect)
     replace_file = isinstance(op.image, (FileImage, Stored)) and entry is not None and entry.type == "file"
-    if op.image != Absent() and entry is None and target.mount.capabilities.empty_dirs:
-        # Where folders are key prefixes, a folder emptied by an earlier step is gone: the
-        # restored key makes it again.
-        _parent(vfs, state, target)
+    if op.image != Absent() and entry is None:
+        try:
+            _parent(vfs, state, target)
+        except NotFound:
+            # Where folders are key prefixes, a folder emptied by an earlier step is gone: the
+            # restored key makes it again (a file in its way is still NOT_A_DIRECTORY).
+            if target.mount.capabilities.empty_dirs:
+                raise
     was: Image | None = None
 
     def run() -> str | None:
