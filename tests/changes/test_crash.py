@@ -166,3 +166,50 @@ def _diff(before: Tree, after: Tree, now: Tree) -> str:
     as_before = sum(now.get(k) == v for k, v in before.items())
     as_after = sum(now.get(k) == v for k, v in after.items())
     return f"{as_before} of {len(before)} entries as before, {as_after} of {len(after)} as after"
+
+
+def _through_the_timeline(place: Place, server: RawStdio, scenario: str) -> tuple[str, dict[str, Any]]:
+    """Changes made through ``server`` for ``scenario``, and the undo to kill: a restore point
+    that takes back a patch of every file and a later write ("restore": over 100 files); or
+    the undo of that restore, which makes them all again ("redo")."""
+    patched = server.call("apply_patch", patch=patch(), path=place.roots[0])
+    change_id = patched["result"]["_meta"]["vfs-mcp/result"]["change_id"]
+    wrote = server.call("write_file", path=f"{place.roots[0]}/tree/extra.txt", content="written after the patch\n")
+    assert not wrote["result"].get("isError"), wrote
+    if scenario == "restore":
+        return "undo", {"change_id": change_id, "and_after": True}
+    restored = server.call("undo", change_id=change_id, and_after=True)
+    return "undo", {"change_id": restored["result"]["_meta"]["vfs-mcp/result"]["change_id"]}
+
+
+@pytest.mark.parametrize("scenario", ["restore", "redo"])
+def test_a_restore_or_redo_killed_at_any_point_is_all_before_or_all_after_once_a_server_starts(
+    place: Place, scenario: str
+) -> None:
+    place.seed()
+    with place.server() as server:
+        tool, arguments = _through_the_timeline(place, server, scenario)
+        before = place.snapshot()
+        started = time.perf_counter()
+        answer = server.call(tool, **arguments)
+        seconds = time.perf_counter() - started
+    assert not answer["result"].get("isError"), answer
+    after = place.snapshot()
+    assert after != before and len(answer["result"]["_meta"]["vfs-mcp/result"]["restored"]) >= FILES
+    outcomes = []
+    for point in range(POINTS):
+        place.seed()
+        with place.server() as server:
+            tool, arguments = _through_the_timeline(place, server, scenario)
+            server.start_call(tool, **arguments)
+            time.sleep(seconds * (point + 0.5) / POINTS)
+            os.kill(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
+        with place.server() as restarted:  # it finishes what the dead one left before it serves
+            assert "result" in restarted.call("list_allowed_directories")
+        now = place.snapshot()
+        outcomes.append("before" if now == before else "after" if now == after else "mixed")
+        assert now in (before, after), f"kill point {point + 1} of {POINTS}: {_diff(before, after, now)}"
+        assert place.temp_files() == [], f"kill point {point + 1}: temp files left"
+        assert place.pending() == [], f"kill point {point + 1}: records left under way"
+    print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")

@@ -109,6 +109,7 @@ async def test_every_change_made_through_one_replica_is_undone_by_its_id_through
     flags = ("--state", f"s3://{bucket}/.vfs-mcp-state")
     ids: dict[int, str] = {}
     undone: dict[int, str | None] = {}
+    undos: dict[int, str] = {}
     chooser = random.Random(7)
 
     async def call(url: str, tool: str, arguments: dict[str, Any]) -> Any:
@@ -134,8 +135,10 @@ async def test_every_change_made_through_one_replica_is_undone_by_its_id_through
         async def take_back(worker: int) -> None:
             for n in range(worker, CHANGES, CLIENTS):
                 url = f"http://127.0.0.1:{chooser.choice(replicas)}/mcp"
-                error = error_of(await call(url, "undo", {"change_id": ids[n]}))
+                result = await call(url, "undo", {"change_id": ids[n]})
+                error = error_of(result)
                 undone[n] = None if error is None else str(error["message"])
+                undos[n] = data_of(result)["change_id"] if error is None else ""  # type: ignore[index]
 
         with anyio.fail_after(600):
             async with anyio.create_task_group() as group:
@@ -155,8 +158,9 @@ async def test_every_change_made_through_one_replica_is_undone_by_its_id_through
     )
     assert len(ids) == CHANGES and {n: e for n, e in undone.items() if e is not None} == {}
     assert lost == []
-    records = fs.find(f"{bucket}/.vfs-mcp-state/changes") + fs.find(f"{bucket}/.vfs-mcp-state/pending")
-    assert records == [], "an undone change leaves the log"
+    records = fs.find(f"{bucket}/.vfs-mcp-state/changes")
+    assert sorted(name.rsplit("/", 1)[-1] for name in records) == sorted(f"{i}.rec" for i in undos.values())
+    assert fs.find(f"{bucket}/.vfs-mcp-state/pending") == [], "an undone change leaves the log; its undo is its own"
 
 
 async def test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease(

@@ -115,14 +115,14 @@ def test_two_instances_on_one_store_never_collide_and_one_ending_leaves_the_othe
     assert undone.restored == [box.path("a.txt")] and box.get("a.txt") == b"before\n"
 
 
-def test_a_record_leaves_the_store_when_its_change_is_undone(sandbox: Sandbox) -> None:
+def test_a_record_gives_way_to_its_undos_when_its_change_is_undone(sandbox: Sandbox) -> None:
     sandbox.put("big.bin", BINARY)
     vfs = sandbox.vfs()
     with log.recording("delete_path") as record:
         write.delete_path(vfs, "big.bin")
     assert records(vfs) == [f"{record.changes[0].id}.rec"]
-    undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
-    assert sandbox.get("big.bin") == BINARY and records(vfs) == []
+    undone = undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
+    assert sandbox.get("big.bin") == BINARY and records(vfs) == [f"{undone.change_id}.rec"]
 
 
 def test_a_record_whose_image_is_not_what_was_kept_refuses_the_whole_undo(local_sandbox: Sandbox) -> None:
@@ -180,12 +180,34 @@ async def test_a_change_of_one_step_whose_record_cannot_be_written_is_made_and_s
 def test_what_a_killed_instance_left_half_written_and_its_lock_are_swept_by_the_next(tmp_path: Path) -> None:
     store = LocalState(str(tmp_path / "state"))
     dead = "0123456789abcdef"
-    (tmp_path / "state" / "changes" / f".tmp-{dead}-aaaa").write_bytes(b"half a rec")
+    (tmp_path / "state" / "instances" / f".tmp-{dead}-aaaa").write_bytes(b"half a rec")
     (tmp_path / "state" / "instances" / f"{dead}.lock").write_bytes(b"")
-    (tmp_path / "state" / "changes" / f".tmp-{store.instance}-bbbb").write_bytes(b"a live one's")
+    (tmp_path / "state" / "instances" / f".tmp-{store.instance}-bbbb").write_bytes(b"a live one's")
     LocalState(str(tmp_path / "state"))
-    assert sorted(os.listdir(tmp_path / "state" / "changes")) == [f".tmp-{store.instance}-bbbb"]
-    assert f"{dead}.lock" not in os.listdir(tmp_path / "state" / "instances")
+    left = os.listdir(tmp_path / "state" / "instances")
+    assert f".tmp-{store.instance}-bbbb" in left and f".tmp-{dead}-aaaa" not in left and f"{dead}.lock" not in left
+
+
+def test_every_temp_name_is_made_in_instances_so_the_start_never_lists_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh instance's sweep lists instances/ only: the records' and the timeline's folders,
+    however large, are never listed at start (issue 48: start + first write with 100,000 changes)."""
+    store = LocalState(str(tmp_path / "state"))
+    made: list[str] = []
+    real_open = os.open
+
+    def watched(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if str(path).startswith(".tmp-"):
+            made.append(os.readlink(f"/proc/self/fd/{dir_fd}") if dir_fd is not None else str(path))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", watched)
+    store.write("changes/x.rec", b"a record")
+    store.write("timeline/e-000000000001", b"an entry")
+    monkeypatch.undo()
+    assert made and {os.path.basename(folder) for folder in made} == {"instances"}
+    assert (tmp_path / "state" / "changes" / "x.rec").read_bytes() == b"a record"
 
 
 def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_of_several_files_two(

@@ -20,7 +20,9 @@ from vfs_mcp.settings import Settings
 pytestmark = pytest.mark.anyio
 
 REFERENCE_VISIBLE = 8001  # @modelcontextprotocol/server-filesystem 2026.8.31, measured the same way
-DEFAULT_BUDGET = 9_500  # the default profile, all 27 tools (issue 41: 11,500 before)
+DEFAULT_BUDGET = 10_098  # the default profile, all 29 tools (issue 41: 11,500 before; issue 48: + 600)
+BEFORE_THE_TIMELINE = 9_498  # the default profile's 27 tools at a2fd646, before checkpoint and history
+TIMELINE_GROWTH = 600  # what checkpoint, history and undo's redo may add (issue 48)
 
 
 def server(profile: str = "default", **settings: Any):  # type: ignore[no-untyped-def]
@@ -40,9 +42,15 @@ def _walk(node: Any) -> Any:
 def test_the_default_tool_list_fits_its_budget_and_official_stays_under_the_reference() -> None:
     default = sdk.registered_tools(server())
     official = sdk.registered_tools(server("official"))
-    assert len(default) == 27
+    assert len(default) == 29
     assert visible_bytes(default) <= DEFAULT_BUDGET
     assert visible_bytes(official) <= REFERENCE_VISIBLE
+
+
+def test_the_timeline_tools_grow_the_default_list_by_at_most_600_bytes() -> None:
+    default = sdk.registered_tools(server())
+    assert {"checkpoint", "history"} <= {tool.name for tool in default}
+    assert visible_bytes(default) - BEFORE_THE_TIMELINE <= TIMELINE_GROWTH
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))

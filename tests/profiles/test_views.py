@@ -91,7 +91,9 @@ CALLS: dict[str, dict[str, tuple[dict[str, Any], list[str]]]] = {
             {"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-alpha\n+PATCHED\n"},
             ["+PATCHED", "updated"],
         ),
-        "undo": ({}, ["undid write_file", "notes.txt"]),
+        "undo": ({}, ["undid write_file", "notes.txt", "this undo is change"]),
+        "checkpoint": ({"name": "before"}, ["checkpoint before is change"]),
+        "history": ({}, ["write_file", "notes.txt"]),
         "edit_file_at_line": (
             {"path": "notes.txt", "line_edits": [{"line_number": 1, "action": "replace", "content": "FIRST"}]},
             ["+FIRST"],
@@ -160,6 +162,8 @@ FAILURES: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
         "edit_file": ({"path": "notes.txt", "edits": [{"oldText": "zzz", "newText": "y"}]}, "CONFLICT"),
         "apply_patch": ({"patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-zzz\n+y\n"}, "CONFLICT"),
         "undo": ({"path": "src/app.py"}, "NOT_FOUND"),
+        "checkpoint": ({"name": "../x"}, "INVALID_ARGUMENT"),
+        "history": ({"cursor": "x"}, "INVALID_ARGUMENT"),
         "edit_file_at_line": (
             {"path": "notes.txt", "line_edits": [{"line_number": 99, "action": "delete"}]},
             "INVALID_ARGUMENT",
@@ -218,7 +222,10 @@ def _filled(value: Any, root: Path) -> Any:
     return value
 
 
-BEFORE = {"undo": ("write_file", {"path": "notes.txt", "content": "changed"})}
+BEFORE = {
+    "undo": ("write_file", {"path": "notes.txt", "content": "changed"}),
+    "history": ("write_file", {"path": "notes.txt", "content": "changed"}),
+}
 """A call a tool needs made first in the same session (undo takes back a change)."""
 
 

@@ -130,16 +130,21 @@ async def test_something_that_picks_nothing_is_not_found_and_applies_nothing(box
     assert store_files(box)["b.txt"] == b"beta\n"
 
 
+def hint(path: Path) -> bool:
+    return path.parent.name == "instances" or (path.parent.name == "timeline" and path.name in ("head", "tail"))
+
+
 async def test_discard_leaves_nothing_behind_in_the_state_store(box: Sandbox, tmp_path: Path) -> None:
     server = reviewed(box, tmp_path)
     state = tmp_path / "state"
-    before = sorted(p.relative_to(state) for p in state.rglob("*") if p.is_file() and p.parent.name != "instances")
+    # (the timeline's two hints hold a number each: where its entries start and end)
+    before = sorted(p.relative_to(state) for p in state.rglob("*") if p.is_file() and not hint(p))
     await work(server, *EDITS, ("undo", {}))
     assert any((state / "review").iterdir())
 
     Review(server.vfs).discard()
 
-    after = sorted(p.relative_to(state) for p in state.rglob("*") if p.is_file() and p.parent.name != "instances")
+    after = sorted(p.relative_to(state) for p in state.rglob("*") if p.is_file() and not hint(p))
     assert after == before
     assert store_files(box) == {rel: data.encode() for rel, data in SEED.items()}
     async with Client(server) as client:
@@ -277,10 +282,12 @@ async def test_undo_by_id_and_a_restore_point_take_back_pending_changes_and_leav
         ]
 
         undone = ok(await client.call_tool("undo", {"change_id": second, "and_after": True}))
+        # Back to the point before the second change: the undo of the first came later, so it
+        # is taken back too (an undo is a change of the timeline): the first edit is there again.
 
-    assert len(undone["undone"]) == 3 and undone["undone"][-1] == second  # newest first
-    assert view_files(server) == seed
-    assert Review(server.vfs).pending() == []
+    assert len(undone["undone"]) == 4 and undone["undone"][-1] == second  # newest first
+    assert view_files(server) == {**seed, "a.txt": b"ALPHA\n"}
+    assert [item.path for item in Review(server.vfs).pending()] == [box.path("a.txt")]
     assert store_files(box) == seed
 
 

@@ -59,7 +59,8 @@ async def test_an_edit_is_undone_by_its_change_id_from_another_request_and_a_bar
         undone = await call(url, "undo", {"change_id": change_id})
         again = await call(url, "undo", {"change_id": change_id})
     assert "change_id" in assert_error(bare, "INVALID_ARGUMENT")
-    assert ok(undone)["change_id"] == change_id and (folder / "a.txt").read_text() == "hello\n"
+    assert ok(undone)["undid"] == change_id and (folder / "a.txt").read_text() == "hello\n"
+    assert ok(undone)["change_id"] not in (None, change_id)
     assert "already" in assert_error(again, "NOT_FOUND")
 
 

@@ -120,6 +120,7 @@ def run(
     dry_run: bool = False,
     replans: int = REPLANS,
     undoing: Sequence[Record] = (),
+    change_id: str | None = None,
 ) -> T:
     """Plan a change and commit it (see the module's docstring); the plan's result.
 
@@ -127,16 +128,23 @@ def run(
     are locked for the first plan). ``dry_run``: plan only, without locks; nothing changes.
     ``undoing``: the records this change takes back, newest first (the plan's steps are theirs,
     in that order: they run one after the other, each record's noted in the log once all are
-    made, and the change gets no record of its own).
+    made; the undo's own record, once made, holds the steps that make them again: a redo).
+    ``change_id``: the change's id (default: a new one).
     """
     # Planned on, checked against and keeping what is there now, whatever version a replay pins
     # for the call's reads; what a commit reads is not an input of the call.
     with versions.unpinned():
-        return _run(vfs, plan, folders_of(touches), dry_run, replans, undoing)
+        return _run(vfs, plan, folders_of(touches), dry_run, replans, undoing, change_id)
 
 
 def _run(
-    vfs: JailedFS, plan: Callable[[], Plan[T]], folders: Folders, dry_run: bool, replans: int, undoing: Sequence[Record]
+    vfs: JailedFS,
+    plan: Callable[[], Plan[T]],
+    folders: Folders,
+    dry_run: bool,
+    replans: int,
+    undoing: Sequence[Record],
+    change_id: str | None,
 ) -> T:
     if dry_run:
         return plan().result
@@ -156,10 +164,12 @@ def _run(
                 continue
             question = _unconfirmed(confirming, vfs, planned.ops, len(undoing), asked)
             if question is None:
-                pending = _Pending(changelog, recording, planned.drops)
+                pending = _Pending(changelog, recording, undoing, change_id, planned.drops)
                 try:
                     # Each write is labelled with the change's id: a store that keeps what wrote
-                    # each path (a mount under review) keeps it. An undo's writes are no change of their own.
+                    # each path (a mount under review) keeps it. An undo's writes are not labelled:
+                    # a review shows the changes it left, and a discard of one takes the record of
+                    # the undo that took it back with it (``Timeline.discarded``).
                     with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
                         receipt, recorded = commit(
                             vfs,
@@ -177,8 +187,7 @@ def _run(
                     continue
                 if planned.drops:
                     _drop(vfs, changelog, planned.drops, receipt.undo, pending)
-                if not undoing:
-                    pending.made(receipt.undo, receipt.why_not, recorded)
+                pending.made(receipt.undo, receipt.why_not, recorded)
         if question is not None and confirming is not None:
             # Asked with no lock held (a person may take minutes), then planned again under them:
             # only the very plan the person accepted is committed (``_unconfirmed``).
@@ -262,12 +271,17 @@ class _Pending:
     through the ``vfs`` protocol has no undo to keep it for)."""
 
     def __init__(
-        self, changelog: ChangeLog, recording: log.Recording | None, drops: dict[str, dict[str, Any]] | None = None
+        self,
+        changelog: ChangeLog,
+        recording: log.Recording | None,
+        undoing: Sequence[Record] = (),
+        change_id: str | None = None,
+        drops: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        self.changelog, self.recording = changelog, recording
+        self.changelog, self.recording, self.undoing = changelog, recording, undoing
         self.drops = drops or {}
-        self.tool = recording.tool if recording is not None else "a change"
-        self.id = log.new_id()
+        self.tool = recording.tool if recording is not None else "undo" if undoing else "a change"
+        self.id = change_id or log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
         self.written: Future[list[Op]] | None = None
         """The record being written beside the change's one step (``beside``)."""
@@ -289,22 +303,23 @@ class _Pending:
 
     @property
     def keeps(self) -> bool:
-        return self.recording is not None
+        """An undo is kept whoever made it (a person's command too): its record is its redo."""
+        return self.recording is not None or bool(self.undoing)
 
     def beside(self, back: Callable[[], list[Op]]) -> bool:
         self.written = self.changelog.beside(self.id, self.tool, back, self.created)
         return self.written is not None
 
     def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
-        if self.recording is None:
+        if not self.keeps:
             undo, why_not = None, "no tool call keeps it"
         try:
             if recorded:
-                self.changelog.made(self.id, undo, why_not)
+                self.changelog.made(self.id, undo, why_not, self.tool)
             elif self.written is not None:
-                self.changelog.made(self.id, self.written.result(), why_not)
-            elif self.recording is not None:
-                self.changelog.atomic(self.tool, undo, why_not, self.created, self.id)
+                self.changelog.made(self.id, self.written.result(), why_not, self.tool)
+            elif self.keeps:
+                self.changelog.atomic(self.tool, undo, why_not, self.created, self.id, self.undoing)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")

@@ -127,6 +127,8 @@ def _one_by_one(
                 # the hash of those it writes (``_digest_of``).
                 beside = journal.beside(functools.partial(step.way_back, None))
             step.perform()
+            if len(ops) > 1:
+                step.settle()
             done.append(step)
             ensure_wanted()
             if progress is not None:

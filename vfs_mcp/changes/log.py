@@ -9,9 +9,11 @@ into the log once its last is made (``changes/``). A call's changes are noted in
 ``Recording``; the call's session keeps their ids (its ``SessionJournal``), so ``undo()`` with
 no id finds the session's newest.
 
-Bounds. The log holds at most ``budget`` bytes of before-images (``--undo-bytes``) and each
-session at most ``limit`` changes and ``DEFAULT_UNDO_BYTES`` of them: past them the oldest
-records are deleted, and the session that made one hears of it in its next reply.
+Bounds. The timeline (``timeline.py``) keeps the records of every instance alike: at most
+``budget`` bytes of before-images (``--undo-bytes``), ``timeline.KEEP_CHANGES`` changes and
+``timeline.KEEP_DAYS`` days; past them the oldest records are deleted, and the session that made
+one hears of it in its next reply. Each session's ``limit`` changes and ``DEFAULT_UNDO_BYTES``
+only bound what its ``undo()`` with no id reaches: a record past them stays, undone by its id.
 
 Order. A change's place in the log is the time it began to commit on its instance's clock, then
 the instance, then the id (``records.Summary.order``): "later" for a restore point
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import secrets
 import threading
 import time
@@ -45,6 +46,8 @@ from vfs_mcp.changes import records
 from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
 from vfs_mcp.changes.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state import StateStore, open_state
+from vfs_mcp.changes.timeline import ID as ID
+from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.mounts import Mount
@@ -61,7 +64,6 @@ OPENER = "changes.open"
 DEFAULT_UNDO_CHANGES = 100
 SESSIONLESS_CHANGES = 10_000
 """Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
-ID = re.compile(r"[A-Za-z0-9_-]{22}")
 INSTANCE = re.compile(r"[0-9a-f]{16}")
 """How an instance's id is spelt (``state.new_instance_id``)."""
 RESTORE_CHANGES = 1_000
@@ -100,6 +102,8 @@ class Kept:
     tool: str = ""
     keys: frozenset[Key] = frozenset()
     journal: weakref.ref[SessionJournal] | None = None
+    undoes: bool = False
+    """An undo (taken back by its id, never by a session's ``undo()`` with none)."""
 
 
 @dataclass
@@ -183,13 +187,16 @@ def outcome(steps: list[Op]) -> tuple[list[str], list[str]]:
 class ChangeLog:
     """One state store's change log, as this instance writes, bounds and recovers it."""
 
-    def __init__(self, store: StateStore, budget: int = DEFAULT_SERVER_UNDO_BYTES) -> None:
+    def __init__(
+        self, store: StateStore, budget: int = DEFAULT_SERVER_UNDO_BYTES, retention: Retention | None = None
+    ) -> None:
         self.store = store
         self.budget = budget
+        self.timeline = Timeline(store, retention or Retention(budget), self._let_go)
+        """Every change recorded, in order, with checkpoint names (``history``), bounded by ``retention``."""
         self.lock = threading.RLock()
         self._kept: OrderedDict[str, Kept] = OrderedDict()
-        """Records of the log by id, oldest first: this instance's, and those of dead ones it took over."""
-        self.size = 0
+        """Records this instance made, by id, oldest first (to tell their sessions when they go)."""
         self.sessionless = SessionJournal(SESSIONLESS_CHANGES, budget)
         """The changes of requests without a session (each found again by its id)."""
         self.own: SessionJournal | None = None
@@ -242,7 +249,7 @@ class ChangeLog:
 
         return _RECORDER.submit(write)
 
-    def made(self, change_id: str, steps: list[Op] | None, why_not: str | None) -> None:
+    def made(self, change_id: str, steps: list[Op] | None, why_not: str | None, tool: str = "") -> None:
         """A pending change's last step is made: into the log (or gone, when it cannot be undone)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
@@ -250,7 +257,7 @@ class ChangeLog:
             self._note(None, why_not)
             return
         self.store.move(self._pending(change_id), f"changes/{change_id}.rec")
-        self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
+        self._note(Kept(change_id, _size(steps), tool, keys=touched(steps)), None, steps)
 
     def abandoned(self, change_id: str) -> None:
         """A pending change failed and was taken back whole: it never happened."""
@@ -263,17 +270,48 @@ class ChangeLog:
         why_not: str | None,
         created: float | None = None,
         change_id: str | None = None,
+        undoes: Sequence[Record] = (),
     ) -> None:
-        """Record a change of one step, once made (``created``: when it began to commit; now by
-        default; ``change_id``: the id its writes were labelled with, when it has one)."""
+        """Record a change of one step (or an undo: ``undoes`` the records it took back), once
+        made (``created``: when it began to commit; now by default; ``change_id``: the id its
+        writes were labelled with, when it has one)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self._note(None, why_not)
             return
         change_id = change_id or new_id()
-        record = Record(change_id, self.store.instance, tool, self.clock() if created is None else created, steps)
+        when = self.clock() if created is None else created
+        taken = [record.id for record in undoes]
+        record = Record(change_id, self.store.instance, tool, when, steps, undoes=taken)
         self.store.write(f"changes/{change_id}.rec", records.encode(record))
-        self._note(Kept(change_id, _size(steps), keys=touched(steps)), None)
+        kept = Kept(change_id, _size(steps), tool, keys=touched(steps), undoes=bool(undoes))
+        self._note(kept, None, steps, taken, sum(record.size for record in undoes))
+
+    def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
+        """Record the checkpoint ``name`` of ``mounts``: a change with no steps, a point an undo
+        "and after" of it brings those mounts back to; the name now means it."""
+        change_id = new_id()
+        record = Record(change_id, self.store.instance, tool, self.clock(), [], checkpoint=name, mounts=list(mounts))
+        self.timeline.name(name, change_id)  # checks the name before anything is written
+        self.store.write(f"changes/{change_id}.rec", records.encode(record))
+        entry = self.timeline.append(TimelineEntry(change_id, tool, time.time(), mounts=list(mounts), checkpoint=name))
+        self.timeline.name(name, change_id)  # again: a replica that named it meanwhile is older
+        return entry
+
+    def entered(self, record: Record) -> None:
+        """A change a dead instance made whole is in the log now: its line on the timeline."""
+        keys = touched([*record.steps, *record.finish])
+        entry = TimelineEntry.of(record.id, record.tool, record.steps, keys, record.size, record.undoes, 0)
+        with contextlib.suppress(OSError):
+            self.timeline.append(entry)
+
+    def holds(self, change_id: str) -> bool:
+        """Whether the log holds the record of ``change_id``."""
+        try:
+            self.store.read(f"changes/{change_id}.rec", 0, 0)
+        except FileNotFoundError:
+            return False
+        return True
 
     def _too_large(self, steps: list[Op] | None) -> str | None:
         if steps is not None and _size(steps) > self.budget:
@@ -295,13 +333,26 @@ class ChangeLog:
     def _pending(self, change_id: str) -> str:
         return f"pending/{change_id}.{self.store.instance}.rec"
 
-    def _note(self, kept: Kept | None, why_not: str | None) -> None:
+    def _note(
+        self,
+        kept: Kept | None,
+        why_not: str | None,
+        steps: Sequence[Op] = (),
+        undoes: Sequence[str] = (),
+        freed: int = 0,
+    ) -> None:
         recording = current()
         if kept is not None:
             with self.lock:
                 self._kept[kept.id] = kept
-                self.size += kept.size
-            self._trim()
+                while len(self._kept) > self.timeline.retention.changes:
+                    self.forget(next(iter(self._kept)), dropped=True)  # gone from the timeline by now
+            tool = recording.tool if recording is not None else kept.tool
+            entry = TimelineEntry.of(kept.id, tool, steps, kept.keys, kept.size, list(undoes), freed)
+            try:
+                self.timeline.append(entry)
+            except OSError as err:  # the change stays undoable by its id, without a line in the history
+                log.warning("the timeline of %s could not be written: %s", self.store.url, err)
         if recording is None:
             return
         if kept is None:
@@ -317,32 +368,29 @@ class ChangeLog:
         journal = journal or self.sessionless
         with self.lock:
             for kept in recording.changes:
-                if kept.id not in self._kept:
-                    continue  # dropped already by the log's bounds
+                if kept.id not in self._kept or kept.undoes:
+                    continue  # dropped already by the log's bounds; an undo is taken back by its id
                 kept.journal = weakref.ref(journal)
                 journal.changes.append(kept)
                 journal.size += kept.size
             while journal.changes and (
                 len(journal.changes) > journal.limit_changes or journal.size > journal.limit_bytes
             ):
-                self._drop(journal.changes[0])
+                # A session's bounds only bound undo() without an id: the record stays on the
+                # timeline (its id still takes it back) until the timeline's retention lets it go.
+                oldest = journal.changes[0]
+                journal.forget(oldest, dropped=True)
+                oldest.journal = None
 
-    def _trim(self) -> None:
-        with self.lock:
-            while self.size > self.budget and self._kept:
-                self._drop(next(iter(self._kept.values())))
-
-    def _drop(self, kept: Kept) -> None:
-        """Delete a record the bounds let go; its session hears of it."""
-        self.forget(kept.id, dropped=True)
-        self.store.delete(f"changes/{kept.id}.rec")
+    def _let_go(self, change_id: str) -> None:
+        """The timeline's retention deleted the record of ``change_id``: its session hears of it."""
+        self.forget(change_id, dropped=True)
 
     def forget(self, change_id: str, dropped: bool = False) -> Kept | None:
         """The record ``change_id`` left the log (undone; ``dropped`` by the bounds): no longer counted."""
         with self.lock:
             kept = self._kept.pop(change_id, None)
             if kept is not None:
-                self.size -= kept.size
                 journal = kept.journal() if kept.journal is not None else None
                 if journal is not None:
                     journal.forget(kept, dropped)
@@ -360,6 +408,9 @@ class ChangeLog:
             pass
         if any(item.name.startswith(change_id + ".") for item in self.store.listing("pending")):
             raise Conflict(f"change {change_id} is being made or undone right now; try again in a moment")
+        by = self.timeline.undone_by(change_id)
+        if by is not None:
+            raise NotFound(f"change {change_id} was undone already, by change {by}: undo {by} to make it again")
         raise NotFound(
             f"change {change_id} is not in the undo log: it was undone already, or dropped by the log's limits"
         )
@@ -401,7 +452,7 @@ class ChangeLog:
                 f"({RESTORE_LISTED}); undo to a later change"
             )
         later = sorted((s for s in self._summaries("changes", since) if s.order > start), key=lambda s: s.order)
-        mounts = {url for url, _ in touched([*first.steps, *first.finish])}
+        mounts = {url for url, _ in touched([*first.steps, *first.finish])} | set(first.mounts)
         chosen: list[Summary] = []
         for later_one in later:
             if mounts.intersection(later_one.mounts):
@@ -433,11 +484,12 @@ class ChangeLog:
                 ) from None
 
     @contextlib.contextmanager
-    def undoing(self, change_ids: Sequence[str]) -> Iterator[None]:
+    def undoing(self, change_ids: Sequence[str], by: str | None = None) -> Iterator[None]:
         """Hold the marks that ``change_ids`` (newest first) are being undone (durable, and only
         one undoer of each at a time, across replicas); once the block ends without error, their
-        records leave the log. Within the block, ``undone`` notes each one whose steps are all
-        made (recovery lets it go rather than running it again)."""
+        records leave the log (the timeline says the change ``by`` took them back, when its
+        record was kept). Within the block, ``undone`` notes each one whose steps are all made
+        (recovery lets it go rather than running it again)."""
         marked: list[str] = []
         try:
             for change_id in change_ids:
@@ -452,6 +504,9 @@ class ChangeLog:
         except BaseException:
             self.store.delete(*(self._undo_mark(change_id) for change_id in marked))
             raise
+        if by is not None and self.holds(by):
+            with contextlib.suppress(OSError):
+                self.timeline.undone(list(change_ids), by)
         for change_id in change_ids:
             self.store.delete(f"changes/{change_id}.rec")
             self.store.delete(self._undo_mark(change_id))
@@ -489,31 +544,6 @@ class ChangeLog:
             if owner != self.store.instance and (not INSTANCE.fullmatch(owner) or not self.store.alive(owner)):
                 found.append((kind, parts[0], owner))
         return found
-
-    def take_over(self, mount_of: Callable[[str], Mount], served: Callable[[list[str]], bool]) -> None:
-        """Count the records of dead instances as this instance's (their bytes bounded by its
-        budget, oldest first) when it serves their mounts."""
-        listed = sorted(
-            (item for item in self.store.listing("changes") if item.name.endswith(".rec")), key=lambda i: i.modified
-        )
-        for item in listed:
-            change_id = item.name.removesuffix(".rec")
-            if change_id in self._kept:
-                continue
-            try:
-                summary = self.summary(f"changes/{item.name}")
-                if summary.owner != self.store.instance and self.store.alive(summary.owner):
-                    continue
-                if not served(list(summary.mounts)):
-                    continue
-                record = self.read(f"changes/{item.name}", mount_of)
-            except (FileNotFoundError, Corrupt, NotFound) as err:
-                log.warning("the undo log holds a record that cannot be read (%s): %s", item.name, err)
-                continue
-            with self.lock:
-                self._kept[change_id] = Kept(change_id, record.size, record.tool, touched(record.steps))
-                self.size += record.size
-        self._trim()
 
 
 _RECORDER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-record")

@@ -66,6 +66,12 @@ class Record:
     """Nodes of pending layers (by layer URL, then path: as ``Node.dump`` spells them) the change
     makes the store hold (``review --apply``): dropped from their layers once its steps are
     made, as part of it, and again by recovery where a crash cut it short after them."""
+    undoes: list[str] = field(default_factory=list)
+    """The changes it took back (an undo: its steps make them again), newest first."""
+    checkpoint: str | None = None
+    """A checkpoint's name (a change with no steps: a point of the timeline)."""
+    mounts: list[str] = field(default_factory=list)
+    """The mounts a checkpoint covers (a change with steps names its mounts in them)."""
 
 
 def encode(record: Record) -> bytes:
@@ -82,6 +88,12 @@ def encode(record: Record) -> bytes:
     }
     if record.drops:
         header["drops"] = record.drops
+    if record.undoes:
+        header["undoes"] = record.undoes
+    if record.checkpoint is not None:
+        header["checkpoint"] = record.checkpoint
+    if record.mounts:
+        header["mounts"] = record.mounts
     text = json.dumps(header, separators=(",", ":")).encode()
     return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *blobs.parts])
 
@@ -188,6 +200,9 @@ def decode(
             finish=[step(item) for item in header.get("finish", [])],
             size=header["size"],
             drops=_drops(header.get("drops", {})),
+            undoes=[str(item) for item in header.get("undoes", [])],
+            checkpoint=header.get("checkpoint"),
+            mounts=[str(item) for item in header.get("mounts", [])],
         )
     except (KeyError, TypeError, ValueError) as err:
         raise Corrupt(f"a change record with a header this version cannot read ({err!r})") from None
@@ -240,6 +255,8 @@ def summary(head: bytes) -> Summary:
     header = _header(head)
     found: dict[str, None] = {}
     try:
+        for url in header.get("mounts", []):
+            found[str(url)] = None
         for item in [*header["steps"], *header.get("finish", [])]:
             for key in ("at", "from", "to"):
                 if key in item:

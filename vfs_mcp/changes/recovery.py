@@ -160,7 +160,8 @@ def _finish_half(vfs: JailedFS, op: Op) -> None:
 
 def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     """Finish what dead instances left under way in ``changelog``'s store, on the mounts
-    ``vfs`` serves, then count their records as this instance's; what was done, as lines."""
+    ``vfs`` serves; what was done, as lines (their records stay on the timeline, which bounds
+    every instance's alike: nothing to read here of every record)."""
     done: list[str] = []
     by_owner: dict[str, list[tuple[str, str]]] = {}
     for kind, change_id, owner in changelog.unfinished():
@@ -178,7 +179,6 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
                 done += [
                     line for kind, change_id in left if (line := _honoured(vfs, changelog, kind, change_id, owner))
                 ]
-    changelog.take_over(lambda url: _served(vfs, url), lambda urls: all(_is_served(vfs, url) for url in urls))
     return done
 
 
@@ -291,6 +291,7 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
             store.layer(url).drop([], nodes)
     if outcome == "kept":
         store.move(name, f"changes/{change_id}.rec")
+        changelog.entered(record)
     elif kind == "change":
         store.delete(name)
     else:

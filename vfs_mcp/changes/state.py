@@ -55,7 +55,7 @@ log = logging.getLogger("vfs_mcp")
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline")
 
 
 @dataclass(frozen=True)
@@ -191,8 +191,11 @@ class LocalState(StateStore):
 
     def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         dir_fd, base = self._path(name)
+        # Every temp name is made in instances/ (one small folder: the sweep at start lists only
+        # it, however many records and timeline entries the other folders hold).
+        temps = self._dirs["instances"]
         temp = f".tmp-{self.instance}-{secrets.token_hex(6)}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600, dir_fd=dir_fd)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600, dir_fd=temps)
         try:
             view = memoryview(data)
             while view:
@@ -203,12 +206,12 @@ class LocalState(StateStore):
             os.close(fd)
         try:
             if create:
-                os.link(temp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                os.link(temp, base, src_dir_fd=temps, dst_dir_fd=dir_fd, follow_symlinks=False)
             else:
-                os.rename(temp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                os.rename(temp, base, src_dir_fd=temps, dst_dir_fd=dir_fd)
         finally:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp, dir_fd=dir_fd)
+                os.unlink(temp, dir_fd=temps)
         if durable:
             os.fsync(dir_fd)
 
@@ -296,8 +299,10 @@ class LocalState(StateStore):
 
     def _sweep(self) -> None:
         """Remove the half-written names of instances that died writing them, and the lock
-        files of dead instances (one with work left under way gets it back when claimed)."""
-        for sub, dir_fd in self._dirs.items():
+        files of dead instances (one with work left under way gets it back when claimed): in
+        instances/, where every temp name is made — the folders of records and timeline entries
+        are never listed here, however large."""
+        for sub, dir_fd in [("instances", self._dirs["instances"])]:
             with os.scandir(os.path.join(self.folder, sub)) as entries:
                 names = [entry.name for entry in entries]
             for name in names:

@@ -61,11 +61,18 @@ class Step:
     """Why what it replaces could not be kept (the change's budget): it cannot be taken back."""
     digest: str | None = None
 
+    settled: list[Op] | None = None
+
     def back(self) -> list[Op]:
-        return self.way_back(self.digest)
+        return self.settled if self.settled is not None else self.way_back(self.digest)
 
     def perform(self) -> None:
         self.digest = self.run()
+
+    def settle(self) -> None:
+        """Fix the steps back as they are now, right after the step: what they expect to find
+        is what it left, not what later steps of the change (one after the other) leave."""
+        self.settled = self.way_back(self.digest)
 
 
 @dataclass
@@ -100,6 +107,8 @@ def prepare(vfs: JailedFS, op: Op, state: Preparation, *, last: bool, sequential
         if key in state.touched and not sequential:
             raise Internal(f"one change writes {target.display} twice; plan it as one step")
         state.touched.add(key)
+        if sequential:
+            state.read.pop(key, None)  # an earlier step may have written it since it was read
     for tree in trees(op):
         vfs.jail.check_tree(tree)
     try:
@@ -471,7 +480,13 @@ def _restore(vfs: JailedFS, op: Restore, state: Preparation) -> Step:
     images.check(vfs, target, entry, op.expect)
     replace_file = isinstance(op.image, (FileImage, Stored)) and entry is not None and entry.type == "file"
     if op.image != Absent() and entry is None:
-        _parent(vfs, state, target)
+        try:
+            _parent(vfs, state, target)
+        except NotFound:
+            # Where folders are key prefixes, a folder emptied by an earlier step is gone: the
+            # restored key makes it again (a file in its way is still NOT_A_DIRECTORY).
+            if target.mount.capabilities.empty_dirs:
+                raise
     was: Image | None = None
 
     def run() -> str | None:

@@ -282,3 +282,21 @@ def review_main(argv: Sequence[str]) -> int:
     from vfs_mcp.cli.review import main
 
     return main(argv)
+
+
+def history_main(argv: Sequence[str]) -> int:
+    from vfs_mcp.cli.timeline import history_main as main
+
+    return main(argv)
+
+
+def checkpoint_main(argv: Sequence[str]) -> int:
+    from vfs_mcp.cli.timeline import checkpoint_main as main
+
+    return main(argv)
+
+
+def undo_main(argv: Sequence[str]) -> int:
+    from vfs_mcp.cli.timeline import undo_main as main
+
+    return main(argv)

@@ -7,6 +7,9 @@
     vfs-mcp tools [--profile NAME]        list a profile's tools with one line each
     vfs-mcp replay FILE -- [ROOT ...]     replay a recorded session on a server; report the first difference
     vfs-mcp review [MOUNT ...]            what an agent left pending on mounts under review; --apply, --discard
+    vfs-mcp history [MOUNT ...]           the changes made on the mounts, newest first, with their ids
+    vfs-mcp checkpoint NAME [MOUNT ...]   name this point of the mounts' timeline
+    vfs-mcp undo ID|NAME [MOUNT ...]      take a change back (--and-after: and every later one; --dry-run)
 
 A subcommand is recognised only as the first argument; a folder of the same name is
 served as ``vfs-mcp ./xml``.
@@ -123,7 +126,7 @@ def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int
     return 0
 
 
-SUBCOMMANDS = ("xml", "call", "tools", "replay", "review")
+SUBCOMMANDS = ("xml", "call", "tools", "replay", "review", "history", "checkpoint", "undo")
 """Each is ``vfs_mcp.cli.commands.{name}_main``."""
 
 

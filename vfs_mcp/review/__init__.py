@@ -204,11 +204,14 @@ class Review:
             try:
                 head = self.state.read(name, 0, records.FIRST_READ)
                 only_here = set(records.summary(head).mounts) <= {sides.layer.url}
-            except (FileNotFoundError, records.Corrupt):
+            except FileNotFoundError:
+                only_here = True  # undone: the timeline knows by what (``discarded``)
+            except records.Corrupt:
                 continue
             if only_here:
                 self.changelog.forget(change_id)
                 self.state.delete(name)
+                self.changelog.timeline.discarded(change_id)
 
     # -- what a selection picks -------------------------------------------------------------------
 

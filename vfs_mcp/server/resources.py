@@ -1,4 +1,4 @@
-"""MCP resources: every mount's files (one template per mount) and the metrics.
+"""MCP resources: every mount's files (one template per mount), the metrics and the timeline.
 
 Subscriptions to file resources are served by ``vfs_mcp.server.watch``.
 
@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.resources import Resource
+from pydantic import PrivateAttr
 
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import VfsError
@@ -25,6 +28,30 @@ from vfs_mcp.server.metrics import Metrics
 
 METRICS_URI = "vfs://metrics"
 PENDING_URI = "vfs://pending"
+HISTORY_URI = "vfs://history"
+HISTORY = "The changes made here, newest first (as the history tool's first page); its fields in _meta"
+
+
+class HistoryResource(Resource):
+    """``vfs://history``: the newest page of the timeline as the history tool shows it, its
+    fields in the contents' ``_meta`` (the SDK reads ``meta`` right after ``read``, with no
+    await between: one read's page is never another's)."""
+
+    _vfs: JailedFS = PrivateAttr()
+
+    def __init__(self, vfs: JailedFS, **fields: Any) -> None:
+        super().__init__(**fields)
+        self._vfs = vfs
+
+    async def read(self) -> str:
+        from vfs_mcp.changes import log_of
+        from vfs_mcp.ops.files.timeline import history
+        from vfs_mcp.profiles.default.writes import history_text, pending_ids
+        from vfs_mcp.profiles.results import META_RESULT
+
+        page = history(self._vfs, log_of(self._vfs), pending=pending_ids(self._vfs))
+        self.meta = {META_RESULT: page.model_dump(mode="json")}
+        return history_text(page)
 
 
 def base_uri(mount: Mount) -> str:
@@ -98,6 +125,9 @@ def register(
             from vfs_mcp.review import Review
 
             return Review(vfs).diff()
+
+    if any(not mount.read_only for mount in vfs.mounts):
+        server.add_resource(HistoryResource(vfs, uri=HISTORY_URI, name="history", description=HISTORY))
 
     @server.resource(
         METRICS_URI,

@@ -5,17 +5,23 @@ as the change left it, all commit under the same locks, and a failed undo change
 
 A restore point (``and_after``): the change ``change_id`` names and every later change of the
 mounts it touched (``ChangeLog.restore_point``: "later" is the log's order), taken back as one
-undo, newest first — all of them or, when one file is not as its change left it, none.
+undo, newest first — all of them or, when one file is not as its change left it, none. A
+checkpoint's name stands for its id: "and after" it brings the mounts it covers back to it.
+
+An undo is a change of its own, with its own id: its record holds the steps that make again
+what it took back, so an undo of it (by that id) is a redo — and an undo of a restore point
+brings back every change it took back.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from vfs_mcp import changes
-from vfs_mcp.changes import Plan
+from vfs_mcp.changes import Plan, log
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.log import ChangeLog, SessionJournal, outcome
 from vfs_mcp.changes.ops import Unreadable
@@ -28,7 +34,11 @@ from vfs_mcp.ops.files.write import writable_target
 
 class UndoResult(BaseModel):
     dry_run: bool
-    change_id: str = Field(description="The change taken back (or that would be)")
+    change_id: str | None = Field(
+        description="This undo's own change (undo it by this id to make again what it took back); "
+        "None for a dry run, or when it could not be kept"
+    )
+    undid: str = Field(description="The change taken back (or that would be): the id or checkpoint given")
     tool: str = Field(description="The call whose change was (or would be) taken back")
     undone: list[str] = Field(description="Every change taken back (or that would be), newest first")
     restored: list[str] = Field(description="Files put back as they were")
@@ -55,21 +65,22 @@ def undo(
         raise InvalidArgument(
             "and_after takes back a change and every later one of its mounts: give change_id (and no path)"
         )
-    if change_id is None:
-        change_id = _newest(vfs, journal, path)
+    change_id = _newest(vfs, journal, path) if change_id is None else changelog.timeline.resolve(change_id)
 
     def mount_of(url: str) -> Mount:
         return _mount(vfs, url)
 
-    taken = changelog.restore_point(change_id, mount_of) if and_after else [changelog.load(change_id, mount_of)]
+    found, taken = _chosen(changelog, change_id, and_after, mount_of)
     steps = [op for record in taken for op in record.steps]
+    own = None if dry_run or not taken else log.new_id()
 
     def result() -> UndoResult:
         restored, removed = outcome(steps)
         return UndoResult(
             dry_run=dry_run,
-            change_id=change_id,
-            tool=taken[-1].tool,
+            change_id=own if own is not None and changelog.holds(own) else None,
+            undid=change_id,
+            tool=found[-1].tool if found[-1].checkpoint is None else f"checkpoint {found[-1].checkpoint}",
             undone=[record.id for record in taken],
             restored=restored,
             removed=removed,
@@ -77,12 +88,12 @@ def undo(
             remaining=len(journal.changes) if journal else 0,
         )
 
-    if dry_run:
+    if dry_run or not taken:
         return result()
     try:
-        with changelog.undoing([record.id for record in taken]):
+        with changelog.undoing([record.id for record in taken], by=own):
             # Once: a file changed since is the user's to look at, not a reason to try again.
-            changes.run(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken)
+            changes.run(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken, change_id=own)
     except Unreadable:
         if len(taken) == 1:
             changelog.discard(change_id)  # it never can be: the next undo takes back the one before
@@ -93,6 +104,20 @@ def undo(
             "undone (read it and fix it by hand)"
         ) from None
     return result()
+
+
+def _chosen(
+    changelog: ChangeLog, change_id: str, and_after: bool, mount_of: Callable[[str], Mount]
+) -> tuple[list[Record], list[Record]]:
+    """The records an undo of ``change_id`` finds (newest first), and those it takes back: a
+    checkpoint changed nothing, and stays on the timeline to come back to again."""
+    found = changelog.restore_point(change_id, mount_of) if and_after else [changelog.load(change_id, mount_of)]
+    if found[-1].checkpoint is not None and not and_after:
+        raise InvalidArgument(
+            f"{found[-1].checkpoint!r} is a checkpoint: it changed no file; pass and_after=true to bring its mounts "
+            "back to it"
+        )
+    return found, [record for record in found if record.checkpoint is None]
 
 
 def _writer(taken: list[Record], shown: str) -> str:

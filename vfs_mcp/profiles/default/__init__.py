@@ -92,10 +92,25 @@ TOOLS = (
     Tool(
         WRITES + "undo",
         "Undo",
-        "Take back a change if its files are as left (else CONFLICT): change_id's (from its reply), else this "
-        "session's newest (to path, if given). and_after: all later ones of its mounts too. dry_run: preview.",
+        "Take back a change if its files are as left (else CONFLICT): change_id's (from its reply, or a "
+        "checkpoint name), else this session's newest (to path, if given). and_after: all later ones of its "
+        "mounts too. dry_run: preview. An undo is a change: undo its id to redo.",
         read_only=False,
         destructive=True,
+    ),
+    Tool(
+        WRITES + "checkpoint",
+        "Checkpoint",
+        "Name this point of the timeline; undo(change_id=name, and_after=true) comes back to it.",
+        read_only=False,
+        writes=True,
+    ),
+    Tool(
+        WRITES + "history",
+        "History",
+        "Changes made here, newest first: id, time, tool, paths, undone by/undoes/checkpoint. path: a file "
+        "or folder's only.",
+        writes=True,
     ),
     Tool(
         REVIEW + "review_ready",

@@ -1,0 +1,335 @@
+"""The timeline: every change the log recorded, in the order it was recorded, as small entries
+of the state store numbered one after the other — what ``history`` pages through, where
+checkpoint names live, and what retention trims, oldest first.
+
+    timeline/e-<seq>        the entry of the <seq>th change recorded (JSON, ``TimelineEntry``): created
+                            once, never rewritten (create-only: two replicas never take one number)
+    timeline/head           a hint: a number at most a few below the newest entry's
+    timeline/tail           a hint: the oldest entry still kept (retention deletes below it)
+    timeline/u-<id>         change <id> was taken back: the id of the undo that did it
+    timeline/n-<name>       the checkpoint <name>: the id of its newest change
+
+No listing is ever needed: the newest entry is found from the head hint by reading forward,
+a page by reading back from it; so a page of history and a change's entry cost the same
+with 100,000 entries as with none. Each entry carries the bytes of every record kept from
+the first entry to it (``total``), so the bytes the timeline keeps are two entries' totals
+apart; retention (``Retention``) lets go of the oldest entries, with their records, while the
+timeline holds more than its count, its bytes or its age.
+
+An entry is appended once its change's record is in the log; a crash between the two leaves
+the record (an undo by its id still finds it) without a line in the history.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vfs_mcp.changes.ops import Op, written
+from vfs_mcp.changes.state import StateStore
+from vfs_mcp.errors import InvalidArgument, NotFound
+
+HINT_EVERY = 16
+"""Entries appended between two writes of the head hint (a reader reads forward past it)."""
+SCAN = 2_000
+"""Entries one history page looks through at most (a filtered page past it gives a cursor)."""
+PATHS_KEPT = 16
+"""Paths an entry names (``count`` says how many the change wrote)."""
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+ID = re.compile(r"[A-Za-z0-9_-]{22}")
+"""A change id (``log.new_id``: 128 random bits)."""
+KEEP_CHANGES = 100_000
+"""Changes the timeline keeps by default (``Retention.changes``)."""
+KEEP_DAYS = 30.0
+"""Days the timeline keeps a change by default (``Retention.days``)."""
+
+
+@dataclass(frozen=True)
+class Retention:
+    """What the timeline keeps: the newest ``changes``, within ``bytes`` of records, none older
+    than ``days``; the oldest go first."""
+
+    bytes: int
+    changes: int = KEEP_CHANGES
+    days: float = KEEP_DAYS
+
+    def describe(self) -> str:
+        return f"{self.changes} changes, {self.bytes} bytes, {self.days:g} days"
+
+
+@dataclass
+class TimelineEntry:
+    """One change on the timeline, as its history line shows it."""
+
+    id: str
+    tool: str
+    at: float
+    """When it was recorded (this instance's clock)."""
+    paths: list[str] = field(default_factory=list)
+    """The paths it wrote, as the tools name them (the first ``PATHS_KEPT``)."""
+    count: int = 0
+    """How many paths it wrote."""
+    mounts: list[str] = field(default_factory=list)
+    size: int = 0
+    """Bytes of before-images its record keeps."""
+    undoes: list[str] = field(default_factory=list)
+    """The changes it took back (an undo), newest first."""
+    checkpoint: str | None = None
+    freed: int = 0
+    """Bytes of the records it took back (an undo: they leave the log)."""
+    seq: int = 0
+    total: int = 0
+    """Bytes kept by every entry from the first to this one (retention by bytes)."""
+
+    @staticmethod
+    def of(
+        change_id: str,
+        tool: str,
+        steps: Sequence[Op],
+        keys: Iterable[tuple[str, str]],
+        size: int,
+        undoes: list[str],
+        freed: int,
+    ) -> TimelineEntry:
+        """The entry of a change recorded now, from the steps that take it back."""
+        paths = list(dict.fromkeys(target.display for op in steps for target in written(op)))
+        return TimelineEntry(
+            change_id,
+            tool or "a change",
+            time.time(),
+            paths=paths[:PATHS_KEPT],
+            count=len(paths),
+            mounts=sorted({url for url, _ in keys}),
+            size=size,
+            undoes=undoes,
+            freed=freed,
+        )
+
+    def encode(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":")).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> TimelineEntry:
+        try:
+            value: dict[str, Any] = json.loads(data)
+            return TimelineEntry(
+                id=str(value["id"]),
+                tool=str(value["tool"]),
+                at=float(value["at"]),
+                paths=[str(p) for p in value.get("paths", [])],
+                count=int(value.get("count", 0)),
+                mounts=[str(m) for m in value.get("mounts", [])],
+                size=int(value.get("size", 0)),
+                undoes=[str(u) for u in value.get("undoes", [])],
+                checkpoint=value.get("checkpoint"),
+                freed=int(value.get("freed", 0)),
+                seq=int(value["seq"]),
+                total=int(value.get("total", 0)),
+            )
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"a timeline entry this version cannot read ({err!r})") from None
+
+
+def check_name(name: str) -> str:
+    """``name`` as a checkpoint's name, or INVALID_ARGUMENT."""
+    if not NAME.fullmatch(name):
+        raise InvalidArgument(
+            f"{name!r} is not a checkpoint name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return name
+
+
+class Timeline:
+    """The timeline of one state store, as this instance appends to it, reads and trims it."""
+
+    def __init__(self, store: StateStore, retention: Retention, let_go: Callable[[str], None] | None = None) -> None:
+        self.store = store
+        self.retention = retention
+        self._on_let_go = let_go
+        """Told the id of each change retention lets go of."""
+        self.lock = threading.Lock()
+        self._last: TimelineEntry | None = None
+        """The newest entry this instance appended (its total, without reading it back)."""
+        self._tail: TimelineEntry | None = None
+        """The oldest entry as this instance last saw it (retention's next candidate)."""
+
+    # -- names -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _entry_name(seq: int) -> str:
+        return f"timeline/e-{seq:012d}"
+
+    def _read_entry(self, seq: int) -> TimelineEntry | None:
+        if seq < 1:
+            return None
+        try:
+            return TimelineEntry.decode(self.store.read(self._entry_name(seq)))
+        except FileNotFoundError:
+            return None
+        except ValueError:
+            return TimelineEntry(id="?", tool="(an entry this version cannot read)", at=0.0, seq=seq)
+
+    def _hint(self, name: str, default: int) -> int:
+        try:
+            return max(default, int(self.store.read(f"timeline/{name}").decode() or default))
+        except (FileNotFoundError, ValueError):
+            return default
+
+    # -- appending ---------------------------------------------------------------------------
+
+    def append(self, entry: TimelineEntry, now: Callable[[], float] = time.time) -> TimelineEntry:
+        """Put ``entry`` at the timeline's end (its ``seq`` and ``total`` filled in), then let
+        go of what retention no longer keeps."""
+        with self.lock:
+            last = self._last
+            seq = max(last.seq if last is not None else 0, self._hint("head", 0)) + 1
+            before = last if last is not None and last.seq == seq - 1 else None
+            while True:
+                if before is None:
+                    before = self._read_entry(seq - 1)
+                entry.seq = seq
+                entry.total = (before.total if before is not None else 0) + entry.size - entry.freed
+                try:
+                    self.store.write(self._entry_name(seq), entry.encode())
+                    break
+                except FileExistsError:
+                    seq, before = seq + 1, None
+            self._last = entry
+            if seq % HINT_EVERY == 0 or seq == 1:
+                self.store.write("timeline/head", str(seq).encode(), create=False)
+            self._trim(entry, now())
+        return entry
+
+    def _trim(self, newest: TimelineEntry, now: float) -> None:
+        keep = self.retention
+        tail = self._tail
+        if tail is None or tail.seq > newest.seq:
+            tail = self._first(self._hint("tail", 1), newest.seq)
+        moved = False
+        while tail is not None and tail.seq < newest.seq:
+            if (
+                newest.seq - tail.seq + 1 <= keep.changes
+                and newest.total - tail.total + tail.size - tail.freed <= keep.bytes
+                and tail.at >= now - keep.days * 86_400
+            ):
+                break
+            self.let_go(tail)
+            moved = True
+            tail = self._first(tail.seq + 1, newest.seq)
+        self._tail = tail
+        if moved and tail is not None:
+            self.store.write("timeline/tail", str(tail.seq).encode(), create=False)
+
+    def _first(self, seq: int, newest: int) -> TimelineEntry | None:
+        """The oldest entry from ``seq`` on (entries between may be gone: trimmed by another)."""
+        while seq <= newest:
+            found = self._read_entry(seq)
+            if found is not None:
+                return found
+            seq += 1
+        return None
+
+    def let_go(self, entry: TimelineEntry) -> None:
+        """Delete ``entry`` with its change's record and marks (retention)."""
+        names = [f"changes/{entry.id}.rec", f"timeline/u-{entry.id}"] if entry.id != "?" else []
+        if entry.checkpoint is not None and self.named(entry.checkpoint) == entry.id:
+            names.append(f"timeline/n-{entry.checkpoint}")
+        self.store.delete(*names, self._entry_name(entry.seq))
+        if self._on_let_go is not None:
+            self._on_let_go(entry.id)
+
+    def discarded(self, change_id: str, scan: int = SCAN) -> None:
+        """The change ``change_id`` never happened (a review discarded what it left pending):
+        its entry goes, and the undo that took it back, if one did, with its record — it holds
+        the discarded bytes (entries looked for among the newest ``scan``; older ones go with
+        retention)."""
+        gone = [change_id]
+        while (by := self.undone_by(gone[-1])) is not None and by not in gone:
+            gone.append(by)
+        self.store.delete(*(f"timeline/u-{one}" for one in gone), *(f"changes/{one}.rec" for one in gone[1:]))
+        left = set(gone)
+        for entry in self.newest_first(scan=scan):
+            if entry.id in left:
+                self.store.delete(self._entry_name(entry.seq))
+                left.discard(entry.id)
+                if not left:
+                    return
+
+    # -- marks -------------------------------------------------------------------------------
+
+    def undone(self, change_ids: list[str], by: str) -> None:
+        """``change_ids`` were taken back by the change ``by``."""
+        for change_id in change_ids:
+            self.store.write(f"timeline/u-{change_id}", by.encode(), create=False)
+
+    def undone_by(self, change_id: str) -> str | None:
+        try:
+            return self.store.read(f"timeline/u-{change_id}").decode() or None
+        except FileNotFoundError:
+            return None
+
+    def name(self, name: str, change_id: str) -> None:
+        """The checkpoint ``name`` is now the change ``change_id`` (a name given again moves)."""
+        self.store.write(f"timeline/n-{check_name(name)}", change_id.encode(), create=False)
+
+    def resolve(self, reference: str) -> str:
+        """The change id ``reference`` names: itself, or the id of the checkpoint of that name."""
+        if ID.fullmatch(reference):
+            return reference
+        named = self.named(reference)
+        if named is None:
+            raise NotFound(f"{reference!r} is neither a change id nor a checkpoint's name; history lists both")
+        return named
+
+    def named(self, name: str) -> str | None:
+        """The id of the checkpoint ``name``; None when there is none."""
+        if not NAME.fullmatch(name):
+            return None
+        try:
+            return self.store.read(f"timeline/n-{name}").decode() or None
+        except FileNotFoundError:
+            return None
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def head(self) -> int:
+        """The number of the newest entry (0: none yet)."""
+        seq = max(self._hint("head", 0), self._last.seq if self._last is not None else 0)
+        while self._exists(seq + 1):
+            seq += 1
+        return seq
+
+    def extent(self) -> tuple[int, int]:
+        """(changes, bytes) the timeline keeps now (two entries read, however many there are)."""
+        head = self.head()
+        newest, oldest = self._read_entry(head), self._first(self.tail(), head)
+        if newest is None or oldest is None:
+            return 0, 0
+        return head - oldest.seq + 1, newest.total - oldest.total + oldest.size - oldest.freed
+
+    def tail(self) -> int:
+        """The number below which every entry was let go."""
+        return self._hint("tail", 1)
+
+    def _exists(self, seq: int) -> bool:
+        try:
+            self.store.read(self._entry_name(seq), 0, 0)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def newest_first(self, start: int | None = None, scan: int = SCAN) -> Iterator[TimelineEntry]:
+        """Entries from ``start`` (default: the newest) back to the tail, at most ``scan`` read."""
+        seq = self.head() if start is None else start
+        tail = self.tail()
+        while seq >= tail and scan > 0:
+            found = self._read_entry(seq)
+            scan -= 1
+            if found is not None:
+                yield found
+            seq -= 1
