@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import secrets
 import threading
 import time
