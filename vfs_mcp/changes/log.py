@@ -46,7 +46,7 @@ from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size,
 from vfs_mcp.changes.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state import StateStore, open_state
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
-from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge
+from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge, echoed
 from vfs_mcp.jail.mounts import Mount
 
 if TYPE_CHECKING:
@@ -85,7 +85,9 @@ def new_id() -> str:
 
 def check_id(change_id: str) -> str:
     if not ID.fullmatch(change_id):
-        raise InvalidArgument(f"{change_id!r} is not a change id; give the id a change's reply named (22 characters)")
+        raise InvalidArgument(
+            f"{echoed(change_id)} is not a change id; give the id a change's reply named (22 characters)"
+        )
     return change_id
 
 

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vfs_mcp.jail.state_place import StateUnavailable, default_folder, inside_any
+from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
 
@@ -164,16 +164,68 @@ def close_all() -> None:
 class LocalState(StateStore):
     def __init__(self, folder: str) -> None:
         super().__init__()
-        self.folder = _private_folder(folder)
+        self.folder = private_folder(folder)
         self.url = self.folder
-        self._dirs = {sub: _open_folder(_private_folder(os.path.join(self.folder, sub))) for sub in FOLDERS}
+        self._remaking = threading.Lock()
+        self._held: dict[str, Any] = {}
+        self._finalizer = weakref.finalize(self, _let_go, self._held)
+        self._closed = False
+        self._make()
+
+    def _make(self) -> None:
+        """Open (making what is missing) the folder and its subfolders, sweep what dead
+        instances left, and take this instance's lock."""
+        root = _open_folder(self.folder)
+        self._identity = _identity(os.fstat(root))
+        self._dirs = {sub: _open_folder(private_folder(os.path.join(self.folder, sub))) for sub in FOLDERS}
         self._sweep()
         self._lock = self._open_lock(self.instance)
         fcntl.flock(self._lock, fcntl.LOCK_EX)
-        self._closed = False
-        self._finalizer = weakref.finalize(
-            self, _let_go, self._dirs["instances"], f"{self.instance}.lock", [self._lock, *self._dirs.values()]
-        )
+        self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
+        self._held["fds"] = [self._lock, root, *self._dirs.values()]
+
+    def _went(self) -> bool:
+        """Whether the folder this store holds open is no longer at its path (removed, renamed
+        away or replaced): a store that went away, to be made again."""
+        try:
+            return _identity(os.lstat(self.folder)) != self._identity or any(
+                os.fstat(fd).st_nlink == 0 for fd in self._dirs.values()
+            )
+        except OSError:
+            return True
+
+    def _again(self, err: OSError) -> bool:
+        """After ``err``: whether the store went away and was made again (the same checks as at
+        start: a private folder of this user, private all the way up), so the operation can
+        be tried once more. ``StateUnavailable`` when it cannot be made again."""
+        if self._closed or not isinstance(err, FileNotFoundError) or not self._went():
+            return False
+        with self._remaking:
+            if self._went():
+                old = list(self._held.get("fds", []))
+                made = private_folder(self.folder)
+                if made != self.folder:
+                    raise StateUnavailable(
+                        errno.EPERM, f"the state folder {self.folder} now leads to {made}; refused"
+                    ) from None
+                self._make()
+                for fd in old:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                log.warning(
+                    "the state store %s went away while this server ran; made it again (the records it held "
+                    "are lost: changes made before cannot be undone, nor recovered after a crash)",
+                    self.folder,
+                )
+        return True
+
+    def _retried(self, job: Callable[[], Any]) -> Any:
+        try:
+            return job()
+        except OSError as err:
+            if not self._again(err):
+                raise
+        return job()
 
     @property
     def host_folder(self) -> str | None:
@@ -186,6 +238,9 @@ class LocalState(StateStore):
         return self._dirs[folder], base
 
     def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        self._retried(lambda: self._write(name, data, durable=durable, create=create))
+
+    def _write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         dir_fd, base = self._path(name)
         temp = f".tmp-{self.instance}-{secrets.token_hex(6)}"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600, dir_fd=dir_fd)
@@ -209,6 +264,10 @@ class LocalState(StateStore):
             os.fsync(dir_fd)
 
     def read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
+        found: bytes = self._retried(lambda: self._read(name, start, end))
+        return found
+
+    def _read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
         dir_fd, base = self._path(name)
         fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
         try:
@@ -225,8 +284,12 @@ class LocalState(StateStore):
             os.close(fd)
 
     def listing(self, folder: str) -> list[Listed]:
+        found: list[Listed] = self._retried(lambda: self._listing(folder))
+        return found
+
+    def _listing(self, folder: str) -> list[Listed]:
         found = []
-        with os.scandir(os.path.join(self.folder, folder)) as entries:
+        with os.scandir(self._dirs[folder]) as entries:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
@@ -236,10 +299,16 @@ class LocalState(StateStore):
         return found
 
     def move(self, name: str, to: str) -> None:
+        self._retried(lambda: self._move(name, to))
+
+    def _move(self, name: str, to: str) -> None:
         (from_fd, base), (to_fd, new) = self._path(name), self._path(to)
         os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
 
     def delete(self, *names: str) -> None:
+        self._retried(lambda: self._delete(*names))
+
+    def _delete(self, *names: str) -> None:
         for name in names:
             dir_fd, base = self._path(name)
             with contextlib.suppress(FileNotFoundError):
@@ -293,13 +362,13 @@ class LocalState(StateStore):
     def _sweep(self) -> None:
         """Remove the half-written names of instances that died writing them, and the lock
         files of dead instances (one with work left under way gets it back when claimed)."""
-        for sub, dir_fd in self._dirs.items():
-            with os.scandir(os.path.join(self.folder, sub)) as entries:
+        for dir_fd in self._dirs.values():
+            with os.scandir(dir_fd) as entries:
                 names = [entry.name for entry in entries]
             for name in names:
                 if name.startswith(".tmp-"):
                     owner = name[5:].split("-", 1)[0]
-                elif sub == "instances" and name.endswith(".lock"):
+                elif dir_fd == self._dirs["instances"] and name.endswith(".lock"):
                     owner = name.removesuffix(".lock")
                 else:
                     continue
@@ -308,31 +377,85 @@ class LocalState(StateStore):
                         os.unlink(name, dir_fd=dir_fd)
 
 
-def _let_go(instances: int, lock: str, fds: list[int]) -> None:
+def _let_go(held: dict[str, Any]) -> None:
     """An instance ends: its lock file goes, then its descriptors (the lock with them)."""
-    with contextlib.suppress(OSError):
-        os.unlink(lock, dir_fd=instances)
-    for fd in fds:
+    with contextlib.suppress(OSError, KeyError):
+        os.unlink(held["lock"], dir_fd=held["instances"])
+    for fd in held.get("fds", []):
         with contextlib.suppress(OSError):
             os.close(fd)
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
 
 
 def _open_folder(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _FLAGS)
 
 
-def _private_folder(path: str) -> str:
-    """``path`` made (0700) or checked: a real folder of this user that no one else may enter."""
-    with contextlib.suppress(FileExistsError):
-        os.makedirs(path, mode=0o700)
+def private_folder(path: str) -> str:
+    """``path`` made or checked, and its real path: a real folder of this user that no one
+    else may enter (0700, whatever the umask; each folder made on the way too), in folders no
+    other user can write up to the first that is root's or this user's and shut to others
+    (as ssh wants ``~/.ssh``). ``StateUnavailable`` naming the folder and the fix otherwise:
+    another user who can rename a folder on the way can take the store's history away, or
+    put a folder of theirs in its place."""
+    path = os.path.abspath(path)
+    missing: list[str] = []
+    existing = path
+    while not os.path.lexists(existing):
+        existing, name = os.path.split(existing)
+        missing.append(name)
+    if missing:
+        _check_up(os.path.realpath(existing))  # before making anything in it
+    for name in reversed(missing):
+        existing = os.path.join(existing, name)
+        try:
+            os.mkdir(existing, 0o700)
+        except FileExistsError:
+            continue  # made meanwhile: checked below as any folder found
+        os.chmod(existing, 0o700)  # a umask can take bits away from mkdir's, never the other way
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode):
         raise StateUnavailable(errno.ENOTDIR, f"the state folder {path} is not a folder (a link or a file)")
     if info.st_uid != os.geteuid():
-        raise StateUnavailable(errno.EPERM, f"the state folder {path} belongs to another user")
+        raise StateUnavailable(
+            errno.EPERM, f"the state folder {path} belongs to another user; remove it, or pass --state elsewhere"
+        )
     if stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(path, 0o700)  # ours: made private, whatever umask made it
-    return os.path.realpath(path)
+    real = os.path.realpath(path)
+    _check_up(os.path.dirname(real))
+    return real
+
+
+def _check_up(folder: str) -> None:
+    """``folder`` and the folders above it, up to the first that is root's or this user's and
+    that other users cannot write: none of them another user's, none writable by another user
+    (a sticky folder, like ``/tmp``, lets no one rename what is not theirs)."""
+    me = os.geteuid()
+    while True:
+        info = os.stat(folder)
+        if info.st_uid not in (0, me):
+            raise StateUnavailable(
+                errno.EPERM,
+                f"the folder {folder}, above the state store, belongs to another user (uid {info.st_uid}), who "
+                "could move the store away or put theirs in its place; pass --state with a folder of your own",
+            )
+        open_to_others = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
+        if open_to_others:
+            raise StateUnavailable(
+                errno.EPERM,
+                f"the folder {folder}, above the state store, is writable by other users, who could move the "
+                f"store away or put theirs in its place; run `chmod go-w {folder}`, or pass --state elsewhere",
+            )
+        if info.st_uid == 0 or not info.st_mode & 0o022:
+            return
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
 
 
 # -- any fsspec store (a prefix on a shared bucket, memory) --------------------------------
@@ -499,26 +622,13 @@ class ObjectState(StateStore):
 def open_state(url: str | None, *, served: Sequence[str], urls: Sequence[str], memory: bool = False) -> StateStore:
     """The state store at ``url`` (None: the default for these mounts; ``memory``: a fresh
     store in this process, for servers whose every mount is in memory). ``served``: the real
-    host folders of the local mounts, which it must not be inside (``StateUnavailable``)."""
+    host folders of the local mounts, ``urls`` every mount's root: the store must be neither
+    inside one nor hold one (``StateUnavailable``), checked before anything is written there."""
     if url is None and memory:
         return ObjectState(f"memory://vfs-mcp-state-{new_instance_id()}", {})
-    if url is not None and "://" in url and not url.startswith("file://"):
-        store = ObjectState(url.rstrip("/"))
-        for mount_url in urls:
-            if inside_any(store.url, [mount_url.rstrip("/")]):
-                raise StateUnavailable(
-                    errno.EPERM, f"the state store {store.url} is inside the served mount {mount_url}; put it elsewhere"
-                )
-        return store
-    folder = (
-        default_folder(served, urls)
-        if url is None
-        else os.path.abspath(os.path.expanduser(url.removeprefix("file://")))
-    )
-    mount = inside_any(os.path.realpath(folder), served)
-    if mount is not None:
-        raise StateUnavailable(
-            errno.EPERM,
-            f"the state folder {folder} is inside the served folder {mount}; pass --state with one outside it",
-        )
+    location = default_folder(served, urls) if url is None else url
+    check_outside(location, served, urls)
+    folder = host_folder(location)
+    if folder is None:
+        return ObjectState(location.rstrip("/"))
     return LocalState(folder)
