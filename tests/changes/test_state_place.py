@@ -28,7 +28,6 @@ from vfs_mcp import changes
 from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.jail.mounts import MountSpec, open_mount, open_mounts
 from vfs_mcp.jail.state_place import StateUnavailable, default_folder
-from vfs_mcp.profiles.results import error_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 
@@ -318,7 +317,7 @@ async def test_a_store_that_cannot_be_made_again_never_names_its_folder_and_undo
     assert "the state store cannot be written" in assert_error(copied, "INTERNAL")
     assert not (served / "t2").exists()
     assert not edited.is_error and "cannot be undone" in text_of(edited)
-    assert error_of(undone) is not None and error_of(undone)["code"] == "NOT_FOUND"  # type: ignore[index]
+    assert "the last change (edit_file: the state store could not be written" in assert_error(undone, "NOT_FOUND")
     for result in (copied, edited, undone):
         assert str(home) not in text_of(result)
     assert not (home / "st").exists()

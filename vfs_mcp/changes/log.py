@@ -139,6 +139,9 @@ class SessionJournal:
         self.size = 0
         self.dropped = 0
         self._noted = 0
+        self.unkept: str | None = None
+        """The newest change made that could not be kept for undo (its tool, and why), while
+        no later one was: what ``undo()`` says instead of "nothing to undo"."""
 
     def unnoted_drops(self) -> int:
         """Changes let go since the last time this was asked (to say so in the next reply)."""
@@ -309,6 +312,8 @@ class ChangeLog:
         """The call's changes are its session's (``journal``; None: a request without one)."""
         journal = journal or self.sessionless
         with self.lock:
+            if recording.changes or recording.why_not:
+                journal.unkept = None if recording.changes else f"{recording.tool}: {recording.why_not}"
             for kept in recording.changes:
                 if kept.id not in self._kept:
                     continue  # dropped already by the log's bounds

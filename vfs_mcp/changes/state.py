@@ -12,10 +12,12 @@ mount — the change log with its before-images, the ide buffers, and who is ali
     review/<layer>.*                    the pending layer of a mount under review (its index,
                                         its files' bytes: ``vfs_mcp_backends.layers``)
 
-``LocalState`` is a private folder on this machine: made 0700 and never a link, its files 0600,
-written whole (a temp name, then a rename) and, when a record must be durable before a change
-starts, fsynced with its folder. An instance is alive while it holds an exclusive ``flock`` on its
-lock file: the kernel lets go when the process dies, however it dies.
+``LocalState`` is a private folder on this machine: made 0700 and never a link, in folders no other
+user can write (``state_place.private_folder``), its files 0600, written whole (a temp name, then a
+rename) and, when a record must be durable before a change starts, fsynced with its folder. An
+instance is alive while it holds an exclusive ``flock`` on its lock file: the kernel lets go when
+the process dies, however it dies. A folder that went away while a server ran (a cleaner, a person
+emptying ``~/.local/state``) is made again at its next use, with the same checks, and the log says so.
 
 ``ObjectState`` is any other fsspec URL (``s3://bucket/.vfs-mcp-state``, ``memory://...``): one
 object per name, created with ``If-None-Match: *`` where the store has conditional writes (two
@@ -33,7 +35,6 @@ import json
 import logging
 import os
 import secrets
-import stat
 import threading
 import time
 import weakref
@@ -42,7 +43,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
+from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder, private_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
 
@@ -392,70 +393,6 @@ def _identity(info: os.stat_result) -> tuple[int, int]:
 
 def _open_folder(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _FLAGS)
-
-
-def private_folder(path: str) -> str:
-    """``path`` made or checked, and its real path: a real folder of this user that no one
-    else may enter (0700, whatever the umask; each folder made on the way too), in folders no
-    other user can write up to the first that is root's or this user's and shut to others
-    (as ssh wants ``~/.ssh``). ``StateUnavailable`` naming the folder and the fix otherwise:
-    another user who can rename a folder on the way can take the store's history away, or
-    put a folder of theirs in its place."""
-    path = os.path.abspath(path)
-    missing: list[str] = []
-    existing = path
-    while not os.path.lexists(existing):
-        existing, name = os.path.split(existing)
-        missing.append(name)
-    if missing:
-        _check_up(os.path.realpath(existing))  # before making anything in it
-    for name in reversed(missing):
-        existing = os.path.join(existing, name)
-        try:
-            os.mkdir(existing, 0o700)
-        except FileExistsError:
-            continue  # made meanwhile: checked below as any folder found
-        os.chmod(existing, 0o700)  # a umask can take bits away from mkdir's, never the other way
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode):
-        raise StateUnavailable(errno.ENOTDIR, f"the state folder {path} is not a folder (a link or a file)")
-    if info.st_uid != os.geteuid():
-        raise StateUnavailable(
-            errno.EPERM, f"the state folder {path} belongs to another user; remove it, or pass --state elsewhere"
-        )
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(path, 0o700)  # ours: made private, whatever umask made it
-    real = os.path.realpath(path)
-    _check_up(os.path.dirname(real))
-    return real
-
-
-def _check_up(folder: str) -> None:
-    """``folder`` and the folders above it, up to the first that is root's or this user's and
-    that other users cannot write: none of them another user's, none writable by another user
-    (a sticky folder, like ``/tmp``, lets no one rename what is not theirs)."""
-    me = os.geteuid()
-    while True:
-        info = os.stat(folder)
-        if info.st_uid not in (0, me):
-            raise StateUnavailable(
-                errno.EPERM,
-                f"the folder {folder}, above the state store, belongs to another user (uid {info.st_uid}), who "
-                "could move the store away or put theirs in its place; pass --state with a folder of your own",
-            )
-        open_to_others = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
-        if open_to_others:
-            raise StateUnavailable(
-                errno.EPERM,
-                f"the folder {folder}, above the state store, is writable by other users, who could move the "
-                f"store away or put theirs in its place; run `chmod go-w {folder}`, or pass --state elsewhere",
-            )
-        if info.st_uid == 0 or not info.st_mode & 0o022:
-            return
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return
-        folder = parent
 
 
 # -- any fsspec store (a prefix on a shared bucket, memory) --------------------------------
