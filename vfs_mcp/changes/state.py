@@ -13,7 +13,7 @@ mount — the change log with its before-images, the ide buffers, and who is ali
                                         its files' bytes: ``vfs_mcp_backends.layers``)
 
 ``LocalState`` is a private folder on this machine: made 0700 and never a link, in folders no other
-user can write (``state_place.private_folder``), its files 0600, written whole (a temp name, then a
+user can write (``private.private_folder``), its files 0600, written whole (a temp name, then a
 rename) and, when a record must be durable before a change starts, fsynced with its folder. An
 instance is alive while it holds an exclusive ``flock`` on its lock file: the kernel lets go when
 the process dies, however it dies. A folder that went away while a server ran (a cleaner, a person
@@ -43,7 +43,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder, private_folder
+from vfs_mcp.changes.private import private_folder
+from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
 
