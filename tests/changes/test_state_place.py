@@ -10,6 +10,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,15 +142,41 @@ async def test_a_roots_change_that_would_reach_the_default_store_is_refused_over
     assert "holds this server's state store" in assert_error(alone, "ACCESS_DENIED")
 
 
-def test_a_client_root_inside_the_store_is_refused_too(tmp_path: Path) -> None:
+def test_a_client_root_that_reaches_the_store_is_refused_however_it_is_spelt(tmp_path: Path) -> None:
     store, fallback = tmp_path / "state", tmp_path / "work"
     (store / "changes").mkdir(parents=True)
     fallback.mkdir()
+    (tmp_path / "link").symlink_to(tmp_path)
     server = build_server([open_mount(MountSpec(str(fallback)))], Settings(client_roots="mount", state=str(store)))
     roots = server.client_roots  # type: ignore[attr-defined]
-    roots.settle(server.vfs.jail, [(store / "changes").as_uri(), f"file://localhost{store}/../state/changes"])  # type: ignore[attr-defined]
-    assert [r.reason.split(":")[0] for r in roots.refused] == ["ACCESS_DENIED", "ACCESS_DENIED"]
-    assert "lies inside this server's state store" in roots.refused[0].reason
+    offered = [
+        (store / "changes").as_uri(),
+        f"file://localhost{store}/../state/changes",
+        (tmp_path / "link").as_uri(),
+        f"FILE://localhost{tmp_path}/work/..",
+        fallback.as_uri(),
+    ]
+    roots.settle(server.vfs.jail, offered)  # type: ignore[attr-defined]
+    reasons = {refusal.uri: refusal.reason for refusal in roots.refused}
+    assert list(reasons) == offered[:4] and all(r.startswith("ACCESS_DENIED: ") for r in reasons.values())
+    assert "lies inside this server's state store" in reasons[offered[0]]
+    assert "holds this server's state store" in reasons[offered[2]]
+    assert [m.url for m in server.vfs.mounts] == [str(fallback)]  # type: ignore[attr-defined]
+
+
+def test_a_config_file_naming_the_store_inside_its_mount_stops_the_server(tmp_path: Path) -> None:
+    (tmp_path / "served").mkdir()
+    config = tmp_path / "vfs.toml"
+    config.write_text(f'state = "file://localhost{tmp_path}/served/.st"\n\n[[mount]]\nroot = "{tmp_path}/served"\n')
+    started = subprocess.run(
+        [sys.executable, "-m", "vfs_mcp", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert started.returncode != 0 and f"is inside the served mount {tmp_path}/served" in started.stderr
+    assert list((tmp_path / "served").iterdir()) == []
 
 
 @pytest.mark.parametrize(
