@@ -176,11 +176,10 @@ def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
 
 
 def _record_changes(vfs: JailedFS, settings: Settings, place: str | None, unusable: OSError | None) -> None:
-    """Where ``vfs``'s changes are recorded (``place``: ``--state`` or the default folder of
-    the operator's mounts; ``unusable``: why there is none, said at each change), opened now — finishing what dead servers left under way there — when
-    it is named or holds such work; else at the first change (a server that only reads never
-    imports the write path)."""
-    from vfs_mcp.jail.state_place import pending_in
+    """Where ``vfs``'s changes are recorded (``place``: ``--state`` or the default folder of the
+    operator's mounts; ``unusable``: why there is none, said at each change), opened now —
+    finishing what dead servers left under way there — when it is named or holds such work; else
+    at the first change (a server that only reads never imports the write path)."""
 
     def opened() -> Any:
         from vfs_mcp.changes.log import default_log
@@ -190,7 +189,7 @@ def _record_changes(vfs: JailedFS, settings: Settings, place: str | None, unusab
         return default_log(vfs.mounts, place, settings.undo_bytes)
 
     vfs.caches["changes.open"] = opened
-    if settings.state is not None or pending_in(vfs.mounts):
+    if settings.state is not None or state_place.pending_in(vfs.mounts):
         from vfs_mcp import changes
 
         changes.attach(vfs, opened())  # one that cannot be used stops the server, saying where and why

@@ -13,6 +13,9 @@ Three modes (``Settings.client_roots``):
   client offers none that is usable, tools answer ACCESS_DENIED saying why; a client without
   the roots capability gets the fallback mount (the current folder).
 
+In every mode a root that holds the server's state store, or lies inside it, is refused
+(``vfs_mcp.jail.state_place``): the store holds what the deny list hides, and undo's records.
+
 Nothing here speaks MCP: the server fetches the roots and hands the URIs to ``ClientRoots``.
 """
 
