@@ -211,11 +211,11 @@ def test_one_real_path_asked_of_the_store() -> None:
 HOST_PATHS = {
     "backends/vfs_mcp_backends/hostpaths.py",
     "vfs_mcp/testing/harness.py",
-    "vfs_mcp/changes/state.py",
+    "vfs_mcp/changes/private.py",
     "vfs_mcp/jail/state_place.py",
 }
-"""The store's one resolver, the harness making a temporary folder, and the state store (and its default place) checking
-its own folder is outside the served ones (none of them a path a tool was given)."""
+"""The store's one resolver, the harness making a temporary folder, and the state store's place: checked
+outside the served folders, and private up to a safe folder (none of them a path a tool was given)."""
 
 
 MAX_MODULE_LINES = 600

@@ -35,6 +35,20 @@ from vfs_mcp_backends.store_errors import STORE_CODES, error_code, storage_probl
 log = logging.getLogger("vfs_mcp")
 
 
+ECHOED_CHARS = 40
+"""Characters of a value the caller sent that an error quotes back, at most."""
+
+
+def echoed(value: object) -> str:
+    """``value`` quoted for an error message: whole when short, else its first
+    ``ECHOED_CHARS`` characters and how long it was (a reply never repeats a caller's 5,000
+    characters back at it)."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= ECHOED_CHARS:
+        return repr(text)
+    return f"{text[:ECHOED_CHARS]!r}... ({len(text):,} characters)"
+
+
 class VfsError(Exception):
     """A failure the model can act on: a stable code and a one-line message."""
 

@@ -41,6 +41,17 @@ def scheme_of(url: str) -> str:
     return match.group(1).lower() if match else "file"
 
 
+def family_of(scheme: str) -> str:
+    """The scheme that names ``scheme``'s store for comparing places: one per built-in backend
+    (``s3a`` and ``S3`` are ``s3``; ``gcs`` is ``gs``; ``local`` is ``file``), a plug-in's or an
+    fsspec protocol's own scheme otherwise."""
+    scheme = scheme.lower()
+    target = _BUILTIN.get(scheme)
+    if target is None:
+        return scheme
+    return next(name for name, value in _BUILTIN.items() if value == target)
+
+
 @functools.cache
 def plugins() -> dict[str, EntryPoint]:
     """The ``vfs_mcp.backends`` entry points by scheme, read once; of two installed copies of a

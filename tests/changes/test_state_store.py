@@ -70,7 +70,7 @@ def test_a_state_store_named_inside_a_served_mount_stops_the_server_naming_both(
         stdin=subprocess.DEVNULL,
     )
     assert started.returncode != 0
-    assert str(folder / "state") in started.stderr and f"served folder {folder}" in started.stderr
+    assert str(folder / "state") in started.stderr and f"served mount {folder}" in started.stderr
     with pytest.raises(StateUnavailable):
         build_server(open_mounts([MountSpec(str(folder))]), Settings(state=str(folder / "inner")))
 

@@ -29,6 +29,7 @@ plan again on the new state (a bounded number of times); a plan whose caller pin
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -289,10 +290,10 @@ class _Pending:
     def pending(self, back: list[Op], finish: list[Op]) -> None:
         try:
             self.changelog.pending(self.id, self.tool, back, finish, self.created, self.drops)
-        except OSError as err:
+        except OSError as err:  # the log names the store; a client never learns where it is
+            log.log.error("the state store %s cannot be written: %s", self.changelog.store.url, err)
             raise Internal(
-                f"the state store {self.changelog.store.url} cannot be written ({err.strerror or err}); "
-                "nothing was changed"
+                f"the state store cannot be written ({_why(err)}); nothing was changed (the server's log says more)"
             ) from None
 
     def abandoned(self) -> None:
@@ -322,7 +323,7 @@ class _Pending:
                 self.changelog.atomic(self.tool, undo, why_not, self.created, self.id, self.undoing)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
-            self.changelog.unrecorded(f"the state store could not be written ({err.strerror or err})")
+            self.changelog.unrecorded(f"the state store could not be written ({_why(err)})")
 
 
 def log_of(vfs: JailedFS) -> ChangeLog:
@@ -334,8 +335,21 @@ def log_of(vfs: JailedFS) -> ChangeLog:
             changelog = vfs.caches.get(log.CACHE_KEY)
             if changelog is None:
                 opened = vfs.caches.get(log.OPENER)
-                changelog = attach(vfs, opened() if opened is not None else log.default_log(vfs.mounts))
+                try:
+                    made = opened() if opened is not None else log.default_log(vfs.mounts)
+                except OSError as err:  # the log names the store; a client never learns where it is
+                    log.log.error("the state store cannot be opened: %s", err)
+                    raise Internal(
+                        f"the state store cannot be opened ({_why(err)}); nothing was changed (the server's log "
+                        "says more)"
+                    ) from None
+                changelog = attach(vfs, made)
     return changelog
+
+
+def _why(err: OSError) -> str:
+    """What went wrong with the state store, in words that name no path of it."""
+    return os.strerror(err.errno) if err.errno else type(err).__name__
 
 
 def attach(vfs: JailedFS, changelog: ChangeLog) -> ChangeLog:

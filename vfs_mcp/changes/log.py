@@ -50,7 +50,7 @@ from vfs_mcp.changes.state import StateStore, open_state
 from vfs_mcp.changes.timeline import ID as ID
 from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
-from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge
+from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge, echoed
 from vfs_mcp.jail.mounts import Mount
 
 if TYPE_CHECKING:
@@ -90,7 +90,9 @@ def new_id() -> str:
 
 def check_id(change_id: str) -> str:
     if not ID.fullmatch(change_id):
-        raise InvalidArgument(f"{change_id!r} is not a change id; give the id a change's reply named (22 characters)")
+        raise InvalidArgument(
+            f"{echoed(change_id)} is not a change id; give the id a change's reply named (22 characters)"
+        )
     return change_id
 
 
@@ -144,6 +146,9 @@ class SessionJournal:
         self.size = 0
         self.dropped = 0
         self._noted = 0
+        self.unkept: str | None = None
+        """The newest change made that could not be kept for undo (its tool, and why), while
+        no later one was: what ``undo()`` says instead of "nothing to undo"."""
 
     def unnoted_drops(self) -> int:
         """Changes let go since the last time this was asked (to say so in the next reply)."""
@@ -368,6 +373,8 @@ class ChangeLog:
         """The call's changes are its session's (``journal``; None: a request without one)."""
         journal = journal or self.sessionless
         with self.lock:
+            if recording.changes or recording.why_not:
+                journal.unkept = None if recording.changes else f"{recording.tool}: {recording.why_not}"
             for kept in recording.changes:
                 if kept.id not in self._kept or kept.undoes:
                     continue  # dropped already by the log's bounds; an undo is taken back by its id

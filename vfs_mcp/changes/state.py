@@ -16,10 +16,12 @@ mount — the change log with its before-images, the ide buffers, and who is ali
     index/<mount>.<sha256>.db           a segment of an object-store mount's content index, for
                                         grep (``vfs_mcp.ops.search.index``)
 
-``LocalState`` is a private folder on this machine: made 0700 and never a link, its files 0600,
-written whole (a temp name, then a rename) and, when a record must be durable before a change
-starts, fsynced with its folder. An instance is alive while it holds an exclusive ``flock`` on its
-lock file: the kernel lets go when the process dies, however it dies.
+``LocalState`` is a private folder on this machine: made 0700 and never a link, in folders no other
+user can write (``private.private_folder``), its files 0600, written whole (a temp name, then a
+rename) and, when a record must be durable before a change starts, fsynced with its folder. An
+instance is alive while it holds an exclusive ``flock`` on its lock file: the kernel lets go when
+the process dies, however it dies. A folder that went away while a server ran (a cleaner, a person
+emptying ``~/.local/state``) is made again at its next use, with the same checks, and the log says so.
 
 ``ObjectState`` is any other fsspec URL (``s3://bucket/.vfs-mcp-state``, ``memory://...``): one
 object per name, created with ``If-None-Match: *`` where the store has conditional writes (two
@@ -37,7 +39,6 @@ import json
 import logging
 import os
 import secrets
-import stat
 import threading
 import time
 import weakref
@@ -46,7 +47,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vfs_mcp.jail.state_place import StateUnavailable, default_folder, inside_any
+from vfs_mcp.changes.private import private_folder
+from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
 
@@ -168,16 +170,68 @@ def close_all() -> None:
 class LocalState(StateStore):
     def __init__(self, folder: str) -> None:
         super().__init__()
-        self.folder = _private_folder(folder)
+        self.folder = private_folder(folder)
         self.url = self.folder
-        self._dirs = {sub: _open_folder(_private_folder(os.path.join(self.folder, sub))) for sub in FOLDERS}
+        self._remaking = threading.Lock()
+        self._held: dict[str, Any] = {}
+        self._finalizer = weakref.finalize(self, _let_go, self._held)
+        self._closed = False
+        self._make()
+
+    def _make(self) -> None:
+        """Open (making what is missing) the folder and its subfolders, sweep what dead
+        instances left, and take this instance's lock."""
+        root = _open_folder(self.folder)
+        self._identity = _identity(os.fstat(root))
+        self._dirs = {sub: _open_folder(private_folder(os.path.join(self.folder, sub))) for sub in FOLDERS}
         self._sweep()
         self._lock = self._open_lock(self.instance)
         fcntl.flock(self._lock, fcntl.LOCK_EX)
-        self._closed = False
-        self._finalizer = weakref.finalize(
-            self, _let_go, self._dirs["instances"], f"{self.instance}.lock", [self._lock, *self._dirs.values()]
-        )
+        self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
+        self._held["fds"] = [self._lock, root, *self._dirs.values()]
+
+    def _went(self) -> bool:
+        """Whether the folder this store holds open is no longer at its path (removed, renamed
+        away or replaced): a store that went away, to be made again."""
+        try:
+            return _identity(os.lstat(self.folder)) != self._identity or any(
+                os.fstat(fd).st_nlink == 0 for fd in self._dirs.values()
+            )
+        except OSError:
+            return True
+
+    def _again(self, err: OSError) -> bool:
+        """After ``err``: whether the store went away and was made again (the same checks as at
+        start: a private folder of this user, private all the way up), so the operation can
+        be tried once more. ``StateUnavailable`` when it cannot be made again."""
+        if self._closed or not isinstance(err, FileNotFoundError) or not self._went():
+            return False
+        with self._remaking:
+            if self._went():
+                old = list(self._held.get("fds", []))
+                made = private_folder(self.folder)
+                if made != self.folder:
+                    raise StateUnavailable(
+                        errno.EPERM, f"the state folder {self.folder} now leads to {made}; refused"
+                    ) from None
+                self._make()
+                for fd in old:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                log.warning(
+                    "the state store %s went away while this server ran; made it again (the records it held "
+                    "are lost: changes made before cannot be undone, nor recovered after a crash)",
+                    self.folder,
+                )
+        return True
+
+    def _retried(self, job: Callable[[], Any]) -> Any:
+        try:
+            return job()
+        except OSError as err:
+            if not self._again(err):
+                raise
+        return job()
 
     @property
     def host_folder(self) -> str | None:
@@ -190,6 +244,9 @@ class LocalState(StateStore):
         return self._dirs[folder], base
 
     def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        self._retried(lambda: self._write(name, data, durable=durable, create=create))
+
+    def _write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         dir_fd, base = self._path(name)
         # Every temp name is made in instances/ (one small folder: the sweep at start lists only
         # it, however many records and timeline entries the other folders hold).
@@ -216,6 +273,10 @@ class LocalState(StateStore):
             os.fsync(dir_fd)
 
     def read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
+        found: bytes = self._retried(lambda: self._read(name, start, end))
+        return found
+
+    def _read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
         dir_fd, base = self._path(name)
         fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
         try:
@@ -232,8 +293,12 @@ class LocalState(StateStore):
             os.close(fd)
 
     def listing(self, folder: str) -> list[Listed]:
+        found: list[Listed] = self._retried(lambda: self._listing(folder))
+        return found
+
+    def _listing(self, folder: str) -> list[Listed]:
         found = []
-        with os.scandir(os.path.join(self.folder, folder)) as entries:
+        with os.scandir(self._dirs[folder]) as entries:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
@@ -243,10 +308,16 @@ class LocalState(StateStore):
         return found
 
     def move(self, name: str, to: str) -> None:
+        self._retried(lambda: self._move(name, to))
+
+    def _move(self, name: str, to: str) -> None:
         (from_fd, base), (to_fd, new) = self._path(name), self._path(to)
         os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
 
     def delete(self, *names: str) -> None:
+        self._retried(lambda: self._delete(*names))
+
+    def _delete(self, *names: str) -> None:
         for name in names:
             dir_fd, base = self._path(name)
             with contextlib.suppress(FileNotFoundError):
@@ -302,13 +373,13 @@ class LocalState(StateStore):
         files of dead instances (one with work left under way gets it back when claimed): in
         instances/, where every temp name is made — the folders of records and timeline entries
         are never listed here, however large."""
-        for sub, dir_fd in [("instances", self._dirs["instances"])]:
-            with os.scandir(os.path.join(self.folder, sub)) as entries:
+        for dir_fd in [self._dirs["instances"]]:
+            with os.scandir(dir_fd) as entries:
                 names = [entry.name for entry in entries]
             for name in names:
                 if name.startswith(".tmp-"):
                     owner = name[5:].split("-", 1)[0]
-                elif sub == "instances" and name.endswith(".lock"):
+                elif dir_fd == self._dirs["instances"] and name.endswith(".lock"):
                     owner = name.removesuffix(".lock")
                 else:
                     continue
@@ -317,31 +388,21 @@ class LocalState(StateStore):
                         os.unlink(name, dir_fd=dir_fd)
 
 
-def _let_go(instances: int, lock: str, fds: list[int]) -> None:
+def _let_go(held: dict[str, Any]) -> None:
     """An instance ends: its lock file goes, then its descriptors (the lock with them)."""
-    with contextlib.suppress(OSError):
-        os.unlink(lock, dir_fd=instances)
-    for fd in fds:
+    with contextlib.suppress(OSError, KeyError):
+        os.unlink(held["lock"], dir_fd=held["instances"])
+    for fd in held.get("fds", []):
         with contextlib.suppress(OSError):
             os.close(fd)
 
 
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
 def _open_folder(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _FLAGS)
-
-
-def _private_folder(path: str) -> str:
-    """``path`` made (0700) or checked: a real folder of this user that no one else may enter."""
-    with contextlib.suppress(FileExistsError):
-        os.makedirs(path, mode=0o700)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode):
-        raise StateUnavailable(errno.ENOTDIR, f"the state folder {path} is not a folder (a link or a file)")
-    if info.st_uid != os.geteuid():
-        raise StateUnavailable(errno.EPERM, f"the state folder {path} belongs to another user")
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(path, 0o700)  # ours: made private, whatever umask made it
-    return os.path.realpath(path)
 
 
 # -- any fsspec store (a prefix on a shared bucket, memory) --------------------------------
@@ -508,26 +569,13 @@ class ObjectState(StateStore):
 def open_state(url: str | None, *, served: Sequence[str], urls: Sequence[str], memory: bool = False) -> StateStore:
     """The state store at ``url`` (None: the default for these mounts; ``memory``: a fresh
     store in this process, for servers whose every mount is in memory). ``served``: the real
-    host folders of the local mounts, which it must not be inside (``StateUnavailable``)."""
+    host folders of the local mounts, ``urls`` every mount's root: the store must be neither
+    inside one nor hold one (``StateUnavailable``), checked before anything is written there."""
     if url is None and memory:
         return ObjectState(f"memory://vfs-mcp-state-{new_instance_id()}", {})
-    if url is not None and "://" in url and not url.startswith("file://"):
-        store = ObjectState(url.rstrip("/"))
-        for mount_url in urls:
-            if inside_any(store.url, [mount_url.rstrip("/")]):
-                raise StateUnavailable(
-                    errno.EPERM, f"the state store {store.url} is inside the served mount {mount_url}; put it elsewhere"
-                )
-        return store
-    folder = (
-        default_folder(served, urls)
-        if url is None
-        else os.path.abspath(os.path.expanduser(url.removeprefix("file://")))
-    )
-    mount = inside_any(os.path.realpath(folder), served)
-    if mount is not None:
-        raise StateUnavailable(
-            errno.EPERM,
-            f"the state folder {folder} is inside the served folder {mount}; pass --state with one outside it",
-        )
+    location = default_folder(served, urls) if url is None else url
+    check_outside(location, served, urls)
+    folder = host_folder(location)
+    if folder is None:
+        return ObjectState(location.rstrip("/"))
     return LocalState(folder)

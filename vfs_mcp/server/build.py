@@ -26,6 +26,7 @@ from mcp_types import Tool as MCPTool
 from pydantic import AnyUrl
 
 from vfs_mcp import profiles
+from vfs_mcp.jail import state_place
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail
@@ -175,22 +176,24 @@ def _serve_protocol(server: VfsServer, bus: InMemorySubscriptionBus) -> None:
     watch.serve(lowlevel, bus, server.through)
 
 
-def _record_changes(vfs: JailedFS, settings: Settings) -> None:
-    """Where ``vfs``'s changes are recorded (``--state``), opened now — finishing what dead
-    servers left under way there — when it is named or holds such work; else at the first
-    change (a server that only reads never imports the write path)."""
-    from vfs_mcp.jail.state_place import pending_in
+def _record_changes(vfs: JailedFS, settings: Settings, place: str | None, unusable: OSError | None) -> None:
+    """Where ``vfs``'s changes are recorded (``place``: ``--state`` or the default folder of the
+    operator's mounts; ``unusable``: why there is none, said at each change), opened now —
+    finishing what dead servers left under way there — when it is named or holds such work; else
+    at the first change (a server that only reads never imports the write path)."""
 
     def opened() -> Any:
         from vfs_mcp.changes.log import default_log
 
-        return default_log(vfs.mounts, settings.state, settings.undo_bytes)
+        if unusable is not None:
+            raise unusable
+        return default_log(vfs.mounts, place, settings.undo_bytes)
 
     vfs.caches["changes.open"] = opened
-    if settings.state is not None or pending_in(vfs.mounts):
+    if settings.state is not None or state_place.pending_in(vfs.mounts):
         from vfs_mcp import changes
 
-        changes.log_of(vfs)
+        changes.attach(vfs, opened())  # one that cannot be used stops the server, saying where and why
 
 
 def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
@@ -203,16 +206,22 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     settings = settings or Settings()
     profiles.check(settings.profiles)
     reviewed = settings.review or any(mount.review for mount in mounts)
+    # Where the state store is, decided once: no mount, the client's included, may reach it.
+    unusable: OSError | None = None
+    try:
+        place = state_place.decided(settings.state, mounts)
+    except state_place.StateUnavailable as err:  # every default place is served: writes say so
+        place, unusable = None, err
     if reviewed:
         from vfs_mcp.review import jailed_under_review
 
         vfs = jailed_under_review(
-            mounts, state=settings.state, deny=settings.deny, every=settings.review, undo_bytes=settings.undo_bytes
+            mounts, state=place, deny=settings.deny, every=settings.review, undo_bytes=settings.undo_bytes
         )
         mounts = vfs.mounts
     else:
         vfs = JailedFS(Jail(mounts, deny=settings.deny))
-        _record_changes(vfs, settings)
+        _record_changes(vfs, settings, place, unusable)
     if not settings.index:
         from vfs_mcp.ops.search import index  # only then: a server loads it at its first grep
 
@@ -235,7 +244,12 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     server.metrics = Metrics(vfs, settings.audit_log)
     server.vfs_settings = settings
     if settings.client_roots != "off":
-        server.client_roots = ClientRoots(settings.client_roots, list(mounts), refresh=settings.roots_refresh)
+        server.client_roots = ClientRoots(
+            settings.client_roots,
+            list(mounts),
+            refresh=settings.roots_refresh,
+            store=None if place is None else state_place.place_of(place),
+        )
     tools.register(server, vfs, settings)
     resources.register(server, vfs, server.metrics, any_local=settings.client_roots == "mount", pending=reviewed)
     _serve_protocol(server, bus)

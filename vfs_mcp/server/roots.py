@@ -13,6 +13,9 @@ Three modes (``Settings.client_roots``):
   client offers none that is usable, tools answer ACCESS_DENIED saying why; a client without
   the roots capability gets the fallback mount (the current folder).
 
+In every mode a root that holds the server's state store, or lies inside it, is refused
+(``vfs_mcp.jail.state_place``): the store holds what the deny list hides, and undo's records.
+
 Nothing here speaks MCP: the server fetches the roots and hands the URIs to ``ClientRoots``.
 """
 
@@ -30,6 +33,7 @@ from vfs_mcp.errors import AccessDenied, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.jail.state_place import Place, why_refused
 
 Mode = Literal["off", "narrow", "mount"]
 
@@ -95,11 +99,14 @@ def _local(uri: str, policy: Mount) -> Mount:
         raise NotFound("is not an existing folder") from exc
 
 
-def plan_mounts(uris: Sequence[str], mode: Mode, operator: Sequence[Mount], deny: Sequence[str] = ()) -> RootsPlan:
+def plan_mounts(
+    uris: Sequence[str], mode: Mode, operator: Sequence[Mount], deny: Sequence[str] = (), store: Place | None = None
+) -> RootsPlan:
     """The mounts a client's root URIs give in ``mode`` over the operator's mounts.
 
     ``narrow``: roots must lie inside ``operator``; ``mount``: roots become local mounts with
     the policy of ``operator[0]`` (the fallback mount, carrying --read-only and the like).
+    Either way a root that holds the state store (``store``) or lies inside it is refused.
     """
     vfs = JailedFS(Jail(operator, deny=deny))
     mounts: list[Mount] = []
@@ -109,6 +116,10 @@ def plan_mounts(uris: Sequence[str], mode: Mode, operator: Sequence[Mount], deny
             mount = _narrow(uri, vfs) if mode == "narrow" else _local(uri, operator[0])
         except VfsError as err:
             refused.append(Refusal(uri, _reason(err, uri)))
+            continue
+        why = None if store is None else why_refused(store, mount)
+        if why is not None:  # Defense in depth: the store holds what the deny list hides, and undo's records
+            refused.append(Refusal(uri, f"ACCESS_DENIED: {why}"))
             continue
         if all(m.url != mount.url for m in mounts):
             mounts.append(mount)
@@ -151,6 +162,8 @@ class ClientRoots:
     mode: Mode
     operator: list[Mount]
     refresh: float = 30.0
+    store: Place | None = None
+    """Where the server's state store is: no root of the client may reach it."""
     fetched_at: float | None = None
     known: bool = False
     """Whether this client's roots were settled at least once (they may be due again)."""
@@ -198,7 +211,7 @@ class ClientRoots:
             if changed and self.mode == "mount":
                 log.info("the client offers no roots; serving %s", _urls(self.operator))
             return
-        plan = plan_mounts(uris, self.mode, self.operator, jail.deny)
+        plan = plan_mounts(uris, self.mode, self.operator, jail.deny, self.store)
         news = plan.refused != self.refused
         self.refused = plan.refused
         if news:

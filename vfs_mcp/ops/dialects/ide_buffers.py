@@ -29,7 +29,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp import changes
 from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
-from vfs_mcp.errors import BinaryContent, Conflict, InvalidArgument, IsADirectory, NotFound, TooLarge, VfsError
+from vfs_mcp.errors import (
+    BinaryContent,
+    Conflict,
+    InvalidArgument,
+    IsADirectory,
+    NotFound,
+    TooLarge,
+    VfsError,
+    echoed,
+)
 from vfs_mcp.jail.entries import Entry, sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
@@ -155,7 +164,7 @@ class StoredBuffers:
 
     def get(self, handle: str) -> Buffer | None:
         if not HANDLE.fullmatch(handle):
-            raise InvalidArgument(f"{handle!r} is not a buffer handle; pass the handle file_open returned")
+            raise InvalidArgument(f"{echoed(handle)} is not a buffer handle; pass the handle file_open returned")
         try:
             fields = json.loads(self.store.read(f"buffers/{handle}"))
         except FileNotFoundError:

@@ -145,7 +145,8 @@ def _newest(vfs: JailedFS, journal: SessionJournal | None, path: str | None) -> 
     if kept is None:
         dropped = f"; {journal.dropped} older changes were dropped (the log's limits)" if journal.dropped else ""
         where = f" to {path}" if path is not None else ""
-        raise NotFound(f"no change{where} to undo in this session{dropped}")
+        unkept = f"; the last change ({journal.unkept}) was never recorded" if journal.unkept and not keys else ""
+        raise NotFound(f"no change{where} to undo in this session{dropped}{unkept}")
     return kept.id
 
 

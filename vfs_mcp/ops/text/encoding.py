@@ -7,7 +7,7 @@ import binascii
 import codecs
 import re
 
-from vfs_mcp.errors import BinaryContent, InvalidArgument
+from vfs_mcp.errors import BinaryContent, InvalidArgument, echoed
 
 BASE64 = "base64"
 SNIFF_BYTES = 8192
@@ -21,7 +21,7 @@ def check_encoding(encoding: str) -> str:
         return codecs.lookup(encoding).name
     except LookupError:
         raise InvalidArgument(
-            f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'base64'"
+            f"unknown encoding {echoed(encoding)}; use a Python codec name such as 'utf-8' or 'base64'"
         ) from None
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp.server.mcpserver.tools import Tool
 
-from vfs_mcp.errors import InvalidArgument
+from vfs_mcp.errors import InvalidArgument, echoed
 from vfs_mcp.server import toolset
 from vfs_mcp.server.calls.call import Call, Next, Result
 
@@ -29,7 +29,7 @@ def unknown_arguments(tool: Tool, arguments: dict[str, Any]) -> str:
     problems = []
     for key in unknown:
         close = toolset.closest_argument(key, set(accepted))
-        problems.append(f"{key!r}" + (f" (did you mean {close!r}?)" if close else ""))
+        problems.append(echoed(key) + (f" (did you mean {close!r}?)" if close else ""))
     message = f"{', '.join(problems)}; it takes {', '.join(listed) or 'no arguments'}"
     others = sorted(accepted - set(listed))
     return message + (f" (also accepted: {', '.join(others)})" if others else "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
+from vfs_mcp.errors import echoed
 from vfs_mcp.server import sdk, tools
 from vfs_mcp.server.calls.boundary import NotServed
 from vfs_mcp.server.calls.call import Call, Next, Result, Server
@@ -32,4 +33,4 @@ def why_not_served(server: Server, name: str) -> str:
     served = [tool.name for tool in sdk.registered_tools(server)] if isinstance(server, MCPServer) else []
     known = difflib.get_close_matches(name, served, n=1)
     hint = f"; did you mean {known[0]!r}?" if known else "; tools/list shows the tools this server offers"
-    return f"there is no tool named {name!r}{hint}"
+    return f"there is no tool named {echoed(name)}{hint}"
