@@ -19,11 +19,13 @@ import pytest
 from vfs_mcp.cli.commands import call_parser, tools_parser, xml_parser
 from vfs_mcp.cli.options import parser
 from vfs_mcp.cli.review import parser as review_parser
+from vfs_mcp.cli.timeline import checkpoint_parser, history_parser, undo_parser
 from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp_backends import create_mount
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+TIMELINE = {"history": history_parser, "checkpoint": checkpoint_parser, "undo": undo_parser}
 FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.M | re.S)
 
 
@@ -124,5 +126,8 @@ def test_documented_command_lines_parse(where: str, argv: list[str]) -> None:
         return
     if args and args[0] in ("xml", "tools"):
         (xml_parser if args[0] == "xml" else tools_parser)().parse_args(args[1:])
+        return
+    if args and args[0] in TIMELINE:
+        TIMELINE[args[0]]().parse_args(args[1:])
         return
     parser().parse_args(args)

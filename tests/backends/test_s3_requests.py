@@ -267,11 +267,12 @@ def test_a_copy_and_a_move_onto_a_new_name_on_s3_read_the_source_once(changing: 
     assert moved[-2:] == [("PUT If-None-Match", "pre/d.txt"), ("DELETE", "pre/c.txt")]
 
 
-def test_an_edit_whose_state_store_is_on_the_bucket_adds_one_put_its_record(
+def test_an_edit_whose_state_store_is_on_the_bucket_adds_two_puts_its_record_and_its_timeline_entry(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """Replicas keep the change log on a shared bucket: a change of one step adds one PUT, its
-    record, created only where no record of that name is (two replicas never write one)."""
+    """Replicas keep the change log on a shared bucket: a change of one step adds two PUTs, its
+    record and its timeline entry, each created only where nothing of that name is (two replicas
+    never write one). The first change of a process reads where the timeline ends first."""
     sandbox = make_sandbox("s3", tmp_path, request)
     sandbox.put("a.txt", "hello world\n")
     vfs = sandbox.vfs()
@@ -280,14 +281,17 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_one_put_its_record(
     changes.attach(vfs, log.ChangeLog(state))
     sent = Sent(sandbox)
     state.mount.fs.s3.meta.events.register("before-send.s3", sent._sent)
-    edits = [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})]
     with log.recording("edit_file"):
-        made = sent.during(lambda: edit.edit_file(vfs, "a.txt", edits))
+        edit.edit_file(vfs, "a.txt", [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})])
+        made = sent.during(
+            lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit.model_validate({"oldText": "bye", "newText": "hi"})])
+        )
     leases = [path for _, path in made if path.startswith("state/instances/")]  # renewed every 10 s
     assert [(method, path.rsplit("/", 1)[0]) for method, path in made if path not in leases] == [
         ("GET", "pre"),
         ("PUT If-Match", "pre"),
         ("PUT If-None-Match", "state/changes"),
+        ("PUT If-None-Match", "state/timeline"),
     ]
     state.close()
 

@@ -66,6 +66,20 @@ async def test_a_restore_to_a_checkpoints_name_brings_the_mount_back_and_its_und
     assert sandbox.snapshot(text=False) == SEED and len(again["undone"]) == 1  # the redo, taken back
 
 
+async def test_a_checkpoint_given_again_with_nothing_changed_is_the_same_point_and_after_a_change_moves(
+    sandbox: Sandbox,
+) -> None:
+    seeded(sandbox)
+    async with sandbox.client() as client:
+        first = ok(await client.call_tool("checkpoint", {"name": "here"}))
+        again = ok(await client.call_tool("checkpoint", {"name": "here"}))
+        changed(await client.call_tool("write_file", {"path": "a.txt", "content": "a2\n"}))
+        moved = ok(await client.call_tool("checkpoint", {"name": "here"}))
+        lines = ok(await client.call_tool("history", {}))["changes"]
+    assert again["change_id"] == first["change_id"] and moved["change_id"] != first["change_id"]
+    assert [line["tool"] for line in lines] == ["checkpoint", "write_file", "checkpoint"]
+
+
 async def test_a_checkpoint_covers_every_mount_and_a_restore_is_all_or_nothing(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     for folder in (one, two):

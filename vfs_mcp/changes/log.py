@@ -295,7 +295,12 @@ class ChangeLog:
 
     def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
         """Record the checkpoint ``name`` of ``mounts``: a change with no steps, a point an undo
-        "and after" of it brings those mounts back to; the name now means it."""
+        "and after" of it brings those mounts back to; the name now means it. Given again with
+        nothing changed since, it is the same point: that checkpoint's entry, nothing written."""
+        named = self.timeline.named(name)
+        newest = next(self.timeline.newest_first(scan=1), None) if named is not None else None
+        if newest is not None and newest.id == named and newest.checkpoint == name and newest.mounts == list(mounts):
+            return newest
         change_id = new_id()
         record = Record(change_id, self.store.instance, tool, self.clock(), [], checkpoint=name, mounts=list(mounts))
         self.timeline.name(name, change_id)  # checks the name before anything is written

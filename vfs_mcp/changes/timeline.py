@@ -32,7 +32,7 @@ from typing import Any
 
 from vfs_mcp.changes.ops import Op, written
 from vfs_mcp.changes.state import StateStore
-from vfs_mcp.errors import InvalidArgument, NotFound
+from vfs_mcp.errors import InvalidArgument, NotFound, echoed
 
 HINT_EVERY = 16
 """Entries appended between two writes of the head hint (a reader reads forward past it)."""
@@ -139,7 +139,7 @@ def check_name(name: str) -> str:
     """``name`` as a checkpoint's name, or INVALID_ARGUMENT."""
     if not NAME.fullmatch(name):
         raise InvalidArgument(
-            f"{name!r} is not a checkpoint name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            f"{echoed(name)} is not a checkpoint name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
     return name
 
@@ -187,8 +187,10 @@ class Timeline:
         go of what retention no longer keeps."""
         with self.lock:
             last = self._last
-            seq = max(last.seq if last is not None else 0, self._hint("head", 0)) + 1
-            before = last if last is not None and last.seq == seq - 1 else None
+            # After this instance's own last entry (the hint read only when there is none, or
+            # when another instance took that number: a request saved on every later change).
+            seq = (last.seq if last is not None else self._hint("head", 0)) + 1
+            before = last
             while True:
                 if before is None:
                     before = self._read_entry(seq - 1)
@@ -198,7 +200,7 @@ class Timeline:
                     self.store.write(self._entry_name(seq), entry.encode())
                     break
                 except FileExistsError:
-                    seq, before = seq + 1, None
+                    seq, before = max(seq, self._hint("head", 0)) + 1, None
             self._last = entry
             if seq % HINT_EVERY == 0 or seq == 1:
                 self.store.write("timeline/head", str(seq).encode(), create=False)
@@ -283,7 +285,7 @@ class Timeline:
             return reference
         named = self.named(reference)
         if named is None:
-            raise NotFound(f"{reference!r} is neither a change id nor a checkpoint's name; history lists both")
+            raise NotFound(f"{echoed(reference)} is neither a change id nor a checkpoint's name; history lists both")
         return named
 
     def named(self, name: str) -> str | None:

@@ -72,7 +72,7 @@ def _run(prog: str, args: argparse.Namespace, work: Callable[[JailedFS], str]) -
     return 0
 
 
-def history_main(argv: Sequence[str]) -> int:
+def history_parser() -> argparse.ArgumentParser:
     p = _parser(
         "history",
         "The changes made on the mounts, newest first: id, time (UTC), tool, paths, bytes kept, and how each "
@@ -83,7 +83,11 @@ def history_main(argv: Sequence[str]) -> int:
     p.add_argument("--path", help="only the changes of this file or folder")
     p.add_argument("--limit", type=int, default=50, help="changes a page shows (default 50)")
     p.add_argument("--cursor", help="the cursor a page ended with: the page after it")
-    args = p.parse_args(argv)
+    return p
+
+
+def history_main(argv: Sequence[str]) -> int:
+    args = history_parser().parse_args(argv)
 
     def work(vfs: JailedFS) -> str:
         from vfs_mcp.changes import log_of
@@ -96,7 +100,7 @@ def history_main(argv: Sequence[str]) -> int:
     return _run("history", args, work)
 
 
-def checkpoint_main(argv: Sequence[str]) -> int:
+def checkpoint_parser() -> argparse.ArgumentParser:
     p = _parser(
         "checkpoint",
         "Name this point of the mounts' timeline (a name given again moves to now); "
@@ -104,7 +108,11 @@ def checkpoint_main(argv: Sequence[str]) -> int:
     )
     p.add_argument("name", metavar="NAME")
     p.add_argument("mounts", nargs="*", metavar="MOUNT", help=MOUNTS_HELP)
-    args = p.parse_args(argv)
+    return p
+
+
+def checkpoint_main(argv: Sequence[str]) -> int:
+    args = checkpoint_parser().parse_args(argv)
 
     def work(vfs: JailedFS) -> str:
         from vfs_mcp.changes import log_of
@@ -116,7 +124,7 @@ def checkpoint_main(argv: Sequence[str]) -> int:
     return _run("checkpoint", args, work)
 
 
-def undo_main(argv: Sequence[str]) -> int:
+def undo_parser() -> argparse.ArgumentParser:
     p = _parser(
         "undo",
         "Take back a change (by the id history or its reply showed, or a checkpoint's name with --and-after): its "
@@ -127,7 +135,11 @@ def undo_main(argv: Sequence[str]) -> int:
     p.add_argument("mounts", nargs="*", metavar="MOUNT", help=MOUNTS_HELP)
     p.add_argument("--and-after", action="store_true", help="and every later change of its mounts (a restore)")
     p.add_argument("--dry-run", action="store_true", help="show what would be put back; change nothing")
-    args = p.parse_args(argv)
+    return p
+
+
+def undo_main(argv: Sequence[str]) -> int:
+    args = undo_parser().parse_args(argv)
 
     def work(vfs: JailedFS) -> str:
         from vfs_mcp.changes import log_of

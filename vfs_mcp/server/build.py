@@ -196,18 +196,12 @@ def _record_changes(vfs: JailedFS, settings: Settings, place: str | None, unusab
         changes.attach(vfs, opened())  # one that cannot be used stops the server, saying where and why
 
 
-def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
-    """A new server with its own jail and working directory over ``mounts``.
-
-    With ``settings.client_roots`` other than ``off``, ``mounts`` are the operator's (or, in
-    ``mount`` mode, the fallback for a client that offers no roots) and the client's roots
-    decide the mounts in use (see ``vfs_mcp.server.roots``).
-    """
-    settings = settings or Settings()
-    profiles.check(settings.profiles)
-    reviewed = settings.review or any(mount.review for mount in mounts)
+def _jailed(mounts: Sequence[Mount], settings: Settings, reviewed: bool) -> tuple[JailedFS, str | None]:
+    """The server's jailed filesystem over ``mounts`` (under review where asked), its changes
+    recorded in the state store, and where that store is (None: every default place is served)."""
     # Where the state store is, decided once: no mount, the client's included, may reach it.
     unusable: OSError | None = None
+    place: str | None
     try:
         place = state_place.decided(settings.state, mounts)
     except state_place.StateUnavailable as err:  # every default place is served: writes say so
@@ -218,7 +212,6 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
         vfs = jailed_under_review(
             mounts, state=place, deny=settings.deny, every=settings.review, undo_bytes=settings.undo_bytes
         )
-        mounts = vfs.mounts
     else:
         vfs = JailedFS(Jail(mounts, deny=settings.deny))
         _record_changes(vfs, settings, place, unusable)
@@ -226,6 +219,22 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
         from vfs_mcp.ops.search import index  # only then: a server loads it at its first grep
 
         vfs.caches[index.CACHE_KEY] = False
+    return vfs, place
+
+
+def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> MCPServer:
+    """A new server with its own jail and working directory over ``mounts``.
+
+    With ``settings.client_roots`` other than ``off``, ``mounts`` are the operator's (or, in
+    ``mount`` mode, the fallback for a client that offers no roots) and the client's roots
+    decide the mounts in use (see ``vfs_mcp.server.roots``).
+    """
+    settings = settings or Settings()
+    profiles.check(settings.profiles)
+    reviewed = settings.review or any(mount.review for mount in mounts)
+    vfs, place = _jailed(mounts, settings, reviewed)
+    if reviewed:
+        mounts = vfs.mounts  # the mounts under review, each over its pending layer
     bus = InMemorySubscriptionBus()
     sdk.logging_set_up_once()  # a vfs-mcp process set its own up: rich's handler would go unused
     sdk.tool_results_keep_their_meta()

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.timeline import ID, TimelineEntry, check_name
-from vfs_mcp.errors import InvalidArgument
+from vfs_mcp.errors import InvalidArgument, echoed
 from vfs_mcp.jail.filesystem import JailedFS
 
 MAX_LIMIT = 200
@@ -88,7 +88,7 @@ def history(
     start = None
     if cursor is not None:
         if not cursor.isdigit():
-            raise InvalidArgument(f"{cursor!r} is not a history cursor: give back the cursor a page gave")
+            raise InvalidArgument(f"{echoed(cursor)} is not a history cursor: give back the cursor a page gave")
         start = int(cursor)
     match = _matcher(vfs, path)
     timeline = changelog.timeline
