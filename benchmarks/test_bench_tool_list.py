@@ -81,7 +81,7 @@ def test_tool_list_and_read_sizes_per_profile(tmp_path: Path) -> None:
         )
         assert ratio <= 1.3, profile
         if profile == "default":
-            assert visible <= 9_500  # all 27 tools
+            assert visible <= 9_500 + 600  # all 29 tools: 27 in 9,500 bytes, the timeline's two in 600 more
         if profile == "official":
             assert visible <= ref["visible"]
     print("\n" + "\n".join(rows))
