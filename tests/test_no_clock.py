@@ -22,8 +22,6 @@ HOSTILE = "to turn into a count: a hostile pattern's call and the other clients'
 REPLAYED = "test_a_broken_call_stream_is_resumed_and_the_reply_comes_on_the_new_connection"
 LEASE = "test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease"
 TORN = "test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file"
-KILLED = "test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_once_a_server_starts"
-KILLED_TIMELINE = "test_a_restore_or_redo_killed_at_any_point_is_all_before_or_all_after_once_a_server_starts"
 STDIO_HOSTILE = "test_every_hostile_call_answers_over_stdio_and_the_server_keeps_answering"
 HTTP_HOSTILE = "test_one_http_clients_catastrophic_regex_leaves_other_clients_answered"
 DIFF_COST = "test_a_diff_costs_time_and_memory_linear_in_what_it_reads_and_answers_and_says_what_it_leaves_out"
@@ -42,8 +40,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("jail/test_hostile_patterns.py", "cli_over_http", "assert"): POLLS + " (the HTTP server's port opening)",
     # -- sleeps that stand for a slow store, a kill's moment or a scenario's duration ---------------
     ("ops/test_faults.py", TORN, "sleep"): "the random moment of a SIGKILL mid-write",
-    ("changes/test_crash.py", KILLED, "sleep"): "the moments of the SIGKILLs, spread over a measured call",
-    ("changes/test_crash.py", KILLED_TIMELINE, "sleep"): "the moments of the SIGKILLs, spread over a measured call",
+    (
+        "changes/test_crash.py",
+        "_killed_at_every_point",
+        "sleep",
+    ): "the moments of the SIGKILLs, spread over a measured call",
     ("cli/test_terminal.py", "test_over_http_it_stops_quietly_once_serving_with_a_stream_open", "sleep"): (
         "the scenario: serving for a while with a stream open; nothing is waited for"
     ),

@@ -144,10 +144,26 @@ def test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_on
     assert not answer["result"].get("isError"), answer
     after = place.snapshot()
     assert after != before
+    outcomes = _killed_at_every_point(place, lambda server: (tool, arguments), seconds, before, after)
+    print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
+
+
+def _killed_at_every_point(
+    place: Place,
+    call: Callable[[Any], tuple[str, dict[str, Any]]],
+    seconds: float,
+    before: Tree,
+    after: Tree,
+) -> list[str]:
+    """For each of ``POINTS`` moments spread over ``seconds``: seed the place, start the call
+    ``call`` gives on a server (what it needs made first made there), SIGKILL the server at that
+    moment, start another; the trees must be all ``before`` or all ``after``, with no temp file or
+    record left under way. The outcome of each point."""
     outcomes = []
     for point in range(POINTS):
         place.seed()
         with place.server() as server:
+            tool, arguments = call(server)
             server.start_call(tool, **arguments)
             time.sleep(seconds * (point + 0.5) / POINTS)
             os.kill(server.proc.pid, signal.SIGKILL)
@@ -159,7 +175,7 @@ def test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_on
         assert now in (before, after), f"kill point {point + 1} of {POINTS}: {_diff(before, after, now)}"
         assert place.temp_files() == [], f"kill point {point + 1}: temp files left"
         assert place.pending() == [], f"kill point {point + 1}: records left under way"
-    print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
+    return outcomes
 
 
 def _diff(before: Tree, after: Tree, now: Tree) -> str:
@@ -196,20 +212,7 @@ def test_a_restore_or_redo_killed_at_any_point_is_all_before_or_all_after_once_a
     assert not answer["result"].get("isError"), answer
     after = place.snapshot()
     assert after != before and len(answer["result"]["_meta"]["vfs-mcp/result"]["restored"]) >= FILES
-    outcomes = []
-    for point in range(POINTS):
-        place.seed()
-        with place.server() as server:
-            tool, arguments = _through_the_timeline(place, server, scenario)
-            server.start_call(tool, **arguments)
-            time.sleep(seconds * (point + 0.5) / POINTS)
-            os.kill(server.proc.pid, signal.SIGKILL)
-            server.proc.wait()
-        with place.server() as restarted:  # it finishes what the dead one left before it serves
-            assert "result" in restarted.call("list_allowed_directories")
-        now = place.snapshot()
-        outcomes.append("before" if now == before else "after" if now == after else "mixed")
-        assert now in (before, after), f"kill point {point + 1} of {POINTS}: {_diff(before, after, now)}"
-        assert place.temp_files() == [], f"kill point {point + 1}: temp files left"
-        assert place.pending() == [], f"kill point {point + 1}: records left under way"
+    outcomes = _killed_at_every_point(
+        place, lambda server: _through_the_timeline(place, server, scenario), seconds, before, after
+    )
     print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
