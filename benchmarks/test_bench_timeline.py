@@ -26,7 +26,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.ops.files import undo, write
-from vfs_mcp.ops.files.timeline import history
+from vfs_mcp.ops.files.history import history
 
 SIZES = [0, 10_000, 100_000]
 

@@ -25,7 +25,7 @@ from mcp import Client
 from mcp_types import ListToolsResult
 
 from vfs_mcp import build_server
-from vfs_mcp.cli.reference import visible_bytes
+from vfs_mcp.cli.tool_docs import visible_bytes
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.results import views

@@ -3,7 +3,7 @@ schemas: `python scripts/gen_tool_reference.py`."""
 
 from pathlib import Path
 
-from vfs_mcp.cli.reference import render
+from vfs_mcp.cli.tool_docs import render
 from vfs_mcp.server import schemas, tools
 
 if __name__ == "__main__":

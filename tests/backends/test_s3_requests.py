@@ -20,7 +20,7 @@ from vfs_mcp.changes import log
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.dialects import fs_writes, reference
+from vfs_mcp.ops.dialects import fs_writes, official
 from vfs_mcp.ops.edits import patch
 from vfs_mcp.ops.edits import replace as edit
 from vfs_mcp.ops.files import transfers, write
@@ -304,7 +304,7 @@ def test_a_dialect_words_an_operation_without_requests_of_its_own(s3: tuple[Jail
     worded = requests.during(lambda: fs_writes.overwrite_file(vfs, "proj/README.md", "b\n"))
     assert len(worded) == len(plain), (plain, worded)
     plain = requests.during(lambda: transfers.move_file(vfs, "proj/src/util.py", "proj/src/u2.py"))
-    worded = requests.during(lambda: reference.move(vfs, "proj/src/u2.py", "proj/src/util.py"))
+    worded = requests.during(lambda: official.move(vfs, "proj/src/u2.py", "proj/src/util.py"))
     assert len(worded) == len(plain), (plain, worded)
     plain = requests.during(lambda: transfers.copy_file(vfs, "proj/src/util.py", "proj/u3.py", create_dirs=False))
     worded = requests.during(lambda: fs_writes.copy_path(vfs, "proj/src/util.py", "proj/u4.py", create_parents=False))

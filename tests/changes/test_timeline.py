@@ -21,7 +21,7 @@ from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
-from vfs_mcp.ops.files.timeline import history
+from vfs_mcp.ops.files.history import history
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings

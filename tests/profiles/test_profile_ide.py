@@ -25,7 +25,7 @@ from results import ok
 from vfs_mcp import build_server
 from vfs_mcp.errors import BinaryContent, TooLarge
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
-from vfs_mcp.ops.dialects import ide_buffers as buffers
+from vfs_mcp.ops.buffers import editor as buffers
 from vfs_mcp.ops.text import codings
 from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.settings import Settings

@@ -28,9 +28,9 @@ from mcp_types import CallToolResult
 from vfs_mcp import build_server
 from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.dialects import reference
+from vfs_mcp.ops.dialects import official as dialect
 from vfs_mcp.profiles.official import edit as official_edit
-from vfs_mcp.profiles.official import render as compat
+from vfs_mcp.profiles.official import render
 from vfs_mcp.profiles.results import data_of, error_of
 from vfs_mcp.settings import Settings
 
@@ -545,7 +545,7 @@ def test_head_and_tail_return_lines_joined_without_a_final_newline(
 ) -> None:
     box, vfs = memory_vfs(tmp_path, request)
     box.put("f.txt", content)
-    assert reference.read_text(vfs, "f.txt", args.get("head"), args.get("tail"), 1 << 20) == expected
+    assert dialect.read_text(vfs, "f.txt", args.get("head"), args.get("tail"), 1 << 20) == expected
 
 
 def test_tail_of_a_large_file_keeps_multibyte_characters_whole(tmp_path: Path, request: pytest.FixtureRequest) -> None:
@@ -553,7 +553,7 @@ def test_tail_of_a_large_file_keeps_multibyte_characters_whole(tmp_path: Path, r
     box, vfs = memory_vfs(tmp_path, request)
     lines = [f"{i} " + "é€😀" * 300 for i in range(50)]
     box.put("big.txt", "\n".join(lines) + "\n")
-    assert reference.read_text(vfs, "big.txt", None, 3, 1 << 20) == "\n".join(lines[-3:])
+    assert dialect.read_text(vfs, "big.txt", None, 3, 1 << 20) == "\n".join(lines[-3:])
 
 
 async def test_whole_reads_over_the_limit_point_to_head_and_tail(
@@ -596,16 +596,16 @@ def test_tree_excludes_names_at_any_depth(
     tree_box: tuple[Sandbox, JailedFS], pattern: str, kept: set[str], gone: set[str]
 ) -> None:
     _, vfs = tree_box
-    top = {entry["name"]: entry for entry in json.loads(compat.directory_tree(vfs, ".", [pattern]).text)}
+    top = {entry["name"]: entry for entry in json.loads(render.directory_tree(vfs, ".", [pattern]).text)}
     assert kept <= set(top)
     assert not gone & set(top)
 
 
 def test_tree_excludes_nested_directories_and_several_patterns(tree_box: tuple[Sandbox, JailedFS]) -> None:
     _, vfs = tree_box
-    everything = {e["name"]: e for e in json.loads(compat.directory_tree(vfs, ".").text)}
+    everything = {e["name"]: e for e in json.loads(render.directory_tree(vfs, ".").text)}
     assert {".env", ".git", "node_modules", "src", "nested"} <= set(everything)
-    trimmed = {e["name"]: e for e in json.loads(compat.directory_tree(vfs, ".", ["node_modules", ".env", ".git"]).text)}
+    trimmed = {e["name"]: e for e in json.loads(render.directory_tree(vfs, ".", ["node_modules", ".env", ".git"]).text)}
     assert set(trimmed) == {".env.local", "src", "package.json", "nested"}
     assert trimmed["nested"]["children"] == [], "nested/node_modules is excluded too; the directory keeps children: []"
 
@@ -614,14 +614,14 @@ def test_a_cut_tree_stays_valid_json_keeps_its_top_level_and_says_what_was_left_
     tree_box: tuple[Sandbox, JailedFS],
 ) -> None:
     _, vfs = tree_box
-    reply = compat.directory_tree(vfs, ".", limit=3)
+    reply = render.directory_tree(vfs, ".", limit=3)
     assert len(json.loads(reply.text)) == 3
     assert reply.note is not None and "more entries not shown" in reply.note
-    cut = compat.directory_tree(vfs, ".", limit=9)  # 7 names at the top: all of them, then the first 2 below
+    cut = render.directory_tree(vfs, ".", limit=9)  # 7 names at the top: all of them, then the first 2 below
     top = json.loads(cut.text)
     assert [e["name"] for e in top] == [".env", ".env.local", ".git", "nested", "node_modules", "package.json", "src"]
     assert [len(e.get("children", [])) for e in top] == [0, 0, 1, 1, 0, 0, 0]
-    listed = compat.list_directory(vfs, ".", limit=2)
+    listed = render.list_directory(vfs, ".", limit=2)
     assert len(listed.text.splitlines()) == 2
     assert listed.note is not None and listed.note.startswith("(5 more entries")
 
@@ -662,7 +662,7 @@ def test_search_matches_minimatch_globs_on_relative_paths(
     for name in ("test.txt", "test.log", "test.backup", "important_test.js", "node_modules/test.js"):
         box.put(name, "x")
     box.put("deep/inner/notes.txt", "x")
-    found = compat.search_files(vfs, ".", pattern, exclude).text
+    found = render.search_files(vfs, ".", pattern, exclude).text
     assert found == ("\n".join(box.path(p) for p in sorted(expected)) or "No matches found")
 
 
@@ -672,7 +672,7 @@ def test_a_glob_with_a_reversed_bracket_range_is_invalid_argument_not_a_crash(
     box, vfs = memory_vfs(tmp_path, request)
     box.put("a.txt", "x")
     with pytest.raises(InvalidArgument, match=r"invalid glob '\[z-a\]'"):
-        compat.search_files(vfs, ".", "[z-a]", [])
+        render.search_files(vfs, ".", "[z-a]", [])
 
 
 # -- sizes (the reference's formatSize cases) ---------------------------------------------
@@ -696,7 +696,7 @@ def test_a_glob_with_a_reversed_bracket_range_is_invalid_argument_not_a_crash(
     ],
 )
 def test_sizes_read_as_the_reference_formats_them(size: int, shown: str) -> None:
-    assert compat.format_size(size) == shown
+    assert render.format_size(size) == shown
 
 
 # -- media on a local disk ----------------------------------------------------------------

@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from vfs_mcp import build_server
-from vfs_mcp.cli.reference import visible_bytes
+from vfs_mcp.cli.tool_docs import visible_bytes
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.profiles import PROFILES
 from vfs_mcp.profiles.results import data_of, error_of

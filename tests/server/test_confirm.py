@@ -32,7 +32,7 @@ from vfs_mcp import build_server
 from vfs_mcp.changes.confirm import MANY
 from vfs_mcp.cli.options import parser, settings_from
 from vfs_mcp.jail.mounts import Config
-from vfs_mcp.server.calls.confirm import KEY
+from vfs_mcp.server.calls.confirmed import KEY
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing import Person, memory_server
 

@@ -26,7 +26,7 @@ from vfs_mcp.cli.options import parser, server_from, uses_client_roots
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.profiles.results import data_of, error_of
-from vfs_mcp.server.roots import plan_mounts, swap
+from vfs_mcp.server.client_roots import plan_mounts, swap
 from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio

@@ -96,7 +96,7 @@ class Question:
 
 
 class Asker(Protocol):
-    """How the server asks the person (implemented in ``vfs_mcp.server.calls.confirm``)."""
+    """How the server asks the person (implemented in ``vfs_mcp.server.calls.confirmed``)."""
 
     def ask(self, question: Question) -> None:
         """Return once the person accepted ``question``; raise ``Declined`` when they did not,

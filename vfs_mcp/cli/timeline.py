@@ -91,7 +91,7 @@ def history_main(argv: Sequence[str]) -> int:
 
     def work(vfs: JailedFS) -> str:
         from vfs_mcp.changes import log_of
-        from vfs_mcp.ops.files.timeline import history
+        from vfs_mcp.ops.files.history import history
         from vfs_mcp.profiles.default.writes import history_text, pending_ids
 
         page = history(vfs, log_of(vfs), args.path, args.limit, args.cursor, pending_ids(vfs))
@@ -116,7 +116,7 @@ def checkpoint_main(argv: Sequence[str]) -> int:
 
     def work(vfs: JailedFS) -> str:
         from vfs_mcp.changes import log_of
-        from vfs_mcp.ops.files.timeline import checkpoint
+        from vfs_mcp.ops.files.history import checkpoint
 
         made = checkpoint(vfs, log_of(vfs), args.name)
         return f"checkpoint {made.name} is change {made.change_id} of {', '.join(made.mounts)}"

@@ -48,7 +48,7 @@ from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.review.apply import Chooser, run_apply
 from vfs_mcp.review.differences import Groups, PathDifference, blocked_groups, differences
-from vfs_mcp.review.mounts import Sides, jailed_under_review, sides_of, under_review
+from vfs_mcp.review.under_review import Sides, jailed_under_review, sides_of, under_review
 from vfs_mcp.review.shown import rendered
 from vfs_mcp.review.stores import state_for
 

@@ -32,7 +32,7 @@ from vfs_mcp.errors import Conflict
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.review.differences import Groups, PathDifference, Side, differences, expect_at, join, recorded
-from vfs_mcp.review.mounts import Sides
+from vfs_mcp.review.under_review import Sides
 
 Planned = tuple[list[Op], list[str], dict[str, dict[str, object]]]
 """The steps, the paths they apply, and the nodes they apply (by path, as planned)."""

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from vfs_mcp.changes.ops import ABSENT, ANYTHING, Expect
 from vfs_mcp.jail.entries import KINDS, sha256
-from vfs_mcp.review.mounts import Sides
+from vfs_mcp.review.under_review import Sides
 from vfs_mcp_backends.layers import Node, parent_of
 
 Status = Literal["added", "modified", "deleted", "moved", "replaced", "blocked"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from vfs_mcp.ops.diff.unified import unified_diff
 from vfs_mcp.ops.text.encoding import looks_binary
 from vfs_mcp.review.differences import PathDifference, Side
-from vfs_mcp.review.mounts import Sides
+from vfs_mcp.review.under_review import Sides
 
 MAX_SHOWN = 256 * 1024
 """Bytes of a file past which its diff is not shown (its sizes are)."""

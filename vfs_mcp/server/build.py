@@ -31,9 +31,9 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.server import calls, client_logs, replies, resources, sdk, tools, watch
-from vfs_mcp.server.calls import boundary, roots
+from vfs_mcp.server.calls import boundary, rooted
 from vfs_mcp.server.metrics import Metrics
-from vfs_mcp.server.roots import ClientRoots
+from vfs_mcp.server.client_roots import ClientRoots
 from vfs_mcp.settings import Settings
 
 STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}
@@ -149,7 +149,7 @@ async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
     assert server.vfs is not None and server.vfs_settings is not None
     if server.client_roots is not None:
         server.client_roots.reset(server.vfs.jail)
-    allow = functools.partial(roots.watchable, server)
+    allow = functools.partial(rooted.watchable, server)
     async with watch.watching(server.vfs, allow, server.vfs_settings.poll_interval) as watches:
         server.watches = watches
         try:
@@ -227,7 +227,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
 
     With ``settings.client_roots`` other than ``off``, ``mounts`` are the operator's (or, in
     ``mount`` mode, the fallback for a client that offers no roots) and the client's roots
-    decide the mounts in use (see ``vfs_mcp.server.roots``).
+    decide the mounts in use (see ``vfs_mcp.server.client_roots``).
     """
     settings = settings or Settings()
     profiles.check(settings.profiles)

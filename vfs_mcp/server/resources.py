@@ -45,7 +45,7 @@ class HistoryResource(Resource):
 
     async def read(self) -> str:
         from vfs_mcp.changes import log_of
-        from vfs_mcp.ops.files.timeline import history
+        from vfs_mcp.ops.files.history import history
         from vfs_mcp.profiles.default.writes import history_text, pending_ids
         from vfs_mcp.profiles.results import META_RESULT
 

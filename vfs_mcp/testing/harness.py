@@ -171,7 +171,7 @@ class HarnessFS:
         a mount not under review."""
         if self.mount.layer is None:
             return None
-        from vfs_mcp.review.mounts import sides_of
+        from vfs_mcp.review.under_review import sides_of
 
         return HarnessFS(sides_of(self.mount).base)
 

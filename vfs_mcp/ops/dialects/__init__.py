@@ -1,1 +1,1 @@
-"""The fs, reference (official) and ide profiles' forms of the operations: arguments, defaults, result shapes and the wording of errors."""
+"""The fs, official and ide profiles' forms of the operations: arguments, defaults, result shapes and the wording of errors."""

@@ -1,6 +1,6 @@
 """Giving new lines the file's indentation where the text they replace was found indented
 otherwise: the one re-indenter of find-and-replace (``replace``), the reference's trimmed
-edits (``dialects.reference``) and patch hunks found with whitespace ignored (``hunk_placing``).
+edits (``dialects.official``) and patch hunks found with whitespace ignored (``hunk_placing``).
 
 Each indentation the caller's old text uses stands for the one the file has on the line it
 matched; a new line deeper than its anchor keeps its extra depth, in tabs where the file

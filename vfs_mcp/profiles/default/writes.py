@@ -11,7 +11,8 @@ from mcp_types import CallToolResult
 from vfs_mcp.changes import log_of
 from vfs_mcp.changes.log import session_journal
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.files import timeline, transfers, write
+from vfs_mcp.ops.files import history as timeline
+from vfs_mcp.ops.files import transfers, write
 from vfs_mcp.ops.files import undo as undo_ops
 from vfs_mcp.ops.text.names import plural
 from vfs_mcp.profiles.args import DirArg, EncodingArg, PathArg

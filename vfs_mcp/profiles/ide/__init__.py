@@ -1,6 +1,6 @@
 """The ide profile (docs/profile-ide.md): editor buffers opened, read, saved and closed by URI.
 
-Its table (``TOOLS``): the buffers live in ``vfs_mcp.ops.dialects.ide_buffers``, one set per MCP session
+Its table (``TOOLS``): the buffers live in ``vfs_mcp.ops.buffers.editor``, one set per MCP session
 (``vfs_mcp.sessions``): one client never sees another's. ``file_open`` returns a handle the
 other tools take: it finds the buffer from any request (the only way in a request without a
 session). Names are ``file_open``...; ``--tool-names seed`` gives ``file/open``....
@@ -15,7 +15,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.dialects import ide_buffers as ops
+from vfs_mcp.ops.buffers import editor as ops
 from vfs_mcp.profiles.results import record
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.sessions import state_of

@@ -19,9 +19,9 @@ from mcp_types import AudioContent, BlobResourceContents, CallToolResult, Embedd
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.dialects import reference
+from vfs_mcp.ops.dialects import official
 from vfs_mcp.profiles.official import edit as official_edit
-from vfs_mcp.profiles.official import render as compat
+from vfs_mcp.profiles.official import render
 from vfs_mcp.profiles.table import Tool
 from vfs_mcp.settings import Settings
 
@@ -30,15 +30,15 @@ Lines = Annotated[int | None, Field(ge=0, description="Return only this many lin
 Excludes = Annotated[Sequence[str], Field(description="Globs of paths to leave out")]
 
 
-def reply(text: str | compat.Reply) -> CallToolResult:
+def reply(text: str | render.Reply) -> CallToolResult:
     """A success carrying the reference's text once (and a note when a limit cut it short)."""
     if isinstance(text, str):
-        text = compat.Reply(text)
+        text = render.Reply(text)
     blocks = [text.text] if text.note is None else [text.text, text.note]
     return CallToolResult(content=[TextContent(type="text", text=t) for t in blocks])
 
 
-def media(found: reference.Media) -> CallToolResult:
+def media(found: official.Media) -> CallToolResult:
     if found.kind == "image":
         block: ImageContent | AudioContent | EmbeddedResource = ImageContent(data=found.data, mime_type=found.mime_type)
     elif found.kind == "audio":
@@ -50,17 +50,17 @@ def media(found: reference.Media) -> CallToolResult:
 
 
 def read_file(vfs: JailedFS, settings: Settings, path: Path, tail: Lines = None, head: Lines = None) -> CallToolResult:
-    return reply(reference.read_text(vfs, path, head, tail, settings.max_read_bytes))
+    return reply(official.read_text(vfs, path, head, tail, settings.max_read_bytes))
 
 
 def read_text_file(
     vfs: JailedFS, settings: Settings, path: Path, tail: Lines = None, head: Lines = None
 ) -> CallToolResult:
-    return reply(reference.read_text(vfs, path, head, tail, settings.max_read_bytes))
+    return reply(official.read_text(vfs, path, head, tail, settings.max_read_bytes))
 
 
 def read_media_file(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return media(reference.read_media(vfs, path, settings.max_read_bytes))
+    return media(official.read_media(vfs, path, settings.max_read_bytes))
 
 
 def read_multiple_files(
@@ -68,11 +68,11 @@ def read_multiple_files(
     settings: Settings,
     paths: Annotated[list[str], Field(min_length=1, description="Paths of the files to read")],
 ) -> CallToolResult:
-    return reply(reference.read_many(vfs, paths, settings.max_read_bytes))
+    return reply(official.read_many(vfs, paths, settings.max_read_bytes))
 
 
 def list_directory(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return reply(compat.list_directory(vfs, path))
+    return reply(render.list_directory(vfs, path))
 
 
 def list_directory_with_sizes(
@@ -81,11 +81,11 @@ def list_directory_with_sizes(
     path: Path,
     sortBy: Annotated[Literal["name", "size"], Field(description="Sort entries by name or size")] = "name",
 ) -> CallToolResult:
-    return reply(compat.list_with_sizes(vfs, path, sortBy))
+    return reply(render.list_with_sizes(vfs, path, sortBy))
 
 
 def directory_tree(vfs: JailedFS, settings: Settings, path: Path, excludePatterns: Excludes = ()) -> CallToolResult:
-    return reply(compat.directory_tree(vfs, path, excludePatterns))
+    return reply(render.directory_tree(vfs, path, excludePatterns))
 
 
 def search_files(
@@ -95,21 +95,21 @@ def search_files(
     pattern: Annotated[str, Field(description="Glob on paths relative to `path`, e.g. '**/*.py'")],
     excludePatterns: Excludes = (),
 ) -> CallToolResult:
-    return reply(compat.search_files(vfs, path, pattern, excludePatterns))
+    return reply(render.search_files(vfs, path, pattern, excludePatterns))
 
 
 def get_file_info(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return reply(compat.file_info(vfs, path))
+    return reply(render.file_info(vfs, path))
 
 
 def list_allowed_directories(vfs: JailedFS, settings: Settings) -> CallToolResult:
-    return reply(compat.allowed_directories(vfs))
+    return reply(render.allowed_directories(vfs))
 
 
 def write_file(
     vfs: JailedFS, settings: Settings, path: Path, content: Annotated[str, Field(description="The whole new content")]
 ) -> CallToolResult:
-    return reply(reference.write_text(vfs, path, content, settings.max_write_bytes))
+    return reply(official.write_text(vfs, path, content, settings.max_write_bytes))
 
 
 def edit_file(
@@ -123,11 +123,11 @@ def edit_file(
 
 
 def create_directory(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return reply(reference.create_directory(vfs, path))
+    return reply(official.create_directory(vfs, path))
 
 
 def move_file(vfs: JailedFS, settings: Settings, source: Path, destination: Path) -> CallToolResult:
-    return reply(reference.move(vfs, source, destination))
+    return reply(official.move(vfs, source, destination))
 
 
 TOOLS = (

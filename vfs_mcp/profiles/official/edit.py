@@ -1,5 +1,5 @@
 """The reference server's ``edit_file``: its argument, and its reply, a fenced diff with
-jsdiff's two-file headers as the reference prints it (the matching is ``ops.dialects.reference``'s).
+jsdiff's two-file headers as the reference prints it (the matching is ``ops.dialects.official``'s).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.dialects.reference import edit_trimmed
+from vfs_mcp.ops.dialects.official import edit_trimmed
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, diff
 
 
@@ -28,7 +28,7 @@ def edit_text(
     max_bytes: int,
     max_diff: int = DEFAULT_MAX_DIFF_CHARS,
 ) -> str:
-    """Apply every edit in order, or none (``ops.dialects.reference``); returns the change as a fenced git-style diff."""
+    """Apply every edit in order, or none (``ops.dialects.official``); returns the change as a fenced git-style diff."""
     before, after, name = edit_trimmed(vfs, path, [(edit.oldText, edit.newText) for edit in edits], dry_run, max_bytes)
     return fenced_diff(patch(before, after, name, max_diff))
 

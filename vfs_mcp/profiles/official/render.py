@@ -7,7 +7,7 @@ sizes as ``1.50 KB``, a JSON tree, a fenced diff with jsdiff's headers), its
 ``edit_file`` matching (exact text, else lines equal once trimmed), made safe: an oldText
 found in two places is a CONFLICT instead of "the first one", and CRLF files stay CRLF.
 
-Its reads and writes (limits, messages, media typing) are ``vfs_mcp.ops.dialects.reference``'s, its
+Its reads and writes (limits, messages, media typing) are ``vfs_mcp.ops.dialects.official``'s, its
 tree and globbed search ``vfs_mcp.ops.trees.directory_tree``'s. Every function returns text and raises our
 errors; nothing here is MCP.
 """

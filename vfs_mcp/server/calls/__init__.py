@@ -19,14 +19,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from vfs_mcp.server.calls import (
     boundary,
     capped,
-    confirm,
+    confirmed,
     counted,
     journaled,
     known_arguments,
     known_tool,
     logs,
     metered,
-    roots,
+    rooted,
     run_tool,
     session,
     timeout,
@@ -43,10 +43,10 @@ STEPS: tuple[Step, ...] = (
     timeout.step,
     counted.step,
     journaled.step,
-    roots.step,
+    rooted.step,
     known_tool.step,
     known_arguments.step,
-    confirm.step,
+    confirmed.step,
     run_tool.step,
 )
 """A tool call's steps, outermost first."""
@@ -87,7 +87,7 @@ async def serve(call: Call, answer: Callable[[], Awaitable[Result]]) -> Result:
     async def answering(_call: Call, _next: Next) -> Result:
         return await answer()
 
-    return await run(call, (*AROUND, roots.step, answering))
+    return await run(call, (*AROUND, rooted.step, answering))
 
 
 __all__ = ["AROUND", "STEPS", "Call", "Kind", "Next", "Result", "Step", "run", "serve"]

@@ -15,7 +15,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.tally import Tally
 from vfs_mcp.server import sdk
 from vfs_mcp.server.metrics import Metrics
-from vfs_mcp.server.roots import ClientRoots
+from vfs_mcp.server.client_roots import ClientRoots
 from vfs_mcp.settings import Settings
 
 Result = Any

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from vfs_mcp.errors import Internal, InvalidArgument, VfsError
 from vfs_mcp.server.calls.call import Call, Next, Result
-from vfs_mcp.server.calls.confirm import AskFirst
+from vfs_mcp.server.calls.confirmed import AskFirst
 from vfs_mcp.server.client_logs import log
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from vfs_mcp.cli.reference import render
+from vfs_mcp.cli.tool_docs import render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
 
