@@ -74,6 +74,6 @@ class Settings:
         cap = self.max_response_chars
         return min(self.max_read_bytes, max(cap // 2, 1)) if cap else self.max_read_bytes
 
-    def name(self, safe: str, seed: str) -> str:
-        """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the seed's spelling with --tool-names seed."""
-        return seed if self.tool_names == "seed" else safe
+    def name(self, safe: str, original: str) -> str:
+        """A tool's name: `^[a-zA-Z0-9_-]{1,64}$` by default, the original's spelling with --tool-names seed."""
+        return original if self.tool_names == "seed" else safe

@@ -1,4 +1,4 @@
-"""Seed 004's command-line client: `vfs-mcp call` against real servers, `vfs-mcp tools`, and the pieces."""
+"""The command-line client: `vfs-mcp call` against real servers, `vfs-mcp tools`, and the pieces."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 004's XML interface: blocks of commands run in order on one server, one result each."""
+"""The XML interface: blocks of commands run in order on one server, one result each."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 IDE = ("ide",)
 REQUIRED = object()
 # Seed 003's request parameters: required, or optional with the default we give them.
-SEED_ARGS: dict[str, dict[str, Any]] = {
+ORIGINAL_ARGS: dict[str, dict[str, Any]] = {
     "file_open": {"uri": REQUIRED, "line": None, "column": None},
     "file_read": {"uri": REQUIRED, "start_line": None, "end_line": None},
     "file_save": {"uri": REQUIRED, "content": REQUIRED, "create_if_not_exists": False},
@@ -62,13 +62,13 @@ EXTRA_ARGS: dict[str, dict[str, Any]] = {
     "file_save": {"force": False, "backup": True, "handle": None},
     "file_close": {"handle": None},
 }
-SEED_RESULTS = {
+ORIGINAL_RESULTS = {
     "file_open": {"success", "buffer", "line", "column"},
     "file_read": {"content", "lines", "encoding"},
     "file_save": {"success", "bytes_written", "backup_created"},
     "file_close": {"success", "was_modified"},
 }
-SEED_NAMES = {"file_open": "file/open", "file_read": "file/read", "file_save": "file/save", "file_close": "file/close"}
+ORIGINAL_NAMES = {"file_open": "file/open", "file_read": "file/read", "file_save": "file/save", "file_close": "file/close"}
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def server_params(*args: str) -> StdioServerParameters:
             (),
             {"file_open": "file_open", "file_read": "file_read", "file_save": "file_save", "file_close": "file_close"},
         ),
-        (("--tool-names", "seed", "--read-only"), {k: v for k, v in SEED_NAMES.items() if k != "file_save"}),
+        (("--tool-names", "seed", "--read-only"), {k: v for k, v in ORIGINAL_NAMES.items() if k != "file_save"}),
     ],
     ids=["safe-names", "seed-names-read-only"],
 )
@@ -139,7 +139,7 @@ async def test_stdio_server_lists_the_seed_tools_with_their_arguments_and_defaul
     for ours, name in listed.items():
         tool = tools[name]
         props = tool.input_schema["properties"]
-        expected = {**SEED_ARGS[ours], **EXTRA_ARGS.get(ours, {})}
+        expected = {**ORIGINAL_ARGS[ours], **EXTRA_ARGS.get(ours, {})}
         assert set(props) == set(expected), name
         assert set(tool.input_schema.get("required", [])) == {a for a, d in expected.items() if d is REQUIRED}
         for arg, default in expected.items():
@@ -147,7 +147,7 @@ async def test_stdio_server_lists_the_seed_tools_with_their_arguments_and_defaul
                 assert props[arg].get("default") == default, (name, arg)  # None is not spelt out
             kinds = {props[arg].get("type")} | {t.get("type") for t in props[arg].get("anyOf", [])}
             assert ARG_TYPES[arg] in kinds, (name, arg)
-        assert SEED_RESULTS[ours] <= set(tool.output_schema["properties"]), name
+        assert ORIGINAL_RESULTS[ours] <= set(tool.output_schema["properties"]), name
         assert tool.annotations.read_only_hint is (ours in ("file_open", "file_read")), name
         assert tool.annotations.open_world_hint is False
         assert tool.description

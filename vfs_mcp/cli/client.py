@@ -1,4 +1,4 @@
-"""Seed 004's command-line client: call one tool on a vfs-mcp server and print the result.
+"""The command-line client (docs/command-line-client.md): call one tool on a vfs-mcp server and print the result.
 
 ``vfs-mcp call TOOL [key=value ...]`` starts a server over stdio (``python -m vfs_mcp`` with
 the arguments after ``--``) or connects to one over HTTP (``--url``), checks the tool name

@@ -44,7 +44,7 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         "--tool-names",
         choices=["safe", "seed"],
         default="safe",
-        help="safe: names match ^[a-zA-Z0-9_-]{1,64}$ (fs_read_file); seed: the seeds' spellings (fs.read_file)",
+        help="safe: names match ^[a-zA-Z0-9_-]{1,64}$ (fs_read_file); seed: the originals' spellings (fs.read_file)",
     )
     p.add_argument("--read-only", action="store_true", help="make every mount read-only (write tools are not listed)")
     p.add_argument("--config", metavar="FILE", help="TOML file with [[mount]] entries (root, read_only, options)")

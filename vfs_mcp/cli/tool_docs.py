@@ -140,7 +140,7 @@ def _tool(tool: Tool) -> str:
     hidden = sorted(set(fields) - set(properties) - {tool.context_kwarg})
     if hidden:
         accepted = ", ".join(f"`{h}` {_accepted(fields[h])}" for h in hidden)
-        lines += [f"Also accepted, not listed (seed spellings, options a model rarely needs): {accepted}", ""]
+        lines += [f"Also accepted, not listed (the originals' spellings, options a model rarely needs): {accepted}", ""]
     if tool.output_schema:
         outputs = ", ".join(f"`{name}`" for name in tool.output_schema.get("properties", {}))
         lines += [f"Structured result: {outputs}", ""]

@@ -1,4 +1,4 @@
-"""Seed 004's XML interface: run ``<mcp:filesystem>`` blocks of commands against a server.
+"""The XML interface (docs/xml-interface.md): run ``<mcp:filesystem>`` blocks of commands against a server.
 
     <mcp:filesystem>
         <cd path="src" />
@@ -52,8 +52,8 @@ ALIASES = {
     "cd": "change_directory",
     "grep": "grep_files",
 }
-# Seed 004's own defaults for its commands, where they differ from the tools' (as attribute text).
-SEED_DEFAULTS = {"write": {"create_dirs": "true"}, "grep": {"case_sensitive": "false"}}
+# The XML interface's own defaults for its commands, where they differ from the tools' (as attribute text).
+XML_DEFAULTS = {"write": {"create_dirs": "true"}, "grep": {"case_sensitive": "false"}}
 
 _OPEN = "<mcp:filesystem"
 _CLOSE = "</mcp:filesystem>"
@@ -310,7 +310,7 @@ class XmlRunner:
             attributes["content"] = content_of(text)
         elif text.strip():
             return refused(f"<{command}> takes no text; pass arguments as attributes", name)
-        defaults = {k: v for k, v in SEED_DEFAULTS.get(command, {}).items() if k in properties}
+        defaults = {k: v for k, v in XML_DEFAULTS.get(command, {}).items() if k in properties}
         try:
             arguments = coerce_arguments(tool, {**defaults, **attributes})
             result = await self._client.call_tool(name, arguments)

@@ -20,10 +20,10 @@ PROFILES: dict[str, str] = {
     "ide": "vfs_mcp.profiles.ide",
 }
 EXCLUSIVE = (("default", "official"),)
-SEED_EXACT = ("official", "fs", "ide")
-"""Profiles whose schemas state every default their seed states (``false`` and ``0`` too)."""
+STATED_DEFAULTS = ("official", "fs", "ide")
+"""Profiles whose schemas state every default their original states (``false`` and ``0`` too)."""
 TEXT_EXACT = ("official",)
-"""Profiles whose replies' text is their seed's byte for byte: what the server adds to a reply
+"""Profiles whose replies' text is their original's byte for byte: what the server adds to a reply
 (a change's id, a note that it cannot be undone) goes in ``_meta`` only."""
 
 

@@ -2,7 +2,7 @@
 
 An argument whose name says what it is has no description (the server's instructions and
 ``list_allowed_directories`` say how paths are written once). ``Hidden`` keeps an argument
-accepted but out of the published schema: a seed's spelling merged into another argument, or
+accepted but out of the published schema: an original's spelling merged into another argument, or
 an option a model rarely needs (an error that needs it names it).
 """
 

@@ -17,8 +17,8 @@ default profile             ``answer`` / ``report``     the text blocks (no outp
                                                         JSON with ``format='json'``. The result's
                                                         fields ride in ``_meta`` for programs.
 official profile            ``profiles.official``       the reference server's text, nothing else
-fs and ide profiles         ``record``                  the seeds' result JSON: ``structuredContent``
-                                                        and the same compact JSON (or the seed's text)
+fs and ide profiles         ``record``                  the originals' result JSON: ``structuredContent``
+                                                        and the same compact JSON (or the original's text)
 images and audio            ``media``                   the image/audio block and a one-line note
 errors                      ``failed``                  ``isError`` and "CODE: message"; the code,
                                                         status and JSON-RPC code in ``_meta`` only
@@ -69,7 +69,7 @@ def report(model: BaseModel | Mapping[str, Any], text: str, fmt: str = "text") -
 
 
 def record(model: BaseModel, *texts: str) -> CallToolResult:
-    """A result whose contract is JSON (the fs and ide seeds): structured content, and as text
+    """A result whose contract is JSON (the fs and ide originals): structured content, and as text
     the same compact JSON (what a structured-first client forwards) unless ``texts`` are given."""
     structured = _dump(model)
     blocks = texts or (compact_json(structured),)

@@ -38,8 +38,8 @@ class Tool:
     idempotent: bool = False
     name: str = ""
     """The tool's name (default: the adapter's)."""
-    seed_name: str = ""
-    """Its name with ``--tool-names seed`` (default: the same)."""
+    original_name: str = ""
+    """Its name as the server the profile reproduces spells it, served with ``--tool-names seed`` (default: the same)."""
     writes: bool | None = None
     """Listed only when some mount is writable (default: when it is not read-only)."""
     review: bool = False
@@ -60,7 +60,7 @@ class Tool:
         return self.name or self.where.rpartition(":")[2]
 
     def named(self, settings: Settings) -> str:
-        return settings.name(self.key, self.seed_name or self.key)
+        return settings.name(self.key, self.original_name or self.key)
 
     @property
     def needs_writable(self) -> bool:

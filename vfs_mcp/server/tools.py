@@ -78,7 +78,7 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
                     output_schema=planned["output"],
                     context_kwarg=planned["context"],
                 )
-            if profile in profiles.SEED_EXACT:
+            if profile in profiles.STATED_DEFAULTS:
                 exact.add(name)
     toolset.publish(server, settings.tools, exact)
 

@@ -48,7 +48,7 @@ def compact_schema(schema: dict[str, Any], *, implied_defaults: bool = True) -> 
     """``schema`` without titles, ``$defs`` (inlined), null unions, maximums and null defaults:
     the same arguments in fewer bytes. With ``implied_defaults`` (what a model assumes anyway)
     the ``IMPLIED`` defaults and ``additionalProperties: false`` go too; without, they stay as a
-    seed states them."""
+    original states them."""
     defs: dict[str, Any] = schema.get("$defs", {})
 
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
@@ -135,7 +135,7 @@ def publish(server: MCPServer, wanted: tuple[str, ...], exact: set[str] | None =
 
 
 SYNONYMS = {
-    # What other servers (and the seeds' other tools) call the arguments ours take.
+    # What other servers (and the originals' other tools) call the arguments ours take.
     "start_line": ("offset", "line"),
     "from_line": ("offset", "line"),
     "line": ("offset", "line_number"),

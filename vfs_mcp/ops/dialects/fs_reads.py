@@ -2,7 +2,7 @@
 (docs/profile-fs.md).
 
 Relative paths start at the server root (the working directory, at first the first
-mount's root) and results name paths under it relative to it, as the seed shows them;
+mount's root) and results name paths under it relative to it, as the original shows them;
 a path given absolute (a host path, ``~``, a URL) is named in full. Writes are in
 ``fs_writes``, the result JSON in ``fs_results``.
 """

@@ -11,7 +11,7 @@ SearchMode = Literal["literal", "regex"]
 
 
 class _Sparse(BaseModel):
-    """A result whose ``SPARSE`` fields are left out of the JSON when None, as the seed omits them."""
+    """A result whose ``SPARSE`` fields are left out of the JSON when None, as the original omits them."""
 
     SPARSE: ClassVar[tuple[str, ...]] = ()
 
@@ -98,7 +98,7 @@ class CreateFileResult(BaseModel):
 
 
 class FsDeleteResult(BaseModel):
-    model_config = ConfigDict(title="DeleteResult")  # the seed's name, in the output schema
+    model_config = ConfigDict(title="DeleteResult")  # the original's name, in the output schema
     path: str
     existed: bool
     is_dir: bool

@@ -50,7 +50,7 @@ def _check_size(content: str, max_bytes: int | None) -> None:
 
 PARENT_MISSING = "the parent folder of {path} does not exist; pass create_parents=true"
 CREATE = {"exists": "{path} already exists; pass overwrite=true to replace it"}
-"""The seed's words for the operations' refusals (``write.Wording``)."""
+"""The original's words for the operations' refusals (``write.Wording``)."""
 OVERWRITE = {
     "directory": "{path} is a directory; list it with list_files",
     "not_file": "{path} is not a regular file",
@@ -112,7 +112,7 @@ def copy_path(
     recursive: bool = False,
     create_parents: bool = True,
 ) -> FsCopyResult:
-    """Copy a file (a directory tree with ``recursive``, beyond the seed), across mounts too."""
+    """Copy a file (a directory tree with ``recursive``, beyond the original), across mounts too."""
     source = vfs.resolve(from_)
     dest = _writable(vfs, to)
     copied = transfers.copy_file(vfs, from_, to, overwrite, recursive, create_parents, wording=TRANSFER)
@@ -132,7 +132,7 @@ def move_path(
     recursive: bool = False,
     create_parents: bool = True,
 ) -> FsMoveResult:
-    """Move or rename a file (a directory with ``recursive``, beyond the seed), across mounts too."""
+    """Move or rename a file (a directory with ``recursive``, beyond the original), across mounts too."""
     source = _writable(vfs, from_, follow=False)
     dest = _writable(vfs, to)
     moved = transfers.move_file(vfs, from_, to, overwrite, create_parents, recursive, wording=TRANSFER)

@@ -3,7 +3,7 @@
 Its table (``TOOLS``): each tool calls one operation, ``vfs_mcp.ops.dialects.fs_reads`` and ``fs_writes`` (the
 result models are in ``fs_results``). Names are
 ``fs_list_files`` by default and ``fs.list_files`` with ``--tool-names seed``. The text
-block is the result JSON, as the seed's clients read it. A server whose mounts are all
+block is the result JSON, as the original's clients read it. A server whose mounts are all
 read-only does not list the write tools.
 """
 
@@ -166,7 +166,7 @@ def move_path(
 
 def _row(fn: Callable[..., CallToolResult], title: str, description: str, **options: bool) -> Tool:
     """A row named ``fs_<tool>`` (``fs.<tool>`` with ``--tool-names seed``)."""
-    return Tool(fn, title, description, name=f"fs_{fn.__name__}", seed_name=f"fs.{fn.__name__}", **options)
+    return Tool(fn, title, description, name=f"fs_{fn.__name__}", original_name=f"fs.{fn.__name__}", **options)
 
 
 WRITE = {"read_only": False, "destructive": True}

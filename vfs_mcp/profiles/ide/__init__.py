@@ -120,14 +120,14 @@ TOOLS = (
         "Open a text file in an editor buffer kept until {file_close}, with the cursor at line/column (1-based; "
         "out-of-range positions are clamped and the actual one returned). The encoding is detected and kept "
         "on save. Opening an open file again reloads it from disk.",
-        seed_name="file/open",
+        original_name="file/open",
     ),
     Tool(
         file_read,
         "Read file",
         "Read a text file, or lines start_line..end_line (1-based, inclusive, clamped). An open file is read "
         "from its buffer; externally_modified=true means it changed on disk since ({file_open} reloads it).",
-        seed_name="file/read",
+        original_name="file/read",
     ),
     Tool(
         file_close,
@@ -137,7 +137,7 @@ TOOLS = (
         read_only=False,
         destructive=True,
         idempotent=True,
-        seed_name="file/close",
+        original_name="file/close",
         writes=False,
     ),
     Tool(
@@ -148,6 +148,6 @@ TOOLS = (
         "since it was opened, unless force=true.",
         read_only=False,
         destructive=True,
-        seed_name="file/save",
+        original_name="file/save",
     ),
 )

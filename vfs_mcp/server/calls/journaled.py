@@ -1,7 +1,7 @@
 """A successful call's changes kept as its session's (their records are in the change
 log already): the reply names each change's id, in its text and in ``_meta``, and says when a
 change cannot be undone or pushed older ones out of the log (in ``_meta`` alone for a profile
-whose text is its seed's byte for byte: ``profiles.TEXT_EXACT``)."""
+whose text is its original's byte for byte: ``profiles.TEXT_EXACT``)."""
 
 from __future__ import annotations
 
