@@ -10,6 +10,7 @@ search globs, sizes, diffs) — with our deliberate differences asserted where w
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import os
@@ -596,16 +597,16 @@ def test_tree_excludes_names_at_any_depth(
     tree_box: tuple[Sandbox, JailedFS], pattern: str, kept: set[str], gone: set[str]
 ) -> None:
     _, vfs = tree_box
-    top = {entry["name"]: entry for entry in json.loads(render.directory_tree(vfs, ".", [pattern]).text)}
+    top = {entry["name"]: entry for entry in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".", [pattern])).text)}
     assert kept <= set(top)
     assert not gone & set(top)
 
 
 def test_tree_excludes_nested_directories_and_several_patterns(tree_box: tuple[Sandbox, JailedFS]) -> None:
     _, vfs = tree_box
-    everything = {e["name"]: e for e in json.loads(render.directory_tree(vfs, ".").text)}
+    everything = {e["name"]: e for e in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".")).text)}
     assert {".env", ".git", "node_modules", "src", "nested"} <= set(everything)
-    trimmed = {e["name"]: e for e in json.loads(render.directory_tree(vfs, ".", ["node_modules", ".env", ".git"]).text)}
+    trimmed = {e["name"]: e for e in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".", ["node_modules", ".env", ".git"])).text)}
     assert set(trimmed) == {".env.local", "src", "package.json", "nested"}
     assert trimmed["nested"]["children"] == [], "nested/node_modules is excluded too; the directory keeps children: []"
 
@@ -614,14 +615,14 @@ def test_a_cut_tree_stays_valid_json_keeps_its_top_level_and_says_what_was_left_
     tree_box: tuple[Sandbox, JailedFS],
 ) -> None:
     _, vfs = tree_box
-    reply = render.directory_tree(vfs, ".", limit=3)
+    reply = render.directory_tree(dialect.directory_tree(vfs, ".", limit=3))
     assert len(json.loads(reply.text)) == 3
     assert reply.note is not None and "more entries not shown" in reply.note
-    cut = render.directory_tree(vfs, ".", limit=9)  # 7 names at the top: all of them, then the first 2 below
+    cut = render.directory_tree(dialect.directory_tree(vfs, ".", limit=9))  # 7 names at the top: all of them, then the first 2 below
     top = json.loads(cut.text)
     assert [e["name"] for e in top] == [".env", ".env.local", ".git", "nested", "node_modules", "package.json", "src"]
     assert [len(e.get("children", [])) for e in top] == [0, 0, 1, 1, 0, 0, 0]
-    listed = render.list_directory(vfs, ".", limit=2)
+    listed = render.list_directory(dialect.list_directory(vfs, ".", limit=2))
     assert len(listed.text.splitlines()) == 2
     assert listed.note is not None and listed.note.startswith("(5 more entries")
 
@@ -662,7 +663,7 @@ def test_search_matches_minimatch_globs_on_relative_paths(
     for name in ("test.txt", "test.log", "test.backup", "important_test.js", "node_modules/test.js"):
         box.put(name, "x")
     box.put("deep/inner/notes.txt", "x")
-    found = render.search_files(vfs, ".", pattern, exclude).text
+    found = render.search_files(dialect.search_files(vfs, ".", pattern, exclude)).text
     assert found == ("\n".join(box.path(p) for p in sorted(expected)) or "No matches found")
 
 
@@ -672,7 +673,7 @@ def test_a_glob_with_a_reversed_bracket_range_is_invalid_argument_not_a_crash(
     box, vfs = memory_vfs(tmp_path, request)
     box.put("a.txt", "x")
     with pytest.raises(InvalidArgument, match=r"invalid glob '\[z-a\]'"):
-        render.search_files(vfs, ".", "[z-a]", [])
+        render.search_files(dialect.search_files(vfs, ".", "[z-a]", []))
 
 
 # -- sizes (the reference's formatSize cases) ---------------------------------------------
@@ -712,3 +713,19 @@ async def test_a_resource_uri_is_a_percent_encoded_file_url_of_the_file_read(loc
     assert uri.startswith("file://") and "%20" in uri and "%C3%A9" in uri and " " not in uri
     assert unquote(urlsplit(uri).path) == os.path.join(box.root, "my café.bin")
     assert base64.b64decode(block.resource.blob) == b"\x10\x20\x30"
+
+
+def test_the_renderer_is_given_what_it_shows_and_reads_nothing() -> None:
+    """``render`` writes the text of what an operation gathered: none of its functions takes
+    the filesystem, and it imports nothing that reads (``os``, the jailed filesystem)."""
+    tree = ast.parse(Path(render.__file__).read_text())
+    taking = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any(arg.annotation is not None and "JailedFS" in ast.unparse(arg.annotation) for arg in node.args.args)
+    ]
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert taking == [], f"these read for themselves; give them what the operation gathered: {taking}"
+    assert not imported & {"os", "vfs_mcp.jail.filesystem"}

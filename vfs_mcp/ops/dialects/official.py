@@ -7,17 +7,19 @@ places is a CONFLICT instead of "the first one"; CRLF files stay CRLF; all edits
 order, or none.
 
 Messages are rewritten where ours would name an argument the reference does not have.
-Every function returns text (or a ``Media``) and raises our errors.
+Every function returns text (or a ``Media``), or what a listing, tree or search found for the
+profile's renderer (``vfs_mcp.profiles.official.render``) to write, and raises our errors.
 """
 
 from __future__ import annotations
 
 import base64
 import mimetypes
+import os
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
@@ -27,10 +29,11 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files import lines as line_ops
-from vfs_mcp.ops.files import read, transfers, write
+from vfs_mcp.ops.files import listing, read, transfers, write
 from vfs_mcp.ops.files.write import writable
 from vfs_mcp.ops.text.document import TextFile
 from vfs_mcp.ops.text.names import uri_of
+from vfs_mcp.ops.trees import directory_tree as tree
 
 MEDIA_TYPES = {
     ".png": "image/png",
@@ -46,6 +49,56 @@ MEDIA_TYPES = {
     ".flac": "audio/flac",
 }
 """The extensions the reference returns as image/audio blocks; every other file is a resource."""
+
+MAX_LISTED = 1000
+"""Entries one listing, tree or search shows; the rest are counted in a note."""
+
+
+# -- listing ----------------------------------------------------------------------------
+
+
+def list_directory(vfs: JailedFS, path: str, limit: int = MAX_LISTED) -> listing.ListResult:
+    """A directory's entries in name order, hidden names included (at most ``limit``)."""
+    return listing.list_directory(vfs, path, include_hidden=True, limit=limit)
+
+
+def _by_name(entry: Entry) -> tuple[str, str]:
+    # Close to the reference's localeCompare: case-insensitive, lower case first on ties.
+    return entry.name.casefold(), entry.name.swapcase()
+
+
+def _sort_size(vfs: JailedFS, entry: Entry) -> int:
+    """The size the reference sorts by: a file's, or a directory's own (its inode's size,
+    4096 on most Linux file systems, where a store has host paths; 0 elsewhere)."""
+    if entry.type != "directory":
+        return entry.size
+    real = vfs.host_path(entry.target)
+    return os.stat(real).st_size if real else 0
+
+
+def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name") -> list[Entry]:
+    """A directory's entries sorted by name, or by size largest first, as the reference sorts them."""
+    if sort_by not in ("name", "size"):
+        raise InvalidArgument("sortBy must be 'name' or 'size'")
+    entries = sorted(vfs.ls(vfs.resolve(path)), key=_by_name)
+    if sort_by == "size":
+        entries.sort(key=lambda e: _sort_size(vfs, e), reverse=True)
+    return entries
+
+
+def directory_tree(
+    vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED
+) -> tuple[list[dict[str, Any]], int]:
+    """The tree under ``path`` as nested ``{name, type, children}`` nodes, and how many the limit left out."""
+    return tree.nested_tree(vfs, path, exclude_patterns, limit)
+
+
+def search_files(
+    vfs: JailedFS, path: str, pattern: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED
+) -> tuple[list[str], int]:
+    """Full paths of everything under ``path`` whose path relative to it matches ``pattern``
+    (``tree.glob_search``: minimatch's globs, dotfiles included), and how many more matched."""
+    return tree.glob_search(vfs, path, pattern, exclude_patterns, limit)
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.dialects import official
+from vfs_mcp.ops.files import listing
 from vfs_mcp.profiles.official import edit as official_edit
 from vfs_mcp.profiles.official import render
 from vfs_mcp.profiles.table import Tool
@@ -72,7 +73,7 @@ def read_multiple_files(
 
 
 def list_directory(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return reply(render.list_directory(vfs, path))
+    return reply(render.list_directory(official.list_directory(vfs, path)))
 
 
 def list_directory_with_sizes(
@@ -81,11 +82,11 @@ def list_directory_with_sizes(
     path: Path,
     sortBy: Annotated[Literal["name", "size"], Field(description="Sort entries by name or size")] = "name",
 ) -> CallToolResult:
-    return reply(render.list_with_sizes(vfs, path, sortBy))
+    return reply(render.list_with_sizes(official.list_with_sizes(vfs, path, sortBy)))
 
 
 def directory_tree(vfs: JailedFS, settings: Settings, path: Path, excludePatterns: Excludes = ()) -> CallToolResult:
-    return reply(render.directory_tree(vfs, path, excludePatterns))
+    return reply(render.directory_tree(official.directory_tree(vfs, path, excludePatterns)))
 
 
 def search_files(
@@ -95,15 +96,15 @@ def search_files(
     pattern: Annotated[str, Field(description="Glob on paths relative to `path`, e.g. '**/*.py'")],
     excludePatterns: Excludes = (),
 ) -> CallToolResult:
-    return reply(render.search_files(vfs, path, pattern, excludePatterns))
+    return reply(render.search_files(official.search_files(vfs, path, pattern, excludePatterns)))
 
 
 def get_file_info(vfs: JailedFS, settings: Settings, path: Path) -> CallToolResult:
-    return reply(render.file_info(vfs, path))
+    return reply(render.file_info(listing.get_file_info(vfs, path)))
 
 
 def list_allowed_directories(vfs: JailedFS, settings: Settings) -> CallToolResult:
-    return reply(render.allowed_directories(vfs))
+    return reply(render.allowed_directories(listing.list_allowed_directories(vfs)))
 
 
 def write_file(

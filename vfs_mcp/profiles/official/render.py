@@ -7,28 +7,21 @@ sizes as ``1.50 KB``, a JSON tree, a fenced diff with jsdiff's headers), its
 ``edit_file`` matching (exact text, else lines equal once trimmed), made safe: an oldText
 found in two places is a CONFLICT instead of "the first one", and CRLF files stay CRLF.
 
-Its reads and writes (limits, messages, media typing) are ``vfs_mcp.ops.dialects.official``'s, its
-tree and globbed search ``vfs_mcp.ops.trees.directory_tree``'s. Every function returns text and raises our
-errors; nothing here is MCP.
+Each function here writes the text of what an operation gathered
+(``vfs_mcp.ops.dialects.official``: its listings, tree and globbed search, reads, writes and
+edits); nothing here reads a file, and nothing is MCP.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from vfs_mcp.errors import InvalidArgument
 from vfs_mcp.jail.entries import Entry
-from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.files import listing
+from vfs_mcp.ops.dialects.official import MAX_LISTED
+from vfs_mcp.ops.files.listing import FileInfo, ListResult, MountsResult
 from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, shown
-from vfs_mcp.ops.trees import directory_tree as tree
-
-MAX_LISTED = 1000
-"""Entries one listing, tree or search shows; the rest are counted in a note."""
-
 
 @dataclass
 class Reply:
@@ -71,36 +64,16 @@ def _tag(entry: Entry) -> str:
     return "[DIR]" if entry.type == "directory" else "[FILE]"
 
 
-def list_directory(vfs: JailedFS, path: str, limit: int = MAX_LISTED) -> Reply:
+def list_directory(result: ListResult) -> Reply:
     """``[FILE] name`` / ``[DIR] name`` lines in name order, hidden names included."""
-    result = listing.list_directory(vfs, path, include_hidden=True, limit=limit)
     lines = [f"[DIR] {shown(e.name)}" if e.type == "directory" else f"[FILE] {shown(e.name)}" for e in result.entries]
     hint = "use search_files with a pattern to find the others"
     more = _more(result.total - len(lines), "entry", "entries", hint)
     return Reply("\n".join(lines), _noted(more, *(e.name for e in result.entries)))
 
 
-def _by_name(entry: Entry) -> tuple[str, str]:
-    # Close to the reference's localeCompare: case-insensitive, lower case first on ties.
-    return entry.name.casefold(), entry.name.swapcase()
-
-
-def _sort_size(vfs: JailedFS, entry: Entry) -> int:
-    """The size the reference sorts by: a file's, or a directory's own (its inode's size,
-    4096 on most Linux file systems, where a store has host paths; 0 elsewhere)."""
-    if entry.type != "directory":
-        return entry.size
-    real = vfs.host_path(entry.target)
-    return os.stat(real).st_size if real else 0
-
-
-def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name", limit: int = MAX_LISTED) -> Reply:
-    """Entries with padded names and file sizes, sorted by name or largest first, then totals."""
-    if sort_by not in ("name", "size"):
-        raise InvalidArgument("sortBy must be 'name' or 'size'")
-    entries = sorted(vfs.ls(vfs.resolve(path)), key=_by_name)
-    if sort_by == "size":
-        entries.sort(key=lambda e: _sort_size(vfs, e), reverse=True)
+def list_with_sizes(entries: list[Entry], limit: int = MAX_LISTED) -> Reply:
+    """Entries (in their order) with padded names and file sizes, then the totals."""
     lines = [
         f"{_tag(e)} {shown(e.name).ljust(30)} {'' if e.type == 'directory' else format_size(e.size).rjust(10)}"
         for e in entries[:limit]
@@ -116,9 +89,10 @@ def list_with_sizes(vfs: JailedFS, path: str, sort_by: str = "name", limit: int 
     return Reply("\n".join(lines), _noted(more, *(e.name for e in entries[:limit])))
 
 
-def directory_tree(vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED) -> Reply:
-    """The tree as a JSON array of ``{name, type, children}`` (``tree.nested_tree``), 2-space indented."""
-    top, omitted = tree.nested_tree(vfs, path, exclude_patterns, limit)
+def directory_tree(found: tuple[list[dict[str, Any]], int]) -> Reply:
+    """The tree (``official.directory_tree``'s nodes, and how many were left out) as a JSON
+    array of ``{name, type, children}``, 2-space indented."""
+    top, omitted = found
     hint = "pass excludePatterns or a deeper path"
     return Reply(json.dumps(top, indent=2, ensure_ascii=False), _more(omitted, "entry", "entries", hint))
 
@@ -126,23 +100,20 @@ def directory_tree(vfs: JailedFS, path: str, exclude_patterns: Sequence[str] = (
 # -- searching --------------------------------------------------------------------------
 
 
-def search_files(
-    vfs: JailedFS, path: str, pattern: str, exclude_patterns: Sequence[str] = (), limit: int = MAX_LISTED
-) -> Reply:
-    """Full paths of everything under ``path`` whose path relative to it matches ``pattern``
-    (``tree.glob_search``: minimatch's globs, dotfiles included), one per line."""
-    paths, omitted = tree.glob_search(vfs, path, pattern, exclude_patterns, limit)
-    found = [shown(p) for p in paths]
+def search_files(found: tuple[list[str], int]) -> Reply:
+    """The paths a search found (``official.search_files``), one per line, and how many more matched."""
+    paths, omitted = found
+    shown_paths = [shown(p) for p in paths]
     hint = "narrow the pattern or the path"
-    return Reply("\n".join(found) or "No matches found", _noted(_more(omitted, "match", "matches", hint), *found))
+    more = _more(omitted, "match", "matches", hint)
+    return Reply("\n".join(shown_paths) or "No matches found", _noted(more, *shown_paths))
 
 
 # -- metadata ---------------------------------------------------------------------------
 
 
-def file_info(vfs: JailedFS, path: str) -> str:
+def file_info(info: FileInfo) -> str:
     """``key: value`` lines in the reference's order; times in ISO 8601 UTC, where the backend has them."""
-    info = listing.get_file_info(vfs, path)
     fields: list[tuple[str, object]] = [
         ("size", info.size),
         ("created", info.created),
@@ -159,7 +130,6 @@ def file_info(vfs: JailedFS, path: str) -> str:
     )
 
 
-def allowed_directories(vfs: JailedFS) -> str:
+def allowed_directories(result: MountsResult) -> str:
     """``Allowed directories:`` and one mount root per line."""
-    roots = [m.root for m in listing.list_allowed_directories(vfs).directories]
-    return "Allowed directories:\n" + "\n".join(roots)
+    return "Allowed directories:\n" + "\n".join(m.root for m in result.directories)
