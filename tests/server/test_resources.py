@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import CANARY, Sandbox, make_sandbox
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops.text.names import uri_of
+from vfs_mcp.server.build import build_server
 from vfs_mcp.server.resources import METRICS_URI, base_uri
+from vfs_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio
 
@@ -49,6 +56,23 @@ async def test_resource_reads_go_through_the_jail(local_sandbox: Sandbox, mode: 
                 await client.read_resource(attack)
             assert CANARY.decode().strip() not in str(refused.value)
             assert str(sandbox.outside) not in str(refused.value)
+
+
+@pytest.mark.parametrize("folder", ["my docs", "notes #1", "100% done"])
+async def test_a_mount_whose_folder_needs_escaping_serves_each_file_at_the_uri_results_give(
+    tmp_path: Path, folder: str
+) -> None:
+    root = tmp_path / folder
+    root.mkdir()
+    (root / "a b.txt").write_text("hello\n")
+    mount = open_mount(MountSpec(str(root)))
+    uri = uri_of(Target(mount, "a b.txt"))  # as tools write a file's URI
+    async with Client(build_server([mount], Settings())) as client:
+        templates = (await client.list_resource_templates()).resource_templates
+        contents = (await client.read_resource(uri)).contents[0]
+    assert [t.uri_template for t in templates] == [f"{base_uri(mount)}/{{+path}}"]
+    assert unquote(urlsplit(base_uri(mount)).path) == str(root)
+    assert getattr(contents, "text", None) == "hello\n"
 
 
 async def test_a_missing_file_resource_is_not_found(sandbox: Sandbox) -> None:

@@ -23,7 +23,9 @@ from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.encoding import looks_binary
+from vfs_mcp.ops.text.names import uri_of
 from vfs_mcp.server.metrics import Metrics
 
 METRICS_URI = "vfs://metrics"
@@ -55,8 +57,9 @@ class HistoryResource(Resource):
 
 
 def base_uri(mount: Mount) -> str:
-    """The URI prefix of a mount's files."""
-    return f"file://{mount.url}" if mount.is_local else mount.url
+    """The URI prefix of a mount's files, spelt as results spell a file's URI (``uri_of``:
+    percent-encoded on local mounts), so a file's URI is its mount's template filled in."""
+    return uri_of(Target(mount, "")).rstrip("/")
 
 
 def read(vfs: JailedFS, uri: str, max_bytes: int = DEFAULT_MAX_READ_BYTES) -> str | bytes:
@@ -75,9 +78,12 @@ def read(vfs: JailedFS, uri: str, max_bytes: int = DEFAULT_MAX_READ_BYTES) -> st
         return data
 
 
-def _reader(vfs: JailedFS, base: str, max_bytes: int) -> Callable[[str], str | bytes]:
+def _reader(vfs: JailedFS, mount: Mount | None, max_bytes: int) -> Callable[[str], str | bytes]:
+    """A template's reader: ``path`` comes percent-decoded, so it is read as a path inside its
+    mount (a host path for ``mount=None``, the template of every local file), not as a URI."""
+
     def read_file(path: str) -> str | bytes:
-        return read(vfs, f"{base}/{path}", max_bytes)
+        return read(vfs, "/" + path if mount is None else mount.display(path), max_bytes)
 
     return read_file
 
@@ -102,16 +108,15 @@ def register(
             "file:///{+path}",
             name="local files",
             description="Any file under the client's roots (see list_allowed_directories), by its absolute path",
-        )(_reader(vfs, "file://", max_bytes))
+        )(_reader(vfs, None, max_bytes))
     for mount in vfs.mounts:
         if any_local and mount.is_local:
             continue
-        base = base_uri(mount).rstrip("/")
         server.resource(
-            f"{base}/{{+path}}",
+            f"{base_uri(mount)}/{{+path}}",
             name=f"files in {mount.url}",
             description=f"Any file under the mount {mount.url}, by its path inside it",
-        )(_reader(vfs, base, max_bytes))
+        )(_reader(vfs, mount, max_bytes))
 
     if pending:
 
