@@ -21,6 +21,9 @@ or removes what it reaches for.
 - ``logging_set_up_once``: MCPServer's constructor sets logging up only where nothing has yet.
 - ``tool_results_keep_their_meta``: the runner's per-version sieve of a ``tools/call`` result
   hands its ``_meta`` over as it is instead of copying it (a tree's 20,000 nodes).
+- ``client_roots``: the client's roots asked for from inside a request, by the resolver
+  machinery the SDK fills a tool's ``Resolve`` arguments with (mid-call ``roots/list`` through
+  2025-11-25, an input round on 2026-07-28), for a request that is not one tool's.
 """
 
 from __future__ import annotations
@@ -30,17 +33,24 @@ import logging
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from typing import Any, BinaryIO
+from typing import Annotated, Any, BinaryIO
 
 from mcp.server import stdio
 from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver import server as mcpserver_module
+from mcp.server.mcpserver.resolve import (
+    ListRoots,
+    Resolve,
+    build_resolver_plans,
+    find_resolved_parameters,
+    resolve_arguments,
+)
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities import logging as sdk_logging
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import ToolAnnotations
+from mcp_types import InputRequiredResult, ListRootsResult, ToolAnnotations
 from mcp_types import methods as sdk_methods
 
 _SIEVE = sdk_methods.serialize_server_result
@@ -71,8 +81,8 @@ def tool_results_keep_their_meta() -> None:
     (``serialize_server_result``: validated against the version's schema, then dumped again)
     with its ``_meta`` handed over as it is: the tools put JSON data there
     (``profiles.results``), and the sieve's dump copied all of it on the event loop's thread,
-    17 ms for the 20,000 nodes of a tree (``replies.WireResult`` spares the dump before it the
-    same copy). The rest of the result is sieved as before; a ``_meta`` that is not a mapping
+    a tree's 20,000 nodes at a time (the cost: benchmarks/README.md; ``replies.WireResult``
+    spares the dump before it the same copy). The rest of the result is sieved as before; a ``_meta`` that is not a mapping
     of names goes through the sieve whole, to be refused there."""
     sdk_methods.serialize_server_result = _sieved  # the name the runner calls
 
@@ -202,3 +212,25 @@ async def end_session(manager: StreamableHTTPSessionManager, session_id: str) ->
     transport = manager._server_instances.get(session_id)
     if transport is not None:
         await manager._discard_session(session_id, transport)
+
+
+def _ask_for_roots() -> ListRoots:
+    return ListRoots()
+
+
+async def _roots(roots: Annotated[ListRootsResult, Resolve(_ask_for_roots)]) -> ListRootsResult:
+    return roots
+
+
+_ROOTS_PARAMS = find_resolved_parameters(_roots)
+_ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
+
+
+async def client_roots(context: Context[Any, Any]) -> ListRootsResult | InputRequiredResult:
+    """The client's ``roots/list`` answer, or the input round that asks for it (2026-07-28).
+    Raises MCPError when the client fails to answer or there is no channel to ask on."""
+    answer = await resolve_arguments(_ROOTS_PARAMS, _ROOTS_PLANS, {}, context)
+    if isinstance(answer, InputRequiredResult):
+        return answer
+    roots: ListRootsResult = answer["roots"]
+    return roots

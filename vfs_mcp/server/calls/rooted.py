@@ -8,23 +8,17 @@ URI it names is refused, saying why (``watchable``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.resolve import (
-    ListRoots,
-    Resolve,
-    build_resolver_plans,
-    find_resolved_parameters,
-    resolve_arguments,
-)
 from mcp.shared.exceptions import MCPError
-from mcp_types import InputRequiredResult, ListRootsResult
+from mcp_types import InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from vfs_mcp.errors import AccessDenied, Internal
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.server import sdk
 from vfs_mcp.server.calls.call import Call, Next, Result, Server, request_of
 from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.resources import METRICS_URI
@@ -56,20 +50,6 @@ def watchable(server: Server, uri: str) -> Target:
     return server.vfs.resolve(uri)
 
 
-def _ask_for_roots() -> ListRoots:
-    return ListRoots()
-
-
-async def _client_roots(roots: Annotated[ListRootsResult, Resolve(_ask_for_roots)]) -> ListRootsResult:
-    """The consumer the SDK's resolver machinery fills: mid-call ``roots/list`` through
-    2025-11-25, an ``InputRequiredResult`` round on 2026-07-28."""
-    return roots
-
-
-_ROOTS_PARAMS = find_resolved_parameters(_client_roots)
-_ROOTS_PLANS = build_resolver_plans(_ROOTS_PARAMS, set())
-
-
 async def settle(server: Server, context: Context[Any, Any] | None) -> InputRequiredResult | None:
     """Ask the client for its roots when they are due, and apply them to the jail.
 
@@ -85,13 +65,13 @@ async def settle(server: Server, context: Context[Any, Any] | None) -> InputRequ
     uris: list[str] | None = None
     if capabilities is not None and capabilities.roots is not None:
         try:
-            answer = await resolve_arguments(_ROOTS_PARAMS, _ROOTS_PLANS, {}, context)
+            answer = await sdk.client_roots(context)
         except MCPError as err:  # the client failed to answer, or there is no channel to ask on
             log.warning("could not get the client's roots: %s", err)
         else:
             if isinstance(answer, InputRequiredResult):
                 return answer
-            uris = [str(root.uri) for root in answer["roots"].roots]
+            uris = [str(root.uri) for root in answer.roots]
     # Checking the roots touches the disk (real paths, folders): not on the event loop.
     await anyio.to_thread.run_sync(roots.settle, server.vfs.jail, uris)
     return None
