@@ -1,0 +1,93 @@
+"""One word per concept: module names say which module they are, and the words the glossary
+of docs/architecture.md retired stay retired outside it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTE = ROOT / "docs" / "architecture.md"
+
+ADAPTERS = ("vfs_mcp/profiles/", "vfs_mcp/cli/")
+"""Thin adapters, each named after what it fronts: ``profiles/default/analytics.py`` is the
+tools of ``ops/trees/analytics.py``, ``cli/review.py`` the command of ``vfs_mcp/review/``."""
+
+RETIRED = {
+    r"\bseed_name\b|\bSEED_[A-Z]+\b|\b[Ss]eeds?'|\b[Ss]eed \d{3}\b|\bthe seeds?\b": (
+        "the server a profile reproduces is its original (``Tool.original_name``); "
+        "'seed' is the harness's files put in a mount (and ``--tool-names seed``)"
+    ),
+    r"\bcompat\b|\bdialects[./]reference\b|\bcli[./]reference\b": (
+        "the official profile is 'official' (``ops/dialects/official.py``, ``profiles/official/render.py``)"
+    ),
+}
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in (ROOT / "vfs_mcp").rglob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+
+
+def shared_basenames(paths: list[Path]) -> dict[str, list[str]]:
+    """Basenames that more than one of ``paths`` has, adapters aside when they front a module
+    of their name in a lower layer."""
+    where: dict[str, list[str]] = {}
+    for path in paths:
+        where.setdefault(path.name, []).append(path.relative_to(ROOT).as_posix())
+    twice = {}
+    for name, places in where.items():
+        kept = [p for p in places if not p.startswith(ADAPTERS)]
+        fronted = bool(kept) or (ROOT / "vfs_mcp" / name.removesuffix(".py")).is_dir()
+        if len(kept) > 1 or (len(places) > 1 and not fronted):
+            twice[name] = places
+    return twice
+
+
+def test_no_two_modules_of_the_package_share_a_name() -> None:
+    """Two ``roots.py`` (the client's roots, and the call step that asks for them) read as one
+    module in a traceback, a call graph or a search; an adapter may share the name it fronts."""
+    twice = shared_basenames(modules())
+    assert not twice, f"give each module a name of its own: {twice}"
+
+
+def test_two_modules_of_one_name_are_found() -> None:
+    """The rule above fails on a planted pair, and lets an adapter share its operation's name."""
+    planted = [ROOT / "vfs_mcp/server/roots.py", ROOT / "vfs_mcp/server/calls/roots.py"]
+    assert shared_basenames(planted) == {"roots.py": ["vfs_mcp/server/roots.py", "vfs_mcp/server/calls/roots.py"]}
+    fronting = [ROOT / "vfs_mcp/ops/trees/analytics.py", ROOT / "vfs_mcp/profiles/default/analytics.py"]
+    assert shared_basenames(fronting) == {}
+
+
+def retired_in(text: str) -> list[str]:
+    return [match.group(0) for pattern in RETIRED for match in re.finditer(pattern, text)]
+
+
+def split_note() -> tuple[str, str]:
+    """The note's glossary section, and the rest of it."""
+    text = NOTE.read_text()
+    start = text.index("## Glossary\n")
+    end = text.index("\n## ", start + 1)
+    return text[start:end], text[:start] + text[end:]
+
+
+def test_retired_words_stay_out_of_the_code_and_the_note() -> None:
+    """The glossary names each retired word once, with the word that replaced it."""
+    found = {
+        path.relative_to(ROOT).as_posix(): retired_in(path.read_text())
+        for path in sorted((ROOT / "vfs_mcp").rglob("*.py"))
+    }
+    found["docs/architecture.md"] = retired_in(split_note()[1])
+    found = {path: words for path, words in found.items() if words}
+    assert not found, f"retired words (the glossary says what replaced them): {found}"
+
+
+def test_each_retired_word_is_caught_and_the_harness_seed_is_not() -> None:
+    caught = "Tool(seed_name='fs.x'); SEED_EXACT; the seed's text; seed 004; as compat; ops.dialects.reference"
+    assert len(retired_in(caught)) == 6
+    assert retired_in("fs.seed(files): a seeded mount; --tool-names seed; Fault.flaky(seed=7)") == []
+
+
+def test_the_glossary_names_every_retired_word() -> None:
+    glossary = split_note()[0]
+    for pattern, replaced_by in RETIRED.items():
+        assert re.search(pattern, glossary), f"the glossary names no word of {pattern} ({replaced_by})"
