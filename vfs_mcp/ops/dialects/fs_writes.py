@@ -113,15 +113,9 @@ def copy_path(
     create_parents: bool = True,
 ) -> FsCopyResult:
     """Copy a file (a directory tree with ``recursive``, beyond the original), across mounts too."""
-    source = vfs.resolve(from_)
-    dest = _writable(vfs, to)
+    source, dest = _ends(vfs, from_, to, moving=False)
     copied = transfers.copy_file(vfs, from_, to, overwrite, recursive, create_parents, wording=TRANSFER)
-    return FsCopyResult(
-        from_=name_as_given(vfs, from_, source),
-        to=name_as_given(vfs, to, dest),
-        bytes_copied=copied.bytes_copied,
-        overwritten=copied.overwritten,
-    )
+    return FsCopyResult(from_=source, to=dest, bytes_copied=copied.bytes_copied, overwritten=copied.overwritten)
 
 
 def move_path(
@@ -133,13 +127,15 @@ def move_path(
     create_parents: bool = True,
 ) -> FsMoveResult:
     """Move or rename a file (a directory with ``recursive``, beyond the original), across mounts too."""
-    source = _writable(vfs, from_, follow=False)
-    dest = _writable(vfs, to)
+    source, dest = _ends(vfs, from_, to, moving=True)
     moved = transfers.move_file(vfs, from_, to, overwrite, create_parents, recursive, wording=TRANSFER)
     return FsMoveResult(
-        from_=name_as_given(vfs, from_, source),
-        to=name_as_given(vfs, to, dest),
-        existed=moved.overwritten,
-        overwritten=moved.overwritten,
-        recursive=recursive,
+        from_=source, to=dest, existed=moved.overwritten, overwritten=moved.overwritten, recursive=recursive
     )
+
+
+def _ends(vfs: JailedFS, from_: str, to: str, *, moving: bool) -> tuple[str, str]:
+    """A copy's or move's source and destination named as the caller gave them, both checked
+    first (the source writable too when it moves)."""
+    source = _writable(vfs, from_, follow=False) if moving else vfs.resolve(from_)
+    return name_as_given(vfs, from_, source), name_as_given(vfs, to, _writable(vfs, to))

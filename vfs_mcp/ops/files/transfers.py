@@ -8,6 +8,8 @@ dropped on the way. A copy leaves links and hidden files out.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
 from vfs_mcp import changes
@@ -82,11 +84,7 @@ def move_file(
         raise AccessDenied(f"{src.display} is a mount root and cannot be moved")
 
     def plan() -> Plan[MoveResult]:
-        entry = vfs.info(src, follow=False)
-        if entry.type == "directory" and not recursive:
-            words = "{path} is a directory; pass recursive=true to move it"
-            raise refused(IsADirectory, "directory", words, wording, path=src.display)
-        existing = destination(vfs, src, dst, overwrite, create_dirs, wording)
+        entry, existing = _carried(vfs, src, dst, "move", overwrite, recursive, create_dirs, wording)
         if existing is not None and (existing.type == "directory") != (entry.type == "directory"):
             raise Conflict(f"{dst.display} is a {existing.type}; cannot replace it with a {entry.type}")
         result = MoveResult(source=src.display, destination=dst.display, type=entry.type, overwritten=bool(existing))
@@ -113,15 +111,7 @@ def copy_file(
     dst = vfs.resolve(destination_, write=True)
 
     def plan() -> Plan[CopyResult]:
-        entry = vfs.info(src)
-        if entry.type == "directory" and not recursive:
-            words = "{path} is a directory; pass recursive=true to copy it"
-            raise refused(IsADirectory, "directory", words, wording, path=src.display)
-        if entry.type not in ("file", "directory"):
-            raise InvalidArgument(
-                f"{src.display} is not a regular file (a FIFO, socket or device); it cannot be copied"
-            )
-        existing = destination(vfs, src, dst, overwrite, create_dirs, wording)
+        entry, existing = _carried(vfs, src, dst, "copy", overwrite, recursive, create_dirs, wording)
         ops, size = _copy_ops(vfs, src, dst, entry, existing, moving=False)
         result = CopyResult(
             source=src.display, destination=dst.display, type=entry.type, bytes_copied=size, overwritten=bool(existing)
@@ -129,6 +119,27 @@ def copy_file(
         return Plan(result, ops)
 
     return changes.run(vfs, plan, touches=[dst])
+
+
+def _carried(
+    vfs: JailedFS,
+    src: Target,
+    dst: Target,
+    verb: Literal["move", "copy"],
+    overwrite: bool,
+    recursive: bool,
+    parents: bool,
+    wording: Wording | None,
+) -> tuple[Entry, Entry | None]:
+    """What a move or copy carries (a move takes a link itself, a copy what it leads to) and
+    what it would replace, checked under the write path's lock before anything changes."""
+    entry = vfs.info(src, follow=verb == "copy")
+    if entry.type == "directory" and not recursive:
+        words = f"{{path}} is a directory; pass recursive=true to {verb} it"
+        raise refused(IsADirectory, "directory", words, wording, path=src.display)
+    if verb == "copy" and entry.type not in ("file", "directory"):
+        raise InvalidArgument(f"{src.display} is not a regular file (a FIFO, socket or device); it cannot be copied")
+    return entry, destination(vfs, src, dst, overwrite, parents, wording)
 
 
 def _copy_ops(
