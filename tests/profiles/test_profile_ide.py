@@ -68,7 +68,12 @@ ORIGINAL_RESULTS = {
     "file_save": {"success", "bytes_written", "backup_created"},
     "file_close": {"success", "was_modified"},
 }
-ORIGINAL_NAMES = {"file_open": "file/open", "file_read": "file/read", "file_save": "file/save", "file_close": "file/close"}
+ORIGINAL_NAMES = {
+    "file_open": "file/open",
+    "file_read": "file/read",
+    "file_save": "file/save",
+    "file_close": "file/close",
+}
 
 
 # -- helpers ----------------------------------------------------------------------------

@@ -597,7 +597,10 @@ def test_tree_excludes_names_at_any_depth(
     tree_box: tuple[Sandbox, JailedFS], pattern: str, kept: set[str], gone: set[str]
 ) -> None:
     _, vfs = tree_box
-    top = {entry["name"]: entry for entry in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".", [pattern])).text)}
+    top = {
+        entry["name"]: entry
+        for entry in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".", [pattern])).text)
+    }
     assert kept <= set(top)
     assert not gone & set(top)
 
@@ -606,7 +609,12 @@ def test_tree_excludes_nested_directories_and_several_patterns(tree_box: tuple[S
     _, vfs = tree_box
     everything = {e["name"]: e for e in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".")).text)}
     assert {".env", ".git", "node_modules", "src", "nested"} <= set(everything)
-    trimmed = {e["name"]: e for e in json.loads(render.directory_tree(dialect.directory_tree(vfs, ".", ["node_modules", ".env", ".git"])).text)}
+    trimmed = {
+        e["name"]: e
+        for e in json.loads(
+            render.directory_tree(dialect.directory_tree(vfs, ".", ["node_modules", ".env", ".git"])).text
+        )
+    }
     assert set(trimmed) == {".env.local", "src", "package.json", "nested"}
     assert trimmed["nested"]["children"] == [], "nested/node_modules is excluded too; the directory keeps children: []"
 
@@ -618,7 +626,9 @@ def test_a_cut_tree_stays_valid_json_keeps_its_top_level_and_says_what_was_left_
     reply = render.directory_tree(dialect.directory_tree(vfs, ".", limit=3))
     assert len(json.loads(reply.text)) == 3
     assert reply.note is not None and "more entries not shown" in reply.note
-    cut = render.directory_tree(dialect.directory_tree(vfs, ".", limit=9))  # 7 names at the top: all of them, then the first 2 below
+    cut = render.directory_tree(
+        dialect.directory_tree(vfs, ".", limit=9)
+    )  # 7 names at the top: all of them, then the first 2 below
     top = json.loads(cut.text)
     assert [e["name"] for e in top] == [".env", ".env.local", ".git", "nested", "node_modules", "package.json", "src"]
     assert [len(e.get("children", [])) for e in top] == [0, 0, 1, 1, 0, 0, 0]

@@ -48,9 +48,9 @@ from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.review.apply import Chooser, run_apply
 from vfs_mcp.review.differences import Groups, PathDifference, blocked_groups, differences
-from vfs_mcp.review.under_review import Sides, jailed_under_review, sides_of, under_review
 from vfs_mcp.review.shown import rendered
 from vfs_mcp.review.stores import state_for
+from vfs_mcp.review.under_review import Sides, jailed_under_review, sides_of, under_review
 
 __all__ = ["Applied", "PendingFile", "Review", "jailed_under_review", "open_review", "under_review"]
 

@@ -32,8 +32,8 @@ from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail
 from vfs_mcp.server import calls, client_logs, replies, resources, sdk, tools, watch
 from vfs_mcp.server.calls import boundary, rooted
-from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.server.client_roots import ClientRoots
+from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.settings import Settings
 
 STORES = {"file": "local folders", "memory": "in-memory folders", "s3": "S3 buckets", "gs": "GCS buckets"}

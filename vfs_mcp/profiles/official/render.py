@@ -23,6 +23,7 @@ from vfs_mcp.ops.dialects.official import MAX_LISTED
 from vfs_mcp.ops.files.listing import FileInfo, ListResult, MountsResult
 from vfs_mcp.ops.text.names import NAMES_NOTE, escaped, shown
 
+
 @dataclass
 class Reply:
     """A tool's text as the reference writes it, plus a note when a limit cut it short."""

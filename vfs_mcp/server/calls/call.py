@@ -14,8 +14,8 @@ from mcp.server.mcpserver.tools import Tool
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.tally import Tally
 from vfs_mcp.server import sdk
-from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.server.client_roots import ClientRoots
+from vfs_mcp.server.metrics import Metrics
 from vfs_mcp.settings import Settings
 
 Result = Any
