@@ -67,10 +67,15 @@ def serving(state: SessionState | None) -> Iterator[SessionState | None]:
 
 
 def state_of(name: str, make: Callable[[], T], server: dict[str, Any]) -> T:
-    """The current session's ``name`` state (made by ``make`` on first use); outside any
-    session, the server's, kept in ``server`` (its ``JailedFS.caches``: one home for what the
-    server keeps)."""
-    state = current.get()
+    """The current session's ``name`` state (``kept_by`` the session whose call is running):
+    for an adapter, which is given no call."""
+    return kept_by(current.get(), name, make, server)
+
+
+def kept_by(state: SessionState | None, name: str, make: Callable[[], T], server: dict[str, Any]) -> T:
+    """``state``'s ``name`` state (made by ``make`` on first use); outside any session
+    (``state`` None), the server's, kept in ``server`` (its ``JailedFS.caches``: one home for
+    what the server keeps)."""
     kept_in = server if state is None else state.kept
     with _making:
         kept = kept_in.get(name)

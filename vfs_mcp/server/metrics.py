@@ -20,11 +20,11 @@ from typing import Any
 
 from mcp_types import CallToolResult
 
-from vfs_mcp import sessions
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.tally import Tally
 from vfs_mcp.profiles.results import error_of
+from vfs_mcp.sessions import SessionState
 
 LATENCY_WINDOW = 1000
 PATH_ARGUMENTS = ("path", "paths", "source", "destination", "file1", "file2", "uri", "root", "from", "to")
@@ -84,12 +84,18 @@ class Metrics:
         self.audit = Path(audit_log) if audit_log else None
 
     def record(
-        self, tool: str, arguments: dict[str, Any], code: str, seconds: float, tally: Tally | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        code: str,
+        seconds: float,
+        tally: Tally | None = None,
+        session: SessionState | None = None,
     ) -> None:
         """Count one call of ``tool`` (``UNKNOWN_TOOL`` for a name the server does not have)
-        and its outcome, ``OK`` or an error code."""
+        and its outcome, ``OK`` or an error code, in the server's table and ``session``'s."""
         with self.lock:
-            for table in self._tables():
+            for table in self._tables(session):
                 stats = table.get(tool)
                 if stats is None:  # not setdefault: a ToolStats made for every call costs more than the count
                     stats = table[tool] = ToolStats()
@@ -121,18 +127,17 @@ class Metrics:
             return f"<{err.code}>"  # never echo a refused path: it may name the host
         return f"{target.mount.url}::{target.rel}"
 
-    def _tables(self) -> list[dict[str, ToolStats]]:
-        """The server's table, and the calling session's when there is one."""
-        state = sessions.current.get()
-        if state is None:
+    def _tables(self, session: SessionState | None) -> list[dict[str, ToolStats]]:
+        """The server's table, and ``session``'s when there is one."""
+        if session is None:
             return [self.tools]
-        session: dict[str, ToolStats] = state.kept.setdefault("metrics", {})
-        return [self.tools, session]
+        kept: dict[str, ToolStats] = session.kept.setdefault("metrics", {})
+        return [self.tools, kept]
 
-    def snapshot(self) -> dict[str, Any]:
-        """The calling session's figures (the server's outside sessions, as over stdio)."""
+    def snapshot(self, session: SessionState | None = None) -> dict[str, Any]:
+        """``session``'s figures (the server's outside sessions, as over stdio)."""
         with self.lock:
-            table = self._tables()[-1]
+            table = self._tables(session)[-1]
             tools = {name: stats.summary() for name, stats in sorted(table.items())}
         figures = {
             "uptime_s": round(time.time() - self.started, 3),

@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import Resource
 from pydantic import PrivateAttr
 
+from vfs_mcp import sessions
 from vfs_mcp.config import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
@@ -141,4 +142,6 @@ def register(
         description="Per-tool calls, errors by code, latency percentiles; bytes read and written",
     )
     def metrics_resource() -> str:
-        return json.dumps(metrics.snapshot(), indent=1)
+        # The SDK calls a resource's function with no request of ours: the session is the
+        # one the read's session step made current (``vfs_mcp.sessions``).
+        return json.dumps(metrics.snapshot(sessions.current.get()), indent=1)

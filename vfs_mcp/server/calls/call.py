@@ -16,6 +16,7 @@ from vfs_mcp.jail.tally import Tally
 from vfs_mcp.server import sdk
 from vfs_mcp.server.client_roots import ClientRoots
 from vfs_mcp.server.metrics import Metrics
+from vfs_mcp.sessions import SessionState
 from vfs_mcp.settings import Settings
 
 Result = Any
@@ -51,6 +52,8 @@ class Call:
     kind: Kind = "tool"
     tally: Tally = field(default_factory=Tally)
     """The bytes the call moved (``counted`` sets it; ``metered`` reads it)."""
+    session: SessionState | None = None
+    """Whose state the call sees (``session`` sets it; None: the server's own, one client)."""
 
     @cached_property
     def request(self) -> ServerRequestContext[Any, Any] | None:

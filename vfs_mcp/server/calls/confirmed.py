@@ -173,7 +173,7 @@ def seen_of(call: Call) -> OrderedDict[str, str]:
     """What this session read whole or wrote, path -> the sha256 of the content it saw."""
     vfs = call.server.vfs
     caches = vfs.caches if vfs is not None else {}
-    seen: OrderedDict[str, str] = sessions.state_of("confirm.seen", OrderedDict, caches)
+    seen: OrderedDict[str, str] = sessions.kept_by(call.session, "confirm.seen", OrderedDict, caches)
     return seen
 
 

@@ -29,4 +29,4 @@ def _record(call: Call, code: str, started: float) -> None:
     metrics = call.server.metrics
     if metrics is not None:
         known = call.name if call.tool is not None else UNKNOWN_TOOL
-        metrics.record(known, call.arguments, code, time.perf_counter() - started, call.tally)
+        metrics.record(known, call.arguments, code, time.perf_counter() - started, call.tally, call.session)

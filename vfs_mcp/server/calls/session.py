@@ -15,7 +15,8 @@ from vfs_mcp.sessions import SessionState, serving, session_state
 
 
 async def step(call: Call, next_step: Next) -> Result:
-    with session_of(call):
+    with session_of(call) as state:
+        call.session = state
         return await next_step(call)
 
 
