@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import io
 import stat
-import tempfile
 import time
 from typing import Any
 
@@ -26,7 +24,7 @@ from vfs_mcp_backends.base import PreconditionFailed
 from vfs_mcp_backends.layers import Node, Op, parent_of
 from vfs_mcp_backends.overlayview import DEFAULT_DIR_MODE, OverlayReads, Seen
 from vfs_mcp_backends.scopes import current_label, ensure_wanted
-from vfs_mcp_backends.writes import COPY_CHUNK
+from vfs_mcp_backends.writes import SpooledFile
 
 
 class OverlayFS(OverlayReads):
@@ -424,9 +422,8 @@ class OverlayFS(OverlayReads):
         self.bfs.invalidate_cache(path)
 
 
-class _StagedWrite(io.RawIOBase):
-    """A write into the layer: the bytes gather in a spooled temp file and land whole at
-    ``commit`` (``close``, with ``autocommit``), never before; ``discard`` drops them."""
+class _StagedWrite(SpooledFile):
+    """A write into the layer, landing whole at ``commit``, never before."""
 
     def __init__(
         self,
@@ -438,51 +435,16 @@ class _StagedWrite(io.RawIOBase):
         permissions: int | None,
         follow: bool,
     ) -> None:
-        super().__init__()
-        self.fs, self.rel, self.mode, self.autocommit = fs, rel, mode, autocommit
+        self.fs, self.rel, self.mode = fs, rel, mode
         self.permissions, self.follow = permissions, follow
         self.path = fs._fs(rel)
-        self._spool = tempfile.SpooledTemporaryFile(max_size=COPY_CHUNK)  # noqa: SIM115  # closed at commit or discard
-        self._spool.write(start)
-        self._done = False
+        super().__init__(autocommit=autocommit, start=start)
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        if self.closed:
-            raise ValueError("write to a closed file")
-        return self._spool.write(data)
-
-    def tell(self) -> int:
-        return self._spool.tell()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        super().close()
-        if self.autocommit:
-            self.commit()
-
-    def commit(self) -> None:
-        if self._done:
-            return
-        self._done = True
+    def _land(self, data: bytes) -> None:
+        exclusive = self.mode == "xb"
         try:
-            self._spool.seek(0)
-            data = self._spool.read()
-            exclusive = self.mode == "xb"
             self.fs._put(
                 self.rel, data, mode=self.permissions, follow=self.follow, create_only=exclusive, conditional=exclusive
             )
         except PreconditionFailed:
             raise FileExistsError(errno.EEXIST, "file exists", self.path) from None
-        finally:
-            self._spool.close()
-
-    def discard(self) -> None:
-        if not self._done:
-            self._done = True
-            self._spool.close()
-        if not self.closed:
-            super().close()

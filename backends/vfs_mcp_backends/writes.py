@@ -13,6 +13,7 @@ import io
 import os
 import stat
 import sys
+import tempfile
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -124,6 +125,54 @@ class StagedIO(io.RawIOBase):
 
     def discard(self) -> None:
         raise NotImplementedError
+
+
+class SpooledFile(StagedIO):
+    """A write whose bytes gather in a spooled temp file (memory up to ``COPY_CHUNK``, then
+    disk) and land whole at ``commit`` (``close``, with ``autocommit``), never before:
+    ``_land`` is what a commit does with them; ``discard`` drops them. ``start``: bytes it
+    holds from the first (an append's old content), ``position``: where it starts otherwise."""
+
+    def __init__(self, *, autocommit: bool, start: bytes = b"", position: int = 0) -> None:
+        self.autocommit = autocommit
+        self._spool = tempfile.SpooledTemporaryFile(max_size=COPY_CHUNK)  # noqa: SIM115  # closed at commit or discard
+        self._spool.write(start)
+        self._position = position + len(start)
+
+    def write(self, data: Buffer) -> int:
+        if self.closed:
+            raise ValueError("write to a closed file")
+        size = self._spool.write(data)
+        self._position += size
+        return size
+
+    def _finish(self) -> None:
+        self._mark_closed()
+        if self.autocommit:
+            self.commit()
+
+    def commit(self) -> None:
+        if self._done:
+            return
+        self._mark_closed()
+        self._done = True
+        spool = self._spool
+        try:
+            spool.seek(0)
+            self._land(spool.read())
+        finally:
+            spool.close()
+
+    def _land(self, data: bytes) -> None:
+        """Put the whole content where it goes (raising what the store raises)."""
+        raise NotImplementedError
+
+    def discard(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._spool.close()
+        self._mark_closed()
 
 
 class StagedFile(StagedIO):

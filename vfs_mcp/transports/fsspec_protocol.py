@@ -23,7 +23,6 @@ import contextlib
 import errno
 import hashlib
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -51,8 +50,7 @@ from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.ops.files import transfers, write
 from vfs_mcp.ops.files.write import writable_target
-from vfs_mcp_backends import COPY_CHUNK
-from vfs_mcp_backends.writes import StagedIO
+from vfs_mcp_backends.writes import SpooledFile
 
 _AS_OS_ERROR: tuple[tuple[type[VfsError], type[OSError], int], ...] = (
     (NotFound, FileNotFoundError, errno.ENOENT),
@@ -353,61 +351,33 @@ class JailReader(AbstractBufferedFile):  # type: ignore[misc]  # fsspec is untyp
             return self.fs.vfs.cat(self.target, start, end)  # type: ignore[no-any-return]
 
 
-class JailWriter(StagedIO):
-    """A write through the jail: the bytes gather in a spooled temp file (memory up to
-    ``COPY_CHUNK``, then disk) and land whole at ``commit`` (``close`` with ``autocommit``):
-    ``wb`` replaces the file, ``xb`` creates it only if it is absent (checked at open and at
-    commit), ``ab`` appends. Parent folders are made as needed."""
+class JailWriter(SpooledFile):
+    """A write through the jail, landing whole at ``commit`` through the write path: ``wb``
+    replaces the file, ``xb`` creates it only if it is absent (checked at open and at commit),
+    ``ab`` appends. Parent folders are made as needed."""
 
     def __init__(self, vfs: JailedFS, target: Target, mode: str, *, autocommit: bool) -> None:
-        self.autocommit = autocommit
         self._vfs, self._target, self._mode = vfs, target, mode
+        position = 0
         try:
             if mode == "xb" and vfs.exists(target):
                 raise AlreadyExists(f"{target.display} already exists")
             if mode == "ab":
                 with contextlib.suppress(NotFound):
-                    self._position = vfs.require_file(target).size
+                    position = vfs.require_file(target).size
         except BaseException:
             self._done = True  # nothing to commit when it is collected
             raise
-        self._spool = tempfile.SpooledTemporaryFile(max_size=COPY_CHUNK)  # noqa: SIM115  # closed at commit or discard
+        super().__init__(autocommit=autocommit, position=position)
 
-    def write(self, data: Any) -> int:
-        if self.closed:
-            raise ValueError("write to a closed file")
-        size = self._spool.write(data)
-        self._position += size
-        return size
-
-    def _finish(self) -> None:
-        self._mark_closed()
-        if self.autocommit:
-            self.commit()
-
-    def commit(self) -> None:
-        if self._done:
-            return
-        self._mark_closed()
-        self._done = True
-        target, spool = self._target, self._spool
-        try:
-            with _as_os_errors(target.display):
-                spool.seek(0)
-                write.write_bytes(
-                    self._vfs,
-                    writable_target(self._vfs, target),
-                    spool.read(),
-                    create_dirs=True,
-                    append=self._mode == "ab",
-                    create_only=self._mode == "xb",
-                )
-        finally:
-            spool.close()
-
-    def discard(self) -> None:
-        if self._done:
-            return
-        self._done = True
-        self._spool.close()
-        self._mark_closed()
+    def _land(self, data: bytes) -> None:
+        target = self._target
+        with _as_os_errors(target.display):
+            write.write_bytes(
+                self._vfs,
+                writable_target(self._vfs, target),
+                data,
+                create_dirs=True,
+                append=self._mode == "ab",
+                create_only=self._mode == "xb",
+            )
