@@ -101,6 +101,15 @@ class _UnderReview:
     def make_link(self, mount: BackendMount, path: str, target: str) -> None:
         mount.fs.symlink(target, path)  # a link of the layer: the store below has none
 
+    def test_a_write_closed_on_the_way_out_of_a_failure_keeps_the_old_content(self, mount: BackendMount) -> None:
+        """As on the local store: what a failing writer left is discarded, not committed."""
+        path = StoreTests.put(mount, "kept.txt", b"old")
+        with pytest.raises(RuntimeError), mount.fs.open(path, "wb") as handle:
+            handle.write(b"half")
+            raise RuntimeError("the writer failed")
+        mount.invalidate(path)
+        assert mount.fs.cat_file(path) == b"old"
+
 
 class TestMemoryStoreUnderReview(_UnderReview, StoreTests):
     @pytest.fixture
