@@ -196,6 +196,27 @@ def test_an_object_changed_behind_the_servers_back_is_read_again_by_its_etag(s3:
 
 
 @pytestmark_s3
+def test_after_an_edit_through_the_server_a_grep_it_does_not_match_reads_nothing(s3: Sandbox) -> None:
+    for i in range(10):
+        s3.put(f"f{i}.txt", f"line {i}\n")
+    vfs = s3.vfs()
+    grep(vfs, "line")
+    assert index.settle(vfs)
+    write_file(vfs, "f3.txt", "line 3 and a needle\n")
+    write_file(vfs, "new.txt", "a new file\n")
+    requests = Requests(s3.mount)
+    assert not grep(vfs, "nowhere").matches
+    assert requests.gets() == [] and requests.lists() == 1  # the listing only: every object known
+    assert [m.path for m in grep(vfs, "needle").matches] == [s3.path("f3.txt")]
+    assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["f3.txt"]  # the match's lines
+    assert index.settle(vfs)  # the segment of that search files the writes: another replica knows them
+    other = s3.vfs()
+    changes.attach(other, log.ChangeLog(changes.log_of(vfs).store))
+    requests.sent.clear()
+    assert not grep(other, "nowhere").matches and requests.gets() == []
+
+
+@pytestmark_s3
 def test_a_regex_without_a_literal_trigram_reads_every_object(s3: Sandbox) -> None:
     for i in range(5):
         s3.put(f"f{i}.txt", f"v{i}\n")

@@ -1,37 +1,46 @@
 """The content index of an object-store mount: which files a grep needs to read, never stale.
 
 A grep over an object store lists the prefix and, without an index, reads every object. With
-one, the listing's ETag of each object is looked up: an object indexed at that ETag and size
-is read only if the index says it may match (it holds every trigram the pattern needs,
-``trigrams.needed``); an object new or changed since is read, searched, and indexed on the side.
-Every match is still found on the bytes read, so the answer (matches, order, context, limits,
-counts, notes) is the full scan's; a pattern with no literal of three characters reads
-everything, as before. Writes through the server and behind its back change the ETag: the next
-search reads those objects again.
+one, each object's version in the listing (``MountIndex.version``) is looked up: an object
+indexed at that version and size is read only if the index says it may match (it holds every
+trigram the pattern needs, ``trigrams.needed``); an object new or changed since is read,
+searched, and indexed on the side. Every match is still found on the bytes read, so the answer
+(matches, order, context, limits, counts, notes) is the full scan's; a pattern with no literal
+of three characters reads everything, as before. A write behind the server's back changes the
+version: the next search reads that object again. A file written whole through the server is
+known at once where its version follows from its bytes (S3: the ETag is their MD5): the change
+tells the index (``changes.MADE``), which keeps its text (``MountIndex.written``) until the
+next search's segment files it, so the next search reads it only if it may match.
+
+Versions. On S3 an object is known by its ETag, and its bytes are indexed only when their MD5
+is that ETag (a single PUT's): bytes written between the listing and the read are never filed
+under the old ETag, which comes back whenever those old bytes do. Objects whose ETag is no MD5
+(multipart uploads, SSE-KMS) are read by every search. On GCS an object is known by its
+generation and on Azure by its ETag: neither ever names a later version of the object, so
+bytes read after a newer write are filed under a version no listing shows again.
 
 Storage. Postings are SQLite FTS5 tables (``tokenize='trigram'``, ``content=''``: no copy of the
 text, ``detail=none``: document ids only, no positions), the well-kept library that Python
 already ships: delta-coded posting lists in a B-tree, an integrity check of its own, nothing to
-install. A segment is one SQLite file: the FTS5 table and the ``docs`` it indexed (key, ETag,
-size, whether binary). Segments are immutable and live in the state store as
+install. A segment is one SQLite file: the FTS5 table and the ``docs`` it indexed (key,
+version, size, whether binary). Segments are immutable and live in the state store as
 ``index/<mount id>.<sha256>.db``, so every replica sharing the store shares them: a new segment
 is written once (a PUT) by the search that read new objects, and a replica downloads a segment
 once (a GET) and keeps it in a private folder. A segment whose bytes do not hash to its name,
 that SQLite's ``quick_check`` refuses, or of another format or mount, is deleted and its
-objects are read and indexed again: an index is never trusted beyond its checks. An object's
-bytes are indexed only when their MD5 equals the ETag the listing gave (S3's ETag of a single
-PUT): bytes written between the listing and the read are never filed under the old ETag.
-Objects whose ETag is no MD5 (multipart uploads, SSE-KMS) are read by every search.
+objects are read and indexed again: an index is never trusted beyond its checks.
 
 Bounds. An object over ``MAX_INDEXED_BYTES`` is not indexed (read each time); binary ones are
-filed as binary (a grep skips them, so they are never read again). The index holds 7 % of the
-source text it indexes, about half for random words (docs/s3.md has the figures). Building costs at most ``QUEUE_BYTES`` of
-queued bytes: a search hands what it read to one indexing thread and never waits for it; what
-does not fit is fetched again by that thread after the search (``backfill``). Searching loads
-each segment's ``docs`` (about 100 bytes an object) and asks FTS5 for document ids. Segments
-are compacted by forgetting: past ``MAX_SEGMENTS``, or when a search of the whole mount finds
-most of a segment's objects changed, the search treats the segment's objects as new, reads
-and indexes them into its own segment, and deletes the old one.
+filed as binary (a grep skips them, so they are never read again). The index holds 7 % of
+15 MB of source text, a third of 1 MB, about half of random words (docs/s3.md has the figures).
+Building costs at most ``QUEUE_BYTES`` of queued bytes: a search hands what it read to one
+indexing thread, which runs at the lowest priority (``NICE``), and never waits for it; what
+does not fit is fetched again by that thread after the search (``backfill``). Writes through
+the server keep at most ``WRITTEN_BYTES`` of text. Searching loads each segment's ``docs``
+(about 100 bytes an object) and asks FTS5 for document ids. Segments are compacted by
+forgetting: past ``MAX_SEGMENTS``, or when a search of the whole mount finds most of a
+segment's objects changed, the search treats the segment's objects as new, reads and indexes
+them into its own segment, and deletes the old one.
 """
 
 from __future__ import annotations
