@@ -65,9 +65,8 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.search.query import GrepQuery
-from vfs_mcp.ops.search.trigrams import AllOf, fold, fts_query, holds, needed
-from vfs_mcp.ops.search.utf8_view import as_searched
-from vfs_mcp.ops.text.encoding import looks_binary
+from vfs_mcp.ops.search.segments import BINARY, Filed, Segment, Writer, text_of
+from vfs_mcp.ops.search.trigrams import AllOf, fts_query, holds, needed
 from vfs_mcp_backends.azure import AzureMount
 from vfs_mcp_backends.gcs import GCSMount
 
@@ -76,7 +75,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vfs_mcp")
 
-FORMAT = "1"
 FOLDER = "index"
 CACHE_KEY = "search.index"
 """``JailedFS.caches`` key of the server's ``Indexes``; False there turns the index off (``--no-index``)."""
@@ -89,12 +87,6 @@ MAX_SEGMENTS = 8
 NICE = 19
 """The indexing thread's niceness (Linux): it takes the CPU the search's threads leave."""
 BACKFILL_WIDTH = 8
-TEXT, BINARY = 0, 1
-_SCHEMA = (
-    "CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT)",
-    "CREATE TABLE docs(id INTEGER PRIMARY KEY, key TEXT, etag TEXT, size INTEGER, kind INTEGER)",
-    "CREATE VIRTUAL TABLE grams USING fts5(text, tokenize='trigram case_sensitive 1', content='', detail=none)",
-)
 
 
 @dataclass
@@ -129,59 +121,6 @@ class Stats:
             return {name: value for name, value in self.__dict__.items() if name != "lock"}
 
 
-@dataclass(frozen=True)
-class Known:
-    """An object's version as the index files it: its key (mount-relative), version (``MountIndex.version``),
-    size, and folded text (None: binary, never searched)."""
-
-    rel: str
-    version: str
-    size: int
-    text: str | None
-
-    @property
-    def weight(self) -> int:
-        return len(self.text) if self.text else 0
-
-
-class Segment:
-    """One immutable SQLite file of the index, open read-only, and the objects it indexed."""
-
-    def __init__(self, name: str, path: str, mount_id: str) -> None:
-        self.name = name
-        self.path = path
-        self.db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-        self.lock = threading.Lock()
-        try:
-            if self.db.execute("PRAGMA quick_check").fetchone() != ("ok",):
-                raise ValueError("quick_check failed")
-            meta = dict(self.db.execute("SELECT name, value FROM meta").fetchall())
-            if meta.get("format") != FORMAT or meta.get("mount") != mount_id:
-                raise ValueError("another format or mount")
-            self.docs: dict[str, tuple[str, int, int, int]] = {
-                str(key): (str(etag), int(size), int(rowid), int(kind))
-                for rowid, key, etag, size, kind in self.db.execute("SELECT id, key, etag, size, kind FROM docs")
-            }
-        except Exception:
-            self.db.close()
-            raise
-
-    def lookup(self, rel: str, version: str | None, size: int) -> tuple[int, int] | None:
-        """(document id, kind) of the object at ``rel`` when this segment indexed it at that version and size."""
-        found = self.docs.get(rel)
-        if found is None or found[0] != version or found[1] != size:
-            return None
-        return found[2], found[3]
-
-    def matching(self, expression: str) -> set[int]:
-        with self.lock:
-            return {row[0] for row in self.db.execute("SELECT rowid FROM grams WHERE grams MATCH ?", (expression,))}
-
-    def close(self) -> None:
-        with self.lock:
-            self.db.close()
-
-
 class Build:
     """The segment one search writes: the objects it read that the index did not know, and
     those written through the server since (``MountIndex.written``)."""
@@ -192,33 +131,15 @@ class Build:
         self.forgotten = forgotten
         self.left: list[Entry] = []
         """Objects that did not fit the queue: fetched again after the search."""
-        self.carried: list[Known] = []
+        self.carried: list[Filed] = []
         """Objects written through the server that this segment files (``MountIndex.written``)."""
-        self.path = os.path.join(index.folder, f"build-{os.urandom(8).hex()}.db")
-        self.db: sqlite3.Connection | None = None
-        self.count = 0
+        self.writer = Writer(os.path.join(index.folder, f"build-{os.urandom(8).hex()}.db"), index.id)
 
     def add(self, entry: Entry, data: bytes) -> None:
         """Index ``data``, the bytes of ``entry`` as read (on the indexing thread)."""
         version = self.index.proven(entry, data)
         if version is not None:  # else not the bytes the listing named (changed since), or unprovable
-            self.file(Known(entry.target.rel, version, entry.size, text_of(data)))
-
-    def file(self, known: Known) -> None:
-        if self.db is None:
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            for pragma in ("journal_mode=OFF", "synchronous=OFF"):
-                self.db.execute(f"PRAGMA {pragma}")
-            for statement in _SCHEMA:
-                self.db.execute(statement)
-            self.db.execute("BEGIN")
-        self.count += 1
-        self.db.execute(
-            "INSERT INTO docs(id, key, etag, size, kind) VALUES (?, ?, ?, ?, ?)",
-            (self.count, known.rel, known.version, known.size, BINARY if known.text is None else TEXT),
-        )
-        if known.text:
-            self.db.execute("INSERT INTO grams(rowid, text) VALUES (?, ?)", (self.count, known.text))
+            self.writer.file(Filed(entry.target.rel, version, entry.size, text_of(data)))
 
     def backfill(self) -> None:
         """Fetch and index what did not fit the queue during the search (on the indexing thread)."""
@@ -234,34 +155,6 @@ class Build:
                     self.add(entries[target.rel], data)
         finally:
             fetched.close()
-
-    def seal(self) -> bytes | None:
-        """The finished segment's bytes (None when it indexed nothing)."""
-        if self.db is None:
-            return None
-        db = self.db
-        self.db = None
-        db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("mount", self.index.id)])
-        db.execute("INSERT INTO grams(grams) VALUES ('optimize')")
-        db.execute("COMMIT")
-        db.execute("VACUUM")
-        db.close()
-        with open(self.path, "rb") as file:
-            data = file.read()
-        os.unlink(self.path)
-        return data
-
-    def discard(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
-
-
-def text_of(data: bytes) -> str | None:
-    """An object's bytes as the index holds them: searched text, folded (None: binary)."""
-    return None if looks_binary(data) else fold(as_searched(data).decode("utf-8"))
 
 
 _DONE = object()
@@ -279,7 +172,7 @@ class MountIndex:
         version of the object has again; elsewhere by an ETag that is their bytes' MD5 (S3)."""
         self.folder = tempfile.mkdtemp(prefix="vfs-mcp-index-")  # private (0700): downloads and builds
         self.segments: dict[str, Segment] = {}
-        self.written: dict[str, Known] = {}
+        self.written: dict[str, Filed] = {}
         """Objects written through this server since the last segment that holds them (S3:
         their ETag is their MD5, known without asking): a search knows them without reading."""
         self.written_bytes = 0
@@ -317,7 +210,7 @@ class MountIndex:
         here on without a read (S3, where its version, the ETag, is the bytes' MD5)."""
         if self.by_token or len(data) > MAX_INDEXED_BYTES:
             return
-        known = Known(target.rel, hashlib.md5(data, usedforsecurity=False).hexdigest(), len(data), text_of(data))
+        known = Filed(target.rel, hashlib.md5(data, usedforsecurity=False).hexdigest(), len(data), text_of(data))
         with self.lock:
             old = self.written.pop(known.rel, None)
             self.written_bytes += known.weight - (old.weight if old else 0)
@@ -325,7 +218,7 @@ class MountIndex:
             while self.written_bytes > WRITTEN_BYTES:  # the oldest go: the next search reads them
                 self.written_bytes -= self.written.pop(next(iter(self.written))).weight
 
-    def recalled(self, rel: str, version: str | None, size: int) -> Known | None:
+    def recalled(self, rel: str, version: str | None, size: int) -> Filed | None:
         with self.lock:
             known = self.written.get(rel)
         return known if known is not None and known.version == version and known.size == size else None
@@ -393,10 +286,10 @@ class MountIndex:
 
     # -- building, on one thread of its own ------------------------------------------------
 
-    def offer(self, build: Build, entry: Entry | Known, data: bytes = b"") -> None:
-        """Index ``data`` (or a ``Known`` object's text) on the side: queued, or left for the
-        backfill when the queue is full."""
-        size = entry.weight if isinstance(entry, Known) else len(data)
+    def offer(self, build: Build, entry: Entry | Filed, data: bytes = b"") -> None:
+        """Index ``data`` (or a ``Filed`` object's text) on the side: queued, or, when the queue is
+        full, left for the backfill (a ``Filed`` is queued still: ``WRITTEN_BYTES`` bounds those)."""
+        size = entry.weight if isinstance(entry, Filed) else len(data)
         if size > MAX_INDEXED_BYTES:
             return
         with self.lock:
@@ -427,14 +320,14 @@ class MountIndex:
                     self._finish(build)
                     continue
                 with self.lock:
-                    self.queued -= entry.weight if isinstance(entry, Known) else len(data)
-                if isinstance(entry, Known):
-                    build.file(entry)
+                    self.queued -= entry.weight if isinstance(entry, Filed) else len(data)
+                if isinstance(entry, Filed):
+                    build.writer.file(entry)
                 else:
                     build.add(entry, data)
             except Exception:  # never fatal: the objects stay unindexed and are read next time
                 log.warning("indexing for a search failed; its objects are read again next time", exc_info=True)
-                build.discard()
+                build.writer.discard()
                 if entry is _DONE:
                     self._done()
 
@@ -447,13 +340,13 @@ class MountIndex:
     def _finish(self, build: Build) -> None:
         try:
             build.backfill()
-            data = build.seal()
+            data = build.writer.seal()
             if data is not None:
                 name = f"{self.id}.{hashlib.sha256(data).hexdigest()[:32]}.db"
                 with contextlib.suppress(FileExistsError):
                     self.store.write(f"{FOLDER}/{name}", data)
                 self._adopt(name, data, build)
-                self.stats.count(segments_written=1, objects_indexed=build.count)
+                self.stats.count(segments_written=1, objects_indexed=build.writer.count)
             if build.forgotten and data is not None:
                 self.stats.count(segments_dropped=len(build.forgotten))
                 self.store.delete(*(f"{FOLDER}/{name}" for name in build.forgotten))
