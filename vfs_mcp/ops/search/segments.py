@@ -86,7 +86,8 @@ class Writer:
         self.db: sqlite3.Connection | None = None
         self.count = 0
 
-    def file(self, known: Filed) -> None:
+    def file(self, filed: Filed) -> None:
+        """File one object (on the indexing thread)."""
         if self.db is None:
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             for pragma in ("journal_mode=OFF", "synchronous=OFF"):
@@ -97,10 +98,10 @@ class Writer:
         self.count += 1
         self.db.execute(
             "INSERT INTO docs(id, key, etag, size, kind) VALUES (?, ?, ?, ?, ?)",
-            (self.count, known.rel, known.version, known.size, BINARY if known.text is None else TEXT),
+            (self.count, filed.rel, filed.version, filed.size, BINARY if filed.text is None else TEXT),
         )
-        if known.text:
-            self.db.execute("INSERT INTO grams(rowid, text) VALUES (?, ?)", (self.count, known.text))
+        if filed.text:
+            self.db.execute("INSERT INTO grams(rowid, text) VALUES (?, ?)", (self.count, filed.text))
 
     def seal(self) -> bytes | None:
         """The finished segment's bytes (None when it indexed nothing)."""
