@@ -13,7 +13,9 @@ quick). Asserted, in requests (never seconds):
 | after 1 % of the objects changed behind its back | the same plus a GET a changed object |
 | another replica's first, over the same state store | the same plus a GET a segment of the index |
 
-Printed beside them: each search's seconds against the scan's and against one listing.
+Printed beside them: each search's seconds against the scan's and against one listing. Writes
+through the server are not timed here (the proxy relays no PUT): that a grep after an edit reads
+nothing it cannot match is asserted in request counts by tests/ops/test_grep_index.py.
 Requests to ``instances/`` (each replica's lease, renewed by a thread every 10 s) are not the
 search's and are left out.
 """

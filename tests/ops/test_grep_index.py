@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import sqlite3
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +193,27 @@ def test_an_object_changed_behind_the_servers_back_is_read_again_by_its_etag(s3:
     requests.sent.clear()
     assert grep(vfs, "line 4").matches[0].path == s3.path("f4.txt")
     assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["f4.txt"]
+
+
+@pytestmark_s3
+def test_after_an_edit_through_the_server_a_grep_it_does_not_match_reads_nothing(s3: Sandbox) -> None:
+    for i in range(10):
+        s3.put(f"f{i}.txt", f"line {i}\n")
+    vfs = s3.vfs()
+    grep(vfs, "line")
+    assert index.settle(vfs)
+    write_file(vfs, "f3.txt", "line 3 and a needle\n")
+    write_file(vfs, "new.txt", "a new file\n")
+    requests = Requests(s3.mount)
+    assert not grep(vfs, "nowhere").matches
+    assert requests.gets() == [] and requests.lists() == 1  # the listing only: every object known
+    assert [m.path for m in grep(vfs, "needle").matches] == [s3.path("f3.txt")]
+    assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["f3.txt"]  # the match's lines
+    assert index.settle(vfs)  # the segment of that search files the writes: another replica knows them
+    other = s3.vfs()
+    changes.attach(other, log.ChangeLog(changes.log_of(vfs).store))
+    requests.sent.clear()
+    assert not grep(other, "nowhere").matches and requests.gets() == []
 
 
 @pytestmark_s3
@@ -391,3 +416,119 @@ async def test_a_server_started_with_no_index_reads_every_object(s3: Sandbox) ->
         await client.call_tool("grep_files", {"path": s3.root, "pattern": "row"})
         figures = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
     assert "search_index" not in figures
+
+
+# -- bounded, checked, counted ------------------------------------------------------------
+
+
+def test_the_figures_lose_no_count_to_threads_counting_at_once() -> None:
+    stats = index.Stats()
+    threads_at_once, each = 4, 2000
+
+    def counting() -> None:
+        for _ in range(each):
+            stats.count(searches=1, objects_skipped=2, bytes_saved=6)
+
+    def every_opcode(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True  # a thread may be switched out between any two steps of a count
+        return every_opcode
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        workers = [
+            threading.Thread(target=lambda: (sys.settrace(every_opcode), counting())) for _ in range(threads_at_once)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        sys.setswitchinterval(switch)
+    figures = stats.as_dict()
+    total = threads_at_once * each
+    assert (figures["searches"], figures["objects_skipped"], figures["bytes_saved"]) == (total, 2 * total, 6 * total)
+
+
+@pytestmark_s3
+def test_segments_past_the_bound_are_compacted_into_the_next(s3: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "MAX_SEGMENTS", 2)
+    vfs = s3.vfs()
+    store = changes.log_of(vfs).store
+    for round_ in range(4):  # each search reads the new objects and writes a segment of them
+        s3.put(f"r{round_}.txt", f"round {round_}\n")
+        scan, indexed = scan_and_indexed(vfs, "round")
+        assert indexed == scan
+        assert index.settle(vfs)
+        assert len(store.listing("index")) <= index.MAX_SEGMENTS + 1
+    requests = Requests(s3.mount)
+    assert [m.path for m in grep(vfs, "round 2").matches] == [s3.path("r2.txt")]
+    assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["r2.txt"]  # all indexed still
+
+
+@pytestmark_s3
+def test_a_segment_of_another_format_is_dropped_never_trusted(s3: Sandbox) -> None:
+    for i in range(3):
+        s3.put(f"f{i}.txt", f"text {i}\n")
+    vfs = s3.vfs()
+    grep(vfs, "text")
+    assert index.settle(vfs)
+    store = changes.log_of(vfs).store
+    (segment,) = list(index.iter_segments(vfs))
+    copy = Path(segment.path).read_bytes() if store.host_folder else store.read(f"index/{segment.name}")
+    tmp_db = Path(segment.path).with_name("other.db")
+    tmp_db.write_bytes(copy)
+    with sqlite3.connect(tmp_db) as db:
+        db.execute("UPDATE meta SET value = '0' WHERE name = 'format'")
+    data = tmp_db.read_bytes()
+    name = f"{segment.name.split('.')[0]}.{hashlib.sha256(data).hexdigest()[:32]}.db"
+    store.delete(f"index/{segment.name}")
+    store.write(f"index/{name}", data)  # its bytes hash to its name: only its format is wrong
+    fresh = s3.vfs()
+    changes.attach(fresh, log.ChangeLog(store))
+    requests = Requests(s3.mount)
+    assert grep(fresh, "text 1") == grep(fresh, "text 1", use_index=False)
+    assert len(requests.gets()) == 6 and index.stats_of(fresh)["segments_dropped"] == 1  # type: ignore[index]
+
+
+@pytestmark_s3
+def test_indexing_holds_at_most_its_queue_and_fetches_the_rest_after(
+    s3: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index, "QUEUE_BYTES", 100)
+    for i in range(10):
+        s3.put(f"f{i}.txt", f"{i:02d} " + "x" * 37 + "\n")  # 41 bytes each: two fit the queue
+    vfs = s3.vfs()
+    held = threading.Event()
+    add = index.Build.add
+
+    def waiting(build: index.Build, entry: Any, data: bytes) -> None:
+        held.wait()
+        add(build, entry, data)
+
+    monkeypatch.setattr(index.Build, "add", waiting)
+    grep(vfs, "nothing")
+    (mount_index,) = index.indexes(vfs).mounts.values()  # type: ignore[union-attr]
+    assert mount_index.queued <= index.QUEUE_BYTES
+    held.set()
+    assert index.settle(vfs)
+    assert index.stats_of(vfs)["objects_indexed"] == 10  # type: ignore[index]
+    requests = Requests(s3.mount)
+    assert [m.path for m in grep(vfs, "07 x").matches] == [s3.path("f7.txt")]
+    assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["f7.txt"]
+
+
+@pytestmark_s3
+def test_the_index_of_source_code_is_a_small_share_of_its_text(s3: Sandbox) -> None:
+    package = Path(index.__file__).parents[2]
+    text = 0
+    for path in sorted(package.glob("**/*.py"))[:150]:  # about 1 MB of this project's own code
+        data = path.read_bytes()
+        s3.put(f"src/{path.relative_to(package)}", data)
+        text += len(data)
+    vfs = s3.vfs()
+    grep(vfs, "nothing")
+    assert index.settle(vfs)
+    store = changes.log_of(vfs).store
+    size = sum(item.size for item in store.listing("index"))
+    assert size < text * 0.4, (size, text)  # docs/s3.md: a third at this size, 7 % at 15 MB

@@ -97,6 +97,9 @@ T = TypeVar("T")
 
 REPLANS = 8
 """Plans of one change that met another writer's change at commit before it gives up (CONFLICT)."""
+MADE = "changes.made"
+"""``JailedFS.caches`` key of the callables told of each change made, with its operations
+(the search index files the bytes a change wrote: ``ops.search.index``); they never raise."""
 
 
 @dataclass
@@ -189,6 +192,8 @@ def _run(
                 if planned.drops:
                     _drop(vfs, changelog, planned.drops, receipt.undo, pending)
                 pending.made(receipt.undo, receipt.why_not, recorded)
+                for told in vfs.caches.get(MADE, ()):
+                    told(planned.ops)
         if question is not None and confirming is not None:
             # Asked with no lock held (a person may take minutes), then planned again under them:
             # only the very plan the person accepted is committed (``_unconfirmed``).

@@ -1,37 +1,46 @@
 """The content index of an object-store mount: which files a grep needs to read, never stale.
 
 A grep over an object store lists the prefix and, without an index, reads every object. With
-one, the listing's ETag of each object is looked up: an object indexed at that ETag and size
-is read only if the index says it may match (it holds every trigram the pattern needs,
-``trigrams.needed``); an object new or changed since is read, searched, and indexed on the side.
-Every match is still found on the bytes read, so the answer (matches, order, context, limits,
-counts, notes) is the full scan's; a pattern with no literal of three characters reads
-everything, as before. Writes through the server and behind its back change the ETag: the next
-search reads those objects again.
+one, each object's version in the listing (``MountIndex.version``) is looked up: an object
+indexed at that version and size is read only if the index says it may match (it holds every
+trigram the pattern needs, ``trigrams.needed``); an object new or changed since is read,
+searched, and indexed on the side. Every match is still found on the bytes read, so the answer
+(matches, order, context, limits, counts, notes) is the full scan's; a pattern with no literal
+of three characters reads everything, as before. A write behind the server's back changes the
+version: the next search reads that object again. A file written whole through the server is
+known at once where its version follows from its bytes (S3: the ETag is their MD5): the change
+tells the index (``changes.MADE``), which keeps its text (``MountIndex.written``) until the
+next search's segment files it, so the next search reads it only if it may match.
+
+Versions. On S3 an object is known by its ETag, and its bytes are indexed only when their MD5
+is that ETag (a single PUT's): bytes written between the listing and the read are never filed
+under the old ETag, which comes back whenever those old bytes do. Objects whose ETag is no MD5
+(multipart uploads, SSE-KMS) are read by every search. On GCS an object is known by its
+generation and on Azure by its ETag: neither ever names a later version of the object, so
+bytes read after a newer write are filed under a version no listing shows again.
 
 Storage. Postings are SQLite FTS5 tables (``tokenize='trigram'``, ``content=''``: no copy of the
 text, ``detail=none``: document ids only, no positions), the well-kept library that Python
 already ships: delta-coded posting lists in a B-tree, an integrity check of its own, nothing to
-install. A segment is one SQLite file: the FTS5 table and the ``docs`` it indexed (key, ETag,
-size, whether binary). Segments are immutable and live in the state store as
+install. A segment is one SQLite file: the FTS5 table and the ``docs`` it indexed (key,
+version, size, whether binary). Segments are immutable and live in the state store as
 ``index/<mount id>.<sha256>.db``, so every replica sharing the store shares them: a new segment
 is written once (a PUT) by the search that read new objects, and a replica downloads a segment
 once (a GET) and keeps it in a private folder. A segment whose bytes do not hash to its name,
 that SQLite's ``quick_check`` refuses, or of another format or mount, is deleted and its
-objects are read and indexed again: an index is never trusted beyond its checks. An object's
-bytes are indexed only when their MD5 equals the ETag the listing gave (S3's ETag of a single
-PUT): bytes written between the listing and the read are never filed under the old ETag.
-Objects whose ETag is no MD5 (multipart uploads, SSE-KMS) are read by every search.
+objects are read and indexed again: an index is never trusted beyond its checks.
 
 Bounds. An object over ``MAX_INDEXED_BYTES`` is not indexed (read each time); binary ones are
-filed as binary (a grep skips them, so they are never read again). The index holds 7 % of the
-source text it indexes, about half for random words (docs/s3.md has the figures). Building costs at most ``QUEUE_BYTES`` of
-queued bytes: a search hands what it read to one indexing thread and never waits for it; what
-does not fit is fetched again by that thread after the search (``backfill``). Searching loads
-each segment's ``docs`` (about 100 bytes an object) and asks FTS5 for document ids. Segments
-are compacted by forgetting: past ``MAX_SEGMENTS``, or when a search of the whole mount finds
-most of a segment's objects changed, the search treats the segment's objects as new, reads
-and indexes them into its own segment, and deletes the old one.
+filed as binary (a grep skips them, so they are never read again). The index holds 7 % of
+15 MB of source text, a third of 1 MB, about half of random words (docs/s3.md has the figures).
+Building costs at most ``QUEUE_BYTES`` of queued bytes: a search hands what it read to one
+indexing thread, which runs at the lowest priority (``NICE``), and never waits for it; what
+does not fit is fetched again by that thread after the search (``backfill``). Writes through
+the server keep at most ``WRITTEN_BYTES`` of text. Searching loads each segment's ``docs``
+(about 100 bytes an object) and asks FTS5 for document ids. Segments are compacted by
+forgetting: past ``MAX_SEGMENTS``, or when a search of the whole mount finds most of a
+segment's objects changed, the search treats the segment's objects as new, reads and indexes
+them into its own segment, and deletes the old one.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ import os
 import queue
 import shutil
 import sqlite3
+import sys
 import tempfile
 import threading
 import weakref
@@ -55,34 +65,34 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.search.query import GrepQuery
-from vfs_mcp.ops.search.trigrams import AllOf, fold, fts_query, needed
-from vfs_mcp.ops.search.utf8_view import as_searched
-from vfs_mcp.ops.text.encoding import looks_binary
+from vfs_mcp.ops.search.segments import BINARY, Filed, Segment, Writer, text_of
+from vfs_mcp.ops.search.trigrams import AllOf, fts_query, holds, needed
+from vfs_mcp_backends.azure import AzureMount
+from vfs_mcp_backends.gcs import GCSMount
 
 if TYPE_CHECKING:
     from vfs_mcp.changes.state import StateStore
 
 log = logging.getLogger("vfs_mcp")
 
-FORMAT = "1"
 FOLDER = "index"
 CACHE_KEY = "search.index"
 """``JailedFS.caches`` key of the server's ``Indexes``; False there turns the index off (``--no-index``)."""
 MAX_INDEXED_BYTES = 4 << 20
 QUEUE_BYTES = 64 << 20
+WRITTEN_BYTES = 16 << 20
+"""Text of the objects written through the server that one mount's index keeps until a search's
+segment files them; past it the oldest are let go (the next search reads them)."""
 MAX_SEGMENTS = 8
+NICE = 19
+"""The indexing thread's niceness (Linux): it takes the CPU the search's threads leave."""
 BACKFILL_WIDTH = 8
-TEXT, BINARY = 0, 1
-_SCHEMA = (
-    "CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT)",
-    "CREATE TABLE docs(id INTEGER PRIMARY KEY, key TEXT, etag TEXT, size INTEGER, kind INTEGER)",
-    "CREATE VIRTUAL TABLE grams USING fts5(text, tokenize='trigram case_sensitive 1', content='', detail=none)",
-)
 
 
 @dataclass
 class Stats:
-    """What the index did, for ``vfs://metrics``."""
+    """What the index did, for ``vfs://metrics``: counted under a lock (``count``), since
+    searches on many threads and the indexing thread add to them at once."""
 
     searches: int = 0
     """Searches of an object-store folder with the index on."""
@@ -98,51 +108,22 @@ class Stats:
     segments_written: int = 0
     segments_dropped: int = 0
     """Segments that failed their checks (or were compacted away): deleted, never trusted."""
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count(self, **added: int) -> None:
+        """Add to the named figures, all at once (a snapshot sees all of them or none)."""
+        with self.lock:
+            for name, value in added.items():
+                setattr(self, name, getattr(self, name) + value)
 
     def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
-
-
-class Segment:
-    """One immutable SQLite file of the index, open read-only, and the objects it indexed."""
-
-    def __init__(self, name: str, path: str, mount_id: str) -> None:
-        self.name = name
-        self.path = path
-        self.db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-        self.lock = threading.Lock()
-        try:
-            if self.db.execute("PRAGMA quick_check").fetchone() != ("ok",):
-                raise ValueError("quick_check failed")
-            meta = dict(self.db.execute("SELECT name, value FROM meta").fetchall())
-            if meta.get("format") != FORMAT or meta.get("mount") != mount_id:
-                raise ValueError("another format or mount")
-            self.docs: dict[str, tuple[str, int, int, int]] = {
-                str(key): (str(etag), int(size), int(rowid), int(kind))
-                for rowid, key, etag, size, kind in self.db.execute("SELECT id, key, etag, size, kind FROM docs")
-            }
-        except Exception:
-            self.db.close()
-            raise
-
-    def lookup(self, entry: Entry) -> tuple[int, int] | None:
-        """(document id, kind) of ``entry`` when this segment indexed it at its ETag and size."""
-        found = self.docs.get(entry.target.rel)
-        if found is None or found[0] != entry.etag or found[1] != entry.size:
-            return None
-        return found[2], found[3]
-
-    def matching(self, expression: str) -> set[int]:
         with self.lock:
-            return {row[0] for row in self.db.execute("SELECT rowid FROM grams WHERE grams MATCH ?", (expression,))}
-
-    def close(self) -> None:
-        with self.lock:
-            self.db.close()
+            return {name: value for name, value in self.__dict__.items() if name != "lock"}
 
 
 class Build:
-    """The segment one search writes: the objects it read that the index did not know."""
+    """The segment one search writes: the objects it read that the index did not know, and
+    those written through the server since (``MountIndex.written``)."""
 
     def __init__(self, index: MountIndex, vfs: JailedFS, forgotten: list[str]) -> None:
         self.index = index
@@ -150,31 +131,15 @@ class Build:
         self.forgotten = forgotten
         self.left: list[Entry] = []
         """Objects that did not fit the queue: fetched again after the search."""
-        self.path = os.path.join(index.folder, f"build-{os.urandom(8).hex()}.db")
-        self.db: sqlite3.Connection | None = None
-        self.count = 0
+        self.carried: list[Filed] = []
+        """Objects written through the server that this segment files (``MountIndex.written``)."""
+        self.writer = Writer(os.path.join(index.folder, f"build-{os.urandom(8).hex()}.db"), index.id)
 
     def add(self, entry: Entry, data: bytes) -> None:
-        """Index ``data``, the bytes of ``entry`` (on the indexing thread)."""
-        etag = (entry.etag or "").lower()
-        if len(etag) != 32 or hashlib.md5(data, usedforsecurity=False).hexdigest() != etag:
-            return  # not the bytes the listing named (changed since), or an ETag that is no MD5
-        if self.db is None:
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            for pragma in ("journal_mode=OFF", "synchronous=OFF"):
-                self.db.execute(f"PRAGMA {pragma}")
-            for statement in _SCHEMA:
-                self.db.execute(statement)
-            self.db.execute("BEGIN")
-        kind = BINARY if looks_binary(data) else TEXT
-        self.count += 1
-        self.db.execute(
-            "INSERT INTO docs(id, key, etag, size, kind) VALUES (?, ?, ?, ?, ?)",
-            (self.count, entry.target.rel, entry.etag, entry.size, kind),
-        )
-        if kind == TEXT and data:
-            text = fold(as_searched(data).decode("utf-8"))
-            self.db.execute("INSERT INTO grams(rowid, text) VALUES (?, ?)", (self.count, text))
+        """Index ``data``, the bytes of ``entry`` as read (on the indexing thread)."""
+        version = self.index.proven(entry, data)
+        if version is not None:  # else not the bytes the listing named (changed since), or unprovable
+            self.writer.file(Filed(entry.target.rel, version, entry.size, text_of(data)))
 
     def backfill(self) -> None:
         """Fetch and index what did not fit the queue during the search (on the indexing thread)."""
@@ -191,29 +156,6 @@ class Build:
         finally:
             fetched.close()
 
-    def seal(self) -> bytes | None:
-        """The finished segment's bytes (None when it indexed nothing)."""
-        if self.db is None:
-            return None
-        db = self.db
-        self.db = None
-        db.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("mount", self.index.id)])
-        db.execute("INSERT INTO grams(grams) VALUES ('optimize')")
-        db.execute("COMMIT")
-        db.execute("VACUUM")
-        db.close()
-        with open(self.path, "rb") as file:
-            data = file.read()
-        os.unlink(self.path)
-        return data
-
-    def discard(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
-
 
 _DONE = object()
 
@@ -225,8 +167,15 @@ class MountIndex:
         self.store = store
         self.id = hashlib.sha256(mount.url.encode()).hexdigest()[:24]
         self.stats = stats
+        self.by_token = isinstance(mount.backend, (GCSMount, AzureMount))
+        """Objects known by their version token (GCS's generation, Azure's ETag), which no later
+        version of the object has again; elsewhere by an ETag that is their bytes' MD5 (S3)."""
         self.folder = tempfile.mkdtemp(prefix="vfs-mcp-index-")  # private (0700): downloads and builds
         self.segments: dict[str, Segment] = {}
+        self.written: dict[str, Filed] = {}
+        """Objects written through this server since the last segment that holds them (S3:
+        their ETag is their MD5, known without asking): a search knows them without reading."""
+        self.written_bytes = 0
         self.lock = threading.Lock()
         self.jobs: queue.Queue[tuple[Build, Any, Any]] = queue.Queue()
         self.queued = 0
@@ -235,6 +184,44 @@ class MountIndex:
         self.pending = 0
         threading.Thread(target=self._work, name="vfs-mcp-index", daemon=True).start()
         weakref.finalize(self, shutil.rmtree, self.folder, True)
+
+    # -- versions -------------------------------------------------------------------------
+
+    def version(self, entry: Entry) -> str | None:
+        """What the index knows ``entry``'s version by (None: not indexed, read every time)."""
+        if self.by_token:
+            return entry.token
+        etag = (entry.etag or "").lower()
+        return etag if len(etag) == 32 else None  # an ETag that is no MD5 (multipart, SSE-KMS): never indexed
+
+    def proven(self, entry: Entry, data: bytes) -> str | None:
+        """``entry``'s version when ``data`` are certainly its bytes (never those of a version
+        written between the listing and the read): their MD5 is the ETag; where versions never
+        come back (tokens), bytes of a later version are filed under one no listing shows again."""
+        version = self.version(entry)
+        if version is None or len(data) != entry.size:
+            return None
+        if self.by_token or hashlib.md5(data, usedforsecurity=False).hexdigest() == version:
+            return version
+        return None
+
+    def wrote(self, target: Target, data: bytes) -> None:
+        """``data`` is now the object at ``target``, written through this server: known from
+        here on without a read (S3, where its version, the ETag, is the bytes' MD5)."""
+        if self.by_token or len(data) > MAX_INDEXED_BYTES:
+            return
+        known = Filed(target.rel, hashlib.md5(data, usedforsecurity=False).hexdigest(), len(data), text_of(data))
+        with self.lock:
+            old = self.written.pop(known.rel, None)
+            self.written_bytes += known.weight - (old.weight if old else 0)
+            self.written[known.rel] = known
+            while self.written_bytes > WRITTEN_BYTES:  # the oldest go: the next search reads them
+                self.written_bytes -= self.written.pop(next(iter(self.written))).weight
+
+    def recalled(self, rel: str, version: str | None, size: int) -> Filed | None:
+        with self.lock:
+            known = self.written.get(rel)
+        return known if known is not None and known.version == version and known.size == size else None
 
     # -- segments -------------------------------------------------------------------------
 
@@ -274,7 +261,7 @@ class MountIndex:
             return None  # deleted by another replica meanwhile
         except (OSError, ValueError, sqlite3.Error) as err:
             log.warning("index segment %s failed its checks (%s): dropped, its objects are indexed again", name, err)
-            self.stats.segments_dropped += 1
+            self.stats.count(segments_dropped=1)
             with contextlib.suppress(OSError):
                 self.store.delete(f"{FOLDER}/{name}")
             if not local:
@@ -282,8 +269,9 @@ class MountIndex:
                     os.unlink(path)
             return None
 
-    def _adopt(self, name: str, data: bytes) -> None:
-        """Open the segment this process just wrote, so that it is not downloaded again."""
+    def _adopt(self, name: str, data: bytes, build: Build) -> None:
+        """Open the segment this process just wrote, so that it is not downloaded again; the
+        objects written through the server that it files are known by it from now on."""
         local = self.store.host_folder
         path = os.path.join(local, FOLDER, name) if local else os.path.join(self.folder, name)
         if not local:
@@ -292,18 +280,23 @@ class MountIndex:
         with self.lock:
             if name not in self.segments:
                 self.segments[name] = Segment(name, path, self.id)
+            for known in build.carried:
+                if self.written.get(known.rel) is known:
+                    self.written_bytes -= self.written.pop(known.rel).weight
 
     # -- building, on one thread of its own ------------------------------------------------
 
-    def offer(self, build: Build, entry: Entry, data: bytes) -> None:
-        """Index ``data`` on the side: queued, or left for the backfill when the queue is full."""
-        if len(data) > MAX_INDEXED_BYTES:
+    def offer(self, build: Build, entry: Entry | Filed, data: bytes = b"") -> None:
+        """Index ``data`` (or a ``Filed`` object's text) on the side: queued, or, when the queue is
+        full, left for the backfill (a ``Filed`` is queued still: ``WRITTEN_BYTES`` bounds those)."""
+        size = entry.weight if isinstance(entry, Filed) else len(data)
+        if size > MAX_INDEXED_BYTES:
             return
         with self.lock:
-            if self.queued + len(data) > QUEUE_BYTES:
+            if self.queued + size > QUEUE_BYTES and isinstance(entry, Entry):
                 build.left.append(entry)
                 return
-            self.queued += len(data)
+            self.queued += size
         self.jobs.put((build, entry, data))
 
     def close_build(self, build: Build) -> None:
@@ -317,18 +310,24 @@ class MountIndex:
         return self.idle.wait(timeout)
 
     def _work(self) -> None:
+        if sys.platform == "linux":  # the search's own threads come first: this thread only (Linux)
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
         while True:
             build, entry, data = self.jobs.get()
             try:
                 if entry is _DONE:
                     self._finish(build)
+                    continue
+                with self.lock:
+                    self.queued -= entry.weight if isinstance(entry, Filed) else len(data)
+                if isinstance(entry, Filed):
+                    build.writer.file(entry)
                 else:
-                    with self.lock:
-                        self.queued -= len(data)
                     build.add(entry, data)
             except Exception:  # never fatal: the objects stay unindexed and are read next time
                 log.warning("indexing for a search failed; its objects are read again next time", exc_info=True)
-                build.discard()
+                build.writer.discard()
                 if entry is _DONE:
                     self._done()
 
@@ -341,16 +340,15 @@ class MountIndex:
     def _finish(self, build: Build) -> None:
         try:
             build.backfill()
-            data = build.seal()
+            data = build.writer.seal()
             if data is not None:
                 name = f"{self.id}.{hashlib.sha256(data).hexdigest()[:32]}.db"
                 with contextlib.suppress(FileExistsError):
                     self.store.write(f"{FOLDER}/{name}", data)
-                self._adopt(name, data)
-                self.stats.segments_written += 1
-                self.stats.objects_indexed += build.count
+                self._adopt(name, data, build)
+                self.stats.count(segments_written=1, objects_indexed=build.writer.count)
             if build.forgotten and data is not None:
-                self.stats.segments_dropped += len(build.forgotten)
+                self.stats.count(segments_dropped=len(build.forgotten))
                 self.store.delete(*(f"{FOLDER}/{name}" for name in build.forgotten))
         finally:
             self._done()
@@ -364,13 +362,15 @@ class Narrowed:
     build: Build
     reading: list[Entry]
     unknown: set[str] = field(default_factory=set)
-    """Paths (mount-relative) of the files the index does not know at their ETag: indexed once read."""
+    """Paths (mount-relative) of the files the index does not know at their version: indexed once read."""
 
     def saw(self, entry: Entry, data: bytes) -> None:
         if entry.target.rel in self.unknown:
             self.index.offer(self.build, entry, data)
 
     def finish(self) -> None:
+        for known in self.build.carried:
+            self.index.offer(self.build, known)
         self.index.close_build(self.build)
 
 
@@ -390,7 +390,29 @@ class Indexes:
                 from vfs_mcp import changes  # the state store is the change log's: loaded with the first index
 
                 found = self.mounts[mount.url] = MountIndex(changes.log_of(self.vfs).store, mount, self.stats)
+                listeners = self.vfs.caches.setdefault(changes.MADE, [])
+                if self.made not in listeners:
+                    listeners.append(self.made)
             return found
+
+    def made(self, ops: Sequence[Any]) -> None:
+        """A change was made through this server: the files it wrote whole, bytes at hand, are
+        known to the index of their mount without a read (``changes.MADE``)."""
+        from vfs_mcp.changes import FileImage, Put, Restore
+
+        for op in ops:
+            if isinstance(op, Put) and op.data is not None:
+                data = op.data
+            elif isinstance(op, Restore) and isinstance(op.image, FileImage):
+                data = op.image.data
+            else:
+                continue
+            index = self.mounts.get(op.target.mount.url)
+            if index is not None and indexable(op.target):
+                try:
+                    index.wrote(op.target, data)
+                except Exception:  # never fatal to the change: the next search reads the object
+                    log.warning("the search index could not note a write", exc_info=True)
 
     def settle(self, timeout: float = 60.0) -> bool:
         return all(index.settle(timeout) for index in list(self.mounts.values()))
@@ -431,21 +453,28 @@ def _plan(
 ) -> Narrowed:
     index = found.of(root.mount)
     segments = index.refresh()
-    stats = index.stats
-    stats.searches += 1
-    forgotten = _forgotten(segments, files, whole)
+    versions = [index.version(entry) for entry in files]
+    forgotten = _forgotten(segments, files, versions, whole)
     kept = [s for s in segments if s.name not in forgotten]
+    build = Build(index, vfs, [s.name for s in segments if s.name in forgotten])
     expression = fts_query(need) if need is not None else None
     matched: dict[str, set[int]] = {}
     unknown: set[str] = set()
     reading: list[Entry] = []
     skipped = saved = 0
-    if expression:
-        stats.narrowed += 1
-    for entry in files:
-        hit = _known(kept, entry)
+    for entry, version in zip(files, versions, strict=True):
+        rel = entry.target.rel
+        recalled = index.recalled(rel, version, entry.size)
+        if recalled is not None:  # written through this server since the last segment
+            build.carried.append(recalled)
+            if recalled.text is None or (need is not None and not holds(need, recalled.text)):
+                skipped, saved = skipped + 1, saved + entry.size
+            else:
+                reading.append(entry)
+            continue
+        hit = _known(kept, rel, version, entry.size)
         if hit is None:
-            unknown.add(entry.target.rel)
+            unknown.add(rel)
             reading.append(entry)
             continue
         segment, (rowid, kind) = hit
@@ -459,21 +488,29 @@ def _plan(
                 skipped, saved = skipped + 1, saved + entry.size
                 continue
         reading.append(entry)
-    stats.objects_skipped += skipped
-    stats.bytes_saved += saved
-    stats.objects_read += len(reading)
-    return Narrowed(index, Build(index, vfs, [s.name for s in segments if s.name in forgotten]), reading, unknown)
+    index.stats.count(
+        searches=1,
+        narrowed=int(bool(expression)),
+        objects_skipped=skipped,
+        bytes_saved=saved,
+        objects_read=len(reading),
+    )
+    return Narrowed(index, build, reading, unknown)
 
 
-def _known(segments: list[Segment], entry: Entry) -> tuple[Segment, tuple[int, int]] | None:
+def _known(segments: list[Segment], rel: str, version: str | None, size: int) -> tuple[Segment, tuple[int, int]] | None:
+    if version is None:
+        return None
     for segment in segments:
-        hit = segment.lookup(entry)
+        hit = segment.lookup(rel, version, size)
         if hit is not None:
             return segment, hit
     return None
 
 
-def _forgotten(segments: list[Segment], files: Sequence[Entry], whole: bool) -> set[str]:
+def _forgotten(
+    segments: list[Segment], files: Sequence[Entry], versions: Sequence[str | None], whole: bool
+) -> set[str]:
     """Segments to compact away: all but the largest past ``MAX_SEGMENTS``; on a search of the
     whole mount, also those most of whose objects have changed or gone."""
     out: set[str] = set()
@@ -482,7 +519,11 @@ def _forgotten(segments: list[Segment], files: Sequence[Entry], whole: bool) -> 
         out = {s.name for s in segments if s is not largest}
     if whole:
         for segment in segments:
-            live = sum(1 for entry in files if segment.lookup(entry) is not None)
+            live = sum(
+                1
+                for entry, version in zip(files, versions, strict=True)
+                if segment.lookup(entry.target.rel, version, entry.size) is not None
+            )
             if live * 2 < len(segment.docs):
                 out.add(segment.name)
     return out

@@ -247,3 +247,11 @@ class _Parser:
         if self.peek() in ("*", "+", "?", "{"):
             raise _Unsure
         return low, single
+
+
+def holds(need: AllOf, folded: str) -> bool:
+    """Whether ``folded`` text (``fold``) holds every trigram ``need`` asks for: the index's
+    answer for a text at hand (a match needs it, so a text without it cannot match)."""
+    return all(all(run[i : i + 3] in folded for i in range(len(run) - 2)) for run in need.runs) and all(
+        any(holds(option, folded) for option in part.options) for part in need.parts
+    )
