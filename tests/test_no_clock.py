@@ -44,11 +44,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "the scenario: serving for a while with a stream open; nothing is waited for"
     ),
     # -- still to turn into counts or barriers (issue 52) -------------------------------------------
-    (
-        "jail/test_pattern_fuzz.py",
-        "exercise",
-        "assert",
-    ): "to turn into a count: the steps a fuzzed pattern's match takes",
     ("ops/test_diff_property.py", DIFF_COST, "assert"): "to turn into a count: a diff's steps (CPU seconds today)",
 }
 """(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays."""

@@ -19,12 +19,12 @@ import pytest
 from conftest import BACKENDS, Sandbox, make_sandbox
 from mcp import Client
 from processes import mcp_client, stdio_params, vfs_mcp_http
+from results import work_of
 
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.search import ripgrep
 from vfs_mcp.ops.search.grep import SCAN_WINDOW
 from vfs_mcp.profiles.results import data_of, error_of
-from vfs_mcp.server.resources import METRICS_URI
 
 pytestmark = pytest.mark.anyio
 
@@ -108,15 +108,6 @@ def check(tool: str, result: Any, expected: str) -> None:
 async def answer(client: Client, tool: str, args: dict[str, Any]) -> Any:
     with anyio.fail_after(HANG):
         return await client.call_tool(tool, args)
-
-
-async def work_of(client: Client, tool: str) -> tuple[int, int]:
-    """The matching work the server counted for ``tool``'s calls in this session: the steps, and
-    the most characters one engine call was handed."""
-    with anyio.fail_after(HANG):
-        metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
-    figures = metrics["tools"].get(tool, {})
-    return figures.get("match_steps", 0), figures.get("largest_match", 0)
 
 
 async def bounded(client: Client, tool: str, args: dict[str, Any], expected: str, piece: int = MAX_PIECE) -> None:
