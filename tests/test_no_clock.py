@@ -1,8 +1,8 @@
 """The tests keep no clock: no assert on how long something took, and no sleep to let something
 happen first (order with events and barriers; bound work by counts: steps, bytes, calls). What
 is left is named below, each with why: a poll with a deadline (waiting for what gives no
-event, such as a process's port opening), a stand-in for a slow store, and the timing asserts
-not yet turned into counts. A new one fails this test; one that is gone must leave the list."""
+event, such as a process's port opening) and the moments of a kill. A new one fails this test;
+one that is gone must leave the list."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ POLLS = "a poll with a deadline: what it waits for gives no event to wait on"
 REPLAYED = "test_a_broken_call_stream_is_resumed_and_the_reply_comes_on_the_new_connection"
 LEASE = "test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease"
 TORN = "test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file"
-DIFF_COST = "test_a_diff_costs_time_and_memory_linear_in_what_it_reads_and_answers_and_says_what_it_leaves_out"
 
 ALLOWED: dict[tuple[str, str, str], str] = {
     # -- polls, each within a deadline (a sleep between looks, an assert on the deadline) ---------
@@ -43,8 +42,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("cli/test_terminal.py", "test_over_http_it_stops_quietly_once_serving_with_a_stream_open", "sleep"): (
         "the scenario: serving for a while with a stream open; nothing is waited for"
     ),
-    # -- still to turn into counts or barriers (issue 52) -------------------------------------------
-    ("ops/test_diff_property.py", DIFF_COST, "assert"): "to turn into a count: a diff's steps (CPU seconds today)",
 }
 """(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays."""
 
