@@ -39,9 +39,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "_killed_at_every_point",
         "sleep",
     ): "the moments of the SIGKILLs, spread over a measured call",
-    ("cli/test_terminal.py", "test_over_http_it_stops_quietly_once_serving_with_a_stream_open", "sleep"): (
-        "the scenario: serving for a while with a stream open; nothing is waited for"
-    ),
 }
 """(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays."""
 
