@@ -32,7 +32,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("transports/test_stdio.py", "ask", "sleep"): POLLS + " (a reply the server writes to a file, not a pipe)",
     ("transports/test_resumption.py", REPLAYED, "assert"): POLLS + " (the server handing a broken stream over)",
     ("changes/test_replicas.py", LEASE, "sleep"): POLLS + " (the first copies in the bucket; the survivor's takeover)",
-    # -- sleeps that stand for a slow store, a kill's moment or a scenario's duration ---------------
+    # -- sleeps that pick the moment of a kill (a random point of a write, not an order of events) --
     ("ops/test_faults.py", TORN, "sleep"): "the random moment of a SIGKILL mid-write",
     (
         "changes/test_crash.py",
