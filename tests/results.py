@@ -50,9 +50,13 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
-async def work_of(client: Client, tool: str) -> tuple[int, int]:
-    """The matching work the server counted for ``tool``'s calls in this session (``vfs://metrics``):
+async def work(client: Client) -> dict[str, tuple[int, int]]:
+    """The matching work the server counted for each tool's calls in this session (``vfs://metrics``):
     its steps, and the most characters one engine call was handed."""
     metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
-    figures = metrics["tools"].get(tool, {})
-    return figures.get("match_steps", 0), figures.get("largest_match", 0)
+    return {tool: (figures["match_steps"], figures["largest_match"]) for tool, figures in metrics["tools"].items()}
+
+
+async def work_of(client: Client, tool: str) -> tuple[int, int]:
+    """``work`` of one tool."""
+    return (await work(client)).get(tool, (0, 0))
