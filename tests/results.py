@@ -1,12 +1,16 @@
-"""Reading a tool result in a test: its fields on success, its stable code on failure."""
+"""Reading a tool result in a test: its fields on success, its stable code on failure; and the
+matching work the server counted for a tool (``work_of``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from mcp import Client
 from mcp_types import CallToolResult
 
 from vfs_mcp.profiles.results import data_of, error_of
+from vfs_mcp.server.resources import METRICS_URI
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:
@@ -44,3 +48,15 @@ def changed(result: CallToolResult) -> dict[str, Any]:
 def text_of(result: CallToolResult) -> str:
     """The text a content-first client shows the model: the result's text blocks, joined."""
     return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def work(client: Client) -> dict[str, tuple[int, int]]:
+    """The matching work the server counted for each tool's calls in this session (``vfs://metrics``):
+    its steps, and the most characters one engine call was handed."""
+    metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    return {tool: (figures["match_steps"], figures["largest_match"]) for tool, figures in metrics["tools"].items()}
+
+
+async def work_of(client: Client, tool: str) -> tuple[int, int]:
+    """``work`` of one tool."""
+    return (await work(client)).get(tool, (0, 0))

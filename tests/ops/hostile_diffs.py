@@ -7,7 +7,8 @@ measured (``processes.run_limited``).
 (CASE: a name of ``CASES``, or the JSON of a random case for ``generated``) prints one JSON
 line: the size of what the call read (files and request, in characters and lines), whether
 the call failed, its text, the sizes of both views of the reply
-(the text blocks, the fields in ``_meta``) and the fields themselves but for the diff, and the
+(the text blocks, the fields in ``_meta``) and the fields themselves but for the diff, the
+matching work the server counted for it (``steps``: ``vfs://metrics``' ``match_steps``), and the
 process's peak resident memory while it served the call (the files written before it aside).
 """
 
@@ -26,6 +27,7 @@ from mcp import Client
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mount
 from vfs_mcp.profiles.results import META_RESULT, compact_json
 from vfs_mcp.server.build import build_server
+from vfs_mcp.server.resources import METRICS_URI
 from vfs_mcp.settings import Settings
 
 MiB = 1 << 20
@@ -146,10 +148,12 @@ async def call(mount: Mount, cap: int, tool: str, arguments: dict[str, Any]) -> 
     server = build_server([mount], Settings(max_response_chars=cap))
     async with Client(server) as client:  # type: ignore[arg-type]
         result = await client.call_tool(tool, arguments)
+        metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
     texts = [block.text for block in result.content if block.type == "text"]
     fields = (result.meta or {}).get(META_RESULT) or {}
     return {
         "is_error": result.is_error,
+        "steps": metrics["tools"][tool]["match_steps"],
         "text": "".join(texts),
         "text_chars": sum(map(len, texts)),
         "meta_chars": len(compact_json(fields)),

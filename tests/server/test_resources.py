@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops.search.grep import SCAN_WINDOW
 from vfs_mcp.ops.text.names import uri_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.server.resources import METRICS_URI, base_uri
@@ -126,6 +127,21 @@ async def test_metrics_count_bytes_per_tool_head_file_included(sandbox: Sandbox)
     assert tools["head_file"]["bytes_read"] > 0
     assert (tools["write_file"]["bytes_read"], tools["write_file"]["bytes_written"]) == (0, 3)
     assert metrics["bytes_written"] == 3
+
+
+async def test_metrics_count_the_matching_work_of_a_search_and_its_largest_piece(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The Python engine hands RE2 a window of lines at a time: 200 KB searched in four pieces."""
+    box = make_sandbox("memory", tmp_path, request)
+    text = ("b" * 99 + "\n") * 2_000
+    box.put("a.txt", text)
+    async with box.client() as client:
+        await client.call_tool("grep_files", {"path": box.path(""), "pattern": "x"})
+        metrics = json.loads((await client.read_resource(METRICS_URI)).contents[0].text)  # type: ignore[union-attr]
+    grep = metrics["tools"]["grep_files"]
+    assert grep["match_steps"] == len(text) - 3  # the newlines between the pieces are not searched
+    assert grep["largest_match"] == SCAN_WINDOW + 100 - SCAN_WINDOW % 100 - 1
 
 
 async def test_metrics_count_the_bytes_of_files_fetched_by_threads(sandbox: Sandbox) -> None:

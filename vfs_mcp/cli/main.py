@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import logging
 import os
 import signal
 import sys
@@ -103,9 +104,16 @@ def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int
     """Run a server; Ctrl-C or SIGTERM end it quietly (exit 0), without waiting for the thread
     that blocks on reading stdin, and without a traceback. ``banner`` goes to stderr once a
     Ctrl-C is caught (a person reads it, and may press Ctrl-C at once). Over HTTP uvicorn
-    takes both signals while it runs, stops, and raises the signal again: here."""
+    takes both signals while it runs, stops, and raises the signal again: here. Raised wherever
+    the server is, the interrupt may come out as another error (inside a worker thread's
+    hand-over, anyio's cancel scope left out of turn): once stopping, any of them is the stop, and
+    asyncio's report of the tasks it cut short (logged as ``asyncio.run`` shuts down) no news."""
+    stopping = False
 
     def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        logging.getLogger("asyncio").disabled = True
         raise KeyboardInterrupt
 
     # SIGINT too: left at Python's default, asyncio.run puts its own handler in, which only
@@ -116,7 +124,9 @@ def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int
         if banner:
             print(banner, file=sys.stderr, flush=True)
         run()
-    except KeyboardInterrupt:
+    except BaseException:
+        if not stopping:
+            raise
         sys.stderr.flush()
         sys.stdout.flush()
         from vfs_mcp.changes import state

@@ -20,13 +20,15 @@ The dialects, one function each:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vfs_mcp.errors import InvalidArgument
+from vfs_mcp.jail.tally import count_matched
 
 if TYPE_CHECKING:
     import re2
@@ -74,16 +76,32 @@ def nfc(text: str) -> str:
 def gitignore(lines: Iterable[str]) -> GitIgnoreSpec:
     """Gitignore rules matched by RE2; ValueError for a line pathspec cannot parse."""
     import re2
-    from pathspec import GitIgnoreSpec  # here, not at the top: a server with no rules to match never needs it
 
     try:
         with warnings.catch_warnings():
             # pathspec also compiles each pattern with Python's re, which warns about '[[' ("possible
             # nested set"); that compiled form is never used for matching here.
             warnings.simplefilter("ignore", FutureWarning)
-            return GitIgnoreSpec.from_lines(list(lines), backend="re2")
+            return _counted_spec().from_lines(list(lines), backend="re2")
     except re2.error as exc:
         raise ValueError(f"cannot be compiled: {exc}") from None
+
+
+@functools.cache
+def _counted_spec() -> type[GitIgnoreSpec]:
+    """pathspec's GitIgnoreSpec, each path it tests counted as matching work (``count_matched``)."""
+    from pathspec import GitIgnoreSpec  # here, not at the top: a server with no rules to match never needs it
+
+    class CountedSpec(GitIgnoreSpec):
+        def match_file(self, file: Any, separators: Any = None) -> bool:
+            count_matched(len(str(file)))
+            return super().match_file(file, separators)
+
+        def check_file(self, file: Any, separators: Any = None) -> Any:
+            count_matched(len(str(file)))
+            return super().check_file(file, separators)
+
+    return CountedSpec
 
 
 def ignore_file(text: str) -> GitIgnoreSpec:
@@ -141,6 +159,7 @@ def name_glob(pattern: str, *, case_sensitive: bool = False) -> NameTest:
     )
 
     def matches(name: str, rel: str = "", /) -> bool:
+        count_matched(len(name))
         return regex.fullmatch(name) is not None
 
     if "[" in pattern or not (case_sensitive or pattern.isascii()):
@@ -185,7 +204,12 @@ def minimatch(pattern: str) -> Callable[[str], bool]:
         negated, pattern = not negated, pattern[1:]
     alternatives = "|".join(_path_regex(p) for p in _expand_braces(pattern))
     regex = re2_compile(f"(?:{alternatives})", re2_options(dot_nl=True), f"glob {shown!r}")
-    return lambda rel: (regex.fullmatch(rel) is not None) != negated
+
+    def test(rel: str) -> bool:
+        count_matched(len(rel))
+        return (regex.fullmatch(rel) is not None) != negated
+
+    return test
 
 
 def _path_regex(pattern: str) -> str:

@@ -1,4 +1,5 @@
-"""Bytes each call moves through the jail, counted per call for the metrics."""
+"""Bytes each call moves through the jail, and the matching work it does, counted per call for
+the metrics: counts, not seconds, so a test can bound a hostile call's work on any machine."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from typing import Any
 
 @dataclass
 class Tally:
-    """Bytes one call read and wrote through the jail (``counting``)."""
+    """Bytes one call read and wrote through the jail, and the matching work it did (``counting``)."""
 
     read: int = 0
     written: int = 0
+    steps: int = 0
+    """Matching work: characters handed to a matching engine (RE2 for grep and name globs, the
+    fuzzy matcher's windows), lines compared placing a patch's hunks, a diff's steps."""
+    largest: int = 0
+    """The most characters handed to one engine call: work done in one piece, holding the
+    interpreter lock, while other clients wait."""
 
 
 _tally: ContextVar[Tally | None] = ContextVar("vfs_mcp_tally", default=None)
@@ -61,3 +68,18 @@ def count_written(size: int) -> None:
     tally = _tally.get()
     if tally is not None:
         tally.written += size
+
+
+def count_steps(steps: int) -> None:
+    """Matching work done a little at a time (the interpreter lock changes hands meanwhile)."""
+    tally = _tally.get()
+    if tally is not None:
+        tally.steps += steps
+
+
+def count_matched(size: int) -> None:
+    """``size`` characters handed to a matching engine in one call."""
+    tally = _tally.get()
+    if tally is not None:
+        tally.steps += size
+        tally.largest = max(tally.largest, size)

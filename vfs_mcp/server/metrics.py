@@ -1,7 +1,8 @@
 """Per-tool metrics (the ``vfs://metrics`` resource, docs/protocol.md) and the optional audit log.
 
-Metrics: calls, errors by code, latency percentiles over the most recent calls, and the
-bytes each tool read and wrote through the jail. A client sees its own session's calls
+Metrics: calls, errors by code, latency percentiles over the most recent calls, the
+bytes each tool read and wrote through the jail, and its matching work (``match_steps``; the
+most one engine call was handed, ``largest_match``: ``vfs_mcp.jail.tally``). A client sees its own session's calls
 only (``vfs_mcp.sessions``; over stdio, the server's). Calls to names that are not tools
 count under one ``UNKNOWN_TOOL`` entry, so made-up names cannot grow the table. Audit log:
 one JSON line per call with the tool, the paths it named (mount-relative where they
@@ -40,6 +41,8 @@ class ToolStats:
     latencies: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
     bytes_read: int = 0
     bytes_written: int = 0
+    match_steps: int = 0
+    largest_match: int = 0
 
     def add(self, code: str, seconds: float, tally: Tally | None) -> None:
         self.calls += 1
@@ -49,6 +52,8 @@ class ToolStats:
         if tally is not None:
             self.bytes_read += tally.read
             self.bytes_written += tally.written
+            self.match_steps += tally.steps
+            self.largest_match = max(self.largest_match, tally.largest)
 
     def summary(self) -> dict[str, Any]:
         ordered = sorted(self.latencies)
@@ -62,6 +67,8 @@ class ToolStats:
             "latency_ms": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": pct(1.0)},
             "bytes_read": self.bytes_read,
             "bytes_written": self.bytes_written,
+            "match_steps": self.match_steps,
+            "largest_match": self.largest_match,
         }
 
 

@@ -25,6 +25,8 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from vfs_mcp.jail.tally import count_steps
+
 BASE_WORK = 1_000_000
 """Steps any diff may take, whatever its size (a step: one diagonal of Myers' search, or
 ``LINES_PER_STEP`` lines compared along a run of equal ones; about a microsecond)."""
@@ -156,10 +158,11 @@ def _breaks(kept: bytes) -> array[int]:
 def _myers(a: Sequence[str], b: Sequence[str], work: int) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
     """The matching blocks of a shortest edit script of ``a`` into ``b`` (without the final
     ``(len(a), len(b), 0)``), or, when ``work`` runs out first, those of the path that got
-    furthest and where it stopped."""
+    furthest and where it stopped. The steps it takes are counted (``count_steps``)."""
     n, m = len(a), len(b)
     if not n or not m:
         return [], None
+    given = work
     top = min(n + m, math.isqrt(2 * max(work, 0)) + 1)  # a round d costs d + 1 steps at least
     offset = top + 1
     v = [0] * (2 * top + 3)  # the x reached on each diagonal k = x - y, at v[offset + k]
@@ -178,11 +181,13 @@ def _myers(a: Sequence[str], b: Sequence[str], work: int) -> tuple[list[tuple[in
             v[offset + k] = x
             if x >= n and x - k >= m:
                 reached.append(array("i", v[offset - d : offset + d + 1 : 2]))
+                count_steps(given - work + d + 1)
                 return _path(reached, n, m), None
         reached.append(array("i", v[offset - d : offset + d + 1 : 2]))
         work -= d + 1
         if work < 0:
             break
+    count_steps(given - work)
     d = len(reached) - 1
     # The furthest point reached on a diagonal inside both texts.
     inside = [(x, k) for k, x in zip(range(-d, d + 1, 2), reached[d], strict=True) if x <= n and x - k <= m]

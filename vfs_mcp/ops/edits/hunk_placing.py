@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vfs_mcp.errors import Conflict, InvalidArgument
+from vfs_mcp.jail.tally import count_steps
 from vfs_mcp.ops.diff.hunk import Hunk, line_range
 from vfs_mcp.ops.edits.indentation import indent_of, indent_unit, retabbed
 
@@ -202,6 +203,7 @@ def _matches(
         if at + size > len(texts):
             break
         budget.left -= size
+        count_steps(size)
         if budget.left < 0:
             return None
         window = texts[at : at + size]

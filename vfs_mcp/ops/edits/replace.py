@@ -25,6 +25,7 @@ from vfs_mcp.errors import Conflict, InvalidArgument
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.jail.tally import count_matched
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, Known, unified_diff, unified_diff_bytes
 from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files.write import writable
@@ -243,7 +244,9 @@ def _closest(squashed: list[str], wanted: list[str]) -> tuple[int, float, float,
         if i % 64 == 0 and time.monotonic() > deadline:
             return best, score, runner_up, False
         # score_cutoff lets rapidfuzz give up early on windows that cannot beat the runner-up.
-        ratio = Indel.normalized_similarity("\n".join(squashed[i : i + width]), target, score_cutoff=runner_up)
+        window = "\n".join(squashed[i : i + width])
+        count_matched(len(window) + len(target))
+        ratio = Indel.normalized_similarity(window, target, score_cutoff=runner_up)
         if ratio > score:
             best, score, runner_up = i, ratio, score
         elif ratio > runner_up:

@@ -31,6 +31,7 @@ from vfs_mcp.jail import versions
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.jail.tally import count_matched
 from vfs_mcp.ops.search.query import Collector, GrepQuery, GrepResult
 from vfs_mcp.ops.search.utf8_view import as_searched
 from vfs_mcp.ops.text.encoding import looks_binary
@@ -58,6 +59,7 @@ class Stopwatch:
         self.used = 0.0
 
     def search(self, regex: re2._Regexp, buf: bytes, pos: int, end: int) -> re2._Match | None:
+        count_matched(end - pos)
         started = time.perf_counter()
         try:
             return regex.search(buf, pos, end)
