@@ -17,11 +17,12 @@ import pytest
 from conftest import Scale
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
+from vfs_mcp.changes import log
+from vfs_mcp.changes.state import records
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.ops import FileImage, Restore
 from vfs_mcp.changes.state import LocalState
-from vfs_mcp.changes.timeline import Retention, TimelineEntry
+from vfs_mcp.changes.state.timeline import Retention, TimelineEntry
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target

@@ -13,10 +13,10 @@ from mcp import Client
 from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
+from vfs_mcp.changes import log
 from vfs_mcp.changes.ops import Expect, FileImage, Restore
-from vfs_mcp.changes.state import LocalState, ObjectState
-from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes.state import LocalState, ObjectState, records
+from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts

@@ -60,7 +60,7 @@ from vfs_mcp.changes.ops import (
     Stored,
     written,
 )
-from vfs_mcp.changes.records import Record
+from vfs_mcp.changes.state.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail import versions

@@ -43,12 +43,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from vfs_mcp.changes import records
 from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
-from vfs_mcp.changes.records import Corrupt, Record, Summary
-from vfs_mcp.changes.state import StateStore, open_state
-from vfs_mcp.changes.timeline import ID as ID
-from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes.state import StateStore, names, open_state, records
+from vfs_mcp.changes.state.records import Corrupt, Record, Summary
+from vfs_mcp.changes.state.timeline import ID as ID
+from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge, echoed
 from vfs_mcp.jail.mounts import Mount
@@ -71,7 +70,7 @@ RESTORE_CHANGES = 1_000
 """Changes one undo takes back at most (``restore_point``): a restore point further back is
 refused, saying how many changes it would take back."""
 RESTORE_LISTED = 10 * RESTORE_CHANGES
-"""Records of any mount made since a restore point that one undo looks through at most."""
+"""Timeline entries of any mount made since a restore point that one undo looks through at most."""
 CLOCK_SKEW = 300.0
 """Seconds the state store's time of a record may lie before its change's time (the clocks
 of replicas and of an object store): records listed as older than that are not looked at."""
@@ -262,7 +261,7 @@ class ChangeLog:
             self.store.delete(self._pending(change_id))
             self._note(None, why_not)
             return
-        self.store.move(self._pending(change_id), f"changes/{change_id}.rec")
+        self.store.move(self._pending(change_id), names.record(change_id))
         self._note(Kept(change_id, _size(steps), tool, keys=touched(steps)), None, steps)
 
     def abandoned(self, change_id: str) -> None:
@@ -289,7 +288,7 @@ class ChangeLog:
         when = self.clock() if created is None else created
         taken = [record.id for record in undoes]
         record = Record(change_id, self.store.instance, tool, when, steps, undoes=taken)
-        self.store.write(f"changes/{change_id}.rec", records.encode(record))
+        self.store.write(names.record(change_id), records.encode(record))
         kept = Kept(change_id, _size(steps), tool, keys=touched(steps), undoes=bool(undoes))
         self._note(kept, None, steps, taken, sum(record.size for record in undoes))
 
@@ -304,7 +303,7 @@ class ChangeLog:
         change_id = new_id()
         record = Record(change_id, self.store.instance, tool, self.clock(), [], checkpoint=name, mounts=list(mounts))
         self.timeline.name(name, change_id)  # checks the name before anything is written
-        self.store.write(f"changes/{change_id}.rec", records.encode(record))
+        self.store.write(names.record(change_id), records.encode(record))
         entry = self.timeline.append(TimelineEntry(change_id, tool, time.time(), mounts=list(mounts), checkpoint=name))
         self.timeline.name(name, change_id)  # again: a replica that named it meanwhile is older
         return entry
@@ -319,7 +318,7 @@ class ChangeLog:
     def holds(self, change_id: str) -> bool:
         """Whether the log holds the record of ``change_id``."""
         try:
-            self.store.read(f"changes/{change_id}.rec", 0, 0)
+            self.store.read(names.record(change_id), 0, 0)
         except FileNotFoundError:
             return False
         return True
@@ -336,13 +335,29 @@ class ChangeLog:
     def discard(self, change_id: str) -> None:
         """Delete a record that can never be undone (its images cannot be read back)."""
         self.forget(change_id)
-        self.store.delete(f"changes/{change_id}.rec")
+        self.store.delete(names.record(change_id))
+
+    def discarded(self, change_id: str, mount_url: str) -> None:
+        """A review discarded what ``change_id`` left pending on the mount ``mount_url``: a change
+        that wrote only there never happened, its record and its timeline entry go (with the
+        undo that took it back, if one did: ``Timeline.discarded``)."""
+        name = names.record(change_id)
+        try:
+            only_here = set(self.summary(name).mounts) <= {mount_url}
+        except FileNotFoundError:
+            only_here = True  # undone: the timeline knows by what
+        except Corrupt:
+            return
+        if only_here:
+            self.forget(change_id)
+            self.store.delete(name)
+            self.timeline.discarded(change_id)
 
     def close(self) -> None:
         self.store.close()
 
     def _pending(self, change_id: str) -> str:
-        return f"pending/{change_id}.{self.store.instance}.rec"
+        return names.pending(change_id, self.store.instance)
 
     def _note(
         self,
@@ -414,12 +429,12 @@ class ChangeLog:
     def load(self, change_id: str, mount_of: Callable[[str], Mount]) -> Record:
         """The record of ``change_id``; NOT_FOUND when the log does not hold it, CONFLICT while
         it is being made or undone."""
-        name = f"changes/{check_id(change_id)}.rec"
+        name = names.record(check_id(change_id))
         try:
             return self.read(name, mount_of)
         except FileNotFoundError:
             pass
-        if any(item.name.startswith(change_id + ".") for item in self.store.listing("pending")):
+        if any(names.of_change(item.name, change_id) for item in self.store.listing(names.PENDING)):
             raise Conflict(f"change {change_id} is being made or undone right now; try again in a moment")
         by = self.timeline.undone_by(change_id)
         if by is not None:
@@ -445,55 +460,61 @@ class ChangeLog:
 
     def restore_point(self, change_id: str, mount_of: Callable[[str], Mount]) -> list[Record]:
         """The records an undo of ``change_id`` "and after" takes back, newest first: it, and
-        every later change (``records.Summary.order``) of a mount it touched — and, from a
-        change that touched one of those and another mount, of that mount too. Changes of other
-        mounts stay. NOT_FOUND or CONFLICT as ``load`` says; CONFLICT while a later change of
-        those mounts is being made; TOO_LARGE past ``RESTORE_CHANGES`` changes (or
-        ``RESTORE_LISTED`` records of any mount made since)."""
+        every later change on the timeline (its index, read back from the newest: no listing of
+        the records) of a mount it touched — and, from a change that touched one of those and
+        another mount, of that mount too. Changes of other mounts stay, and so do changes
+        already undone (their records left the log). NOT_FOUND or CONFLICT as ``load`` says;
+        CONFLICT while a later change of those mounts is being made; TOO_LARGE past
+        ``RESTORE_CHANGES`` changes (or ``RESTORE_LISTED`` entries of any mount made since)."""
         first = self.load(change_id, mount_of)
-        start = (first.created, first.owner, first.id)
-        since = [
-            item.name
-            for item in self.store.listing("changes")
-            if item.name.endswith(".rec")
-            and item.name != f"{change_id}.rec"
-            and item.modified >= first.created - CLOCK_SKEW
-        ]
-        if len(since) > RESTORE_LISTED:
-            raise TooLarge(
-                f"{len(since)} changes were made since change {change_id}, more than one undo looks through "
-                f"({RESTORE_LISTED}); undo to a later change"
-            )
-        later = sorted((s for s in self._summaries("changes", since) if s.order > start), key=lambda s: s.order)
         mounts = {url for url, _ in touched([*first.steps, *first.finish])} | set(first.mounts)
-        chosen: list[Summary] = []
-        for later_one in later:
-            if mounts.intersection(later_one.mounts):
-                chosen.append(later_one)
-                mounts.update(later_one.mounts)
+        chosen: list[str] = []
+        for entry in reversed(self._since(first)):
+            if mounts.intersection(entry.mounts) and self.holds(entry.id):
+                chosen.append(entry.id)
+                mounts.update(entry.mounts)
         if len(chosen) + 1 > RESTORE_CHANGES:
             raise TooLarge(
                 f"undoing change {change_id} and every later one takes back {len(chosen) + 1} changes, more than "
                 f"one undo takes back ({RESTORE_CHANGES}); undo to a later change first"
             )
-        making = [item.name for item in self.store.listing("pending") if item.name.count(".") == 2]
-        for under_way in self._summaries("pending", making):
+        start = (first.created, first.owner, first.id)
+        for under_way in self._making():
             if under_way.order > start and mounts.intersection(under_way.mounts):
                 raise Conflict(
                     f"change {under_way.id} of {', '.join(sorted(mounts.intersection(under_way.mounts)))} is being "
                     "made right now; try again in a moment"
                 )
-        return [self.load(s.id, mount_of) for s in reversed(chosen)] + [first]
+        return [self.load(later, mount_of) for later in reversed(chosen)] + [first]
 
-    def _summaries(self, folder: str, names: list[str]) -> Iterator[Summary]:
-        for name in names:
+    def _since(self, first: Record) -> list[TimelineEntry]:
+        """The timeline's entries after ``first``'s, newest first (back to an entry older than it
+        by more than ``CLOCK_SKEW``, where its own is gone); TOO_LARGE past ``RESTORE_LISTED``."""
+        since: list[TimelineEntry] = []
+        for entry in self.timeline.newest_first(scan=RESTORE_LISTED + 1):
+            if entry.id == first.id or entry.at < first.created - CLOCK_SKEW:
+                return since
+            since.append(entry)
+        if len(since) > RESTORE_LISTED:
+            raise TooLarge(
+                f"more than {RESTORE_LISTED} changes were made since change {first.id}, more than one undo looks "
+                "through; undo to a later change"
+            )
+        return since
+
+    def _making(self) -> Iterator[Summary]:
+        """The summaries of the changes being made now (their records pending)."""
+        for item in self.store.listing(names.PENDING):
+            under_way = names.under_way(item.name)
+            if under_way is None or under_way.kind != "change":
+                continue
             try:
-                yield self.summary(f"{folder}/{name}")
+                yield self.summary(names.pending(under_way.change_id, under_way.owner))
             except FileNotFoundError:
-                continue  # undone or made meanwhile: not there to take back
+                continue  # made meanwhile
             except Corrupt as err:
                 raise Internal(
-                    f"the undo log holds a record that cannot be read ({name}: {err}); nothing was undone"
+                    f"the undo log holds a record that cannot be read ({item.name}: {err}); nothing was undone"
                 ) from None
 
     @contextlib.contextmanager
@@ -521,7 +542,7 @@ class ChangeLog:
             with contextlib.suppress(OSError):
                 self.timeline.undone(list(change_ids), by)
         for change_id in change_ids:
-            self.store.delete(f"changes/{change_id}.rec")
+            self.store.delete(names.record(change_id))
             self.store.delete(self._undo_mark(change_id))
             self.forget(change_id)
 
@@ -533,29 +554,30 @@ class ChangeLog:
 
     @staticmethod
     def _undo_mark(change_id: str) -> str:
-        return f"pending/{change_id}.undo"
+        return names.undo_mark(change_id)
 
     # -- what dead instances left ---------------------------------------------------------------
 
     def unfinished(self) -> list[tuple[str, str, str]]:
         """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
         ``"undo"`` not finished, ``"undone"`` an undo whose steps were all made."""
-        found = []
-        for item in self.store.listing("pending"):
-            parts = item.name.split(".")
-            if len(parts) == 3 and parts[2] == "rec":
-                kind, owner = "change", parts[1]
-            elif len(parts) == 2 and parts[1] == "undo":
+        found: list[tuple[str, str, str]] = []
+        for item in self.store.listing(names.PENDING):
+            under_way = names.under_way(item.name)
+            if under_way is None:
+                continue
+            kind: str = under_way.kind
+            owner = under_way.owner
+            if kind == "undo":
                 try:
-                    owner, _, state = self.store.read(f"pending/{item.name}").decode(errors="replace").partition(" ")
+                    mark = self.store.read(names.undo_mark(under_way.change_id))
                 except FileNotFoundError:
                     continue
+                owner, _, state = mark.decode(errors="replace").partition(" ")
                 kind = "undone" if state == DONE else "undo"
-            else:
-                continue
             # A name not spelt as ours is no instance to ask about: recovery quarantines it.
             if owner != self.store.instance and (not INSTANCE.fullmatch(owner) or not self.store.alive(owner)):
-                found.append((kind, parts[0], owner))
+                found.append((kind, under_way.change_id, owner))
         return found
 
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
+from vfs_mcp.changes import log
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.state import StateStore
 from vfs_mcp.errors import InvalidArgument, NotFound
@@ -152,7 +152,7 @@ class Review:
     def _kept(self, change_id: str, kept: dict[str, bool]) -> bool:
         """Whether the change log still holds ``change_id`` (it was not undone, nor dropped)."""
         if change_id not in kept:
-            kept[change_id] = self.state.exists(f"changes/{change_id}.rec")
+            kept[change_id] = self.changelog.holds(change_id)
         return kept[change_id]
 
     # -- deciding -------------------------------------------------------------------------------
@@ -200,18 +200,7 @@ class Review:
             return
         sides.layer.clear()
         for change_id in labels:
-            name = f"changes/{change_id}.rec"
-            try:
-                head = self.state.read(name, 0, records.FIRST_READ)
-                only_here = set(records.summary(head).mounts) <= {sides.layer.url}
-            except FileNotFoundError:
-                only_here = True  # undone: the timeline knows by what (``discarded``)
-            except records.Corrupt:
-                continue
-            if only_here:
-                self.changelog.forget(change_id)
-                self.state.delete(name)
-                self.changelog.timeline.discarded(change_id)
+            self.changelog.discarded(change_id, sides.layer.url)
 
     # -- what a selection picks -------------------------------------------------------------------
 

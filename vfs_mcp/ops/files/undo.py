@@ -25,7 +25,7 @@ from vfs_mcp.changes import Plan, log
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.log import ChangeLog, SessionJournal, outcome
 from vfs_mcp.changes.ops import Unreadable
-from vfs_mcp.changes.records import Record
+from vfs_mcp.changes.state.records import Record
 from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
@@ -67,10 +67,7 @@ def undo(
         )
     change_id = _newest(vfs, journal, path) if change_id is None else changelog.timeline.resolve(change_id)
 
-    def mount_of(url: str) -> Mount:
-        return _mount(vfs, url)
-
-    found, taken = _chosen(changelog, change_id, and_after, mount_of)
+    found, taken = _chosen(changelog, change_id, and_after, vfs.jail.served)
     steps = [op for record in taken for op in record.steps]
     own = None if dry_run or not taken else log.new_id()
 
@@ -148,10 +145,3 @@ def _newest(vfs: JailedFS, journal: SessionJournal | None, path: str | None) -> 
         unkept = f"; the last change ({journal.unkept}) was never recorded" if journal.unkept and not keys else ""
         raise NotFound(f"no change{where} to undo in this session{dropped}{unkept}")
     return kept.id
-
-
-def _mount(vfs: JailedFS, url: str) -> Mount:
-    for mount in vfs.mounts:
-        if mount.url == url:
-            return mount
-    raise NotFound(f"the mount {url} of this change is not served here; undo it through a server that serves it")

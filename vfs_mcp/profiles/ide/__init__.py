@@ -42,7 +42,7 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
             vfs,
             max_read_bytes=settings.max_read_bytes,
             max_save_bytes=settings.max_write_bytes,
-            stored=ops.StoredBuffers(log_of(vfs).store, vfs.mounts),
+            stored=ops.StoredBuffers(log_of(vfs).store, vfs.jail),
         )
 
     return state_of("ide-buffers", new_buffers, vfs.caches)
