@@ -261,8 +261,10 @@ class ChangeLog:
             self.store.delete(self._pending(change_id))
             self._note(None, why_not)
             return
+        kept = Kept(change_id, _size(steps), tool, keys=touched(steps))
+        self._enter(kept, steps)  # its line first: a crash before the record is filed leaves it pending
         self.store.move(self._pending(change_id), names.record(change_id))
-        self._note(Kept(change_id, _size(steps), tool, keys=touched(steps)), None, steps)
+        self._note(kept, None)
 
     def abandoned(self, change_id: str) -> None:
         """A pending change failed and was taken back whole: it never happened."""
@@ -288,9 +290,12 @@ class ChangeLog:
         when = self.clock() if created is None else created
         taken = [record.id for record in undoes]
         record = Record(change_id, self.store.instance, tool, when, steps, undoes=taken)
-        self.store.write(names.record(change_id), records.encode(record))
         kept = Kept(change_id, _size(steps), tool, keys=touched(steps), undoes=bool(undoes))
-        self._note(kept, None, steps, taken, sum(record.size for record in undoes))
+        # Its line first: a crash before its record is written leaves a change made (it is) that
+        # cannot be undone, never one undoable that history does not show.
+        self._enter(kept, steps, taken, sum(record.size for record in undoes))
+        self.store.write(names.record(change_id), records.encode(record))
+        self._note(kept, None)
 
     def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
         """Record the checkpoint ``name`` of ``mounts``: a change with no steps, a point an undo
@@ -303,17 +308,20 @@ class ChangeLog:
         change_id = new_id()
         record = Record(change_id, self.store.instance, tool, self.clock(), [], checkpoint=name, mounts=list(mounts))
         self.timeline.name(name, change_id)  # checks the name before anything is written
-        self.store.write(names.record(change_id), records.encode(record))
         entry = self.timeline.append(TimelineEntry(change_id, tool, time.time(), mounts=list(mounts), checkpoint=name))
+        self.store.write(names.record(change_id), records.encode(record))
         self.timeline.name(name, change_id)  # again: a replica that named it meanwhile is older
         return entry
 
     def entered(self, record: Record) -> None:
-        """A change a dead instance made whole is in the log now: its line on the timeline."""
+        """A change a dead instance made whole is about to be filed: its line on the timeline,
+        unless the dead instance wrote it before it died (its line is written before its record
+        is filed)."""
+        if self.timeline.lists(record.id, since=record.created - CLOCK_SKEW):
+            return
         keys = touched([*record.steps, *record.finish])
         entry = TimelineEntry.of(record.id, record.tool, record.steps, keys, record.size, record.undoes, 0)
-        with contextlib.suppress(OSError):
-            self.timeline.append(entry)
+        self.timeline.append(entry)
 
     def holds(self, change_id: str) -> bool:
         """Whether the log holds the record of ``change_id``."""
@@ -359,26 +367,21 @@ class ChangeLog:
     def _pending(self, change_id: str) -> str:
         return names.pending(change_id, self.store.instance)
 
-    def _note(
-        self,
-        kept: Kept | None,
-        why_not: str | None,
-        steps: Sequence[Op] = (),
-        undoes: Sequence[str] = (),
-        freed: int = 0,
-    ) -> None:
+    def _enter(self, kept: Kept, steps: Sequence[Op], undoes: Sequence[str] = (), freed: int = 0) -> None:
+        """The line of the change ``kept`` on the timeline, written before its record is filed."""
+        entry = TimelineEntry.of(kept.id, kept.tool, steps, kept.keys, kept.size, list(undoes), freed)
+        try:
+            self.timeline.append(entry)
+        except OSError as err:  # the change stays undoable by its id, without a line in the history
+            log.warning("the timeline of %s could not be written: %s", self.store.url, err)
+
+    def _note(self, kept: Kept | None, why_not: str | None) -> None:
         recording = current()
         if kept is not None:
             with self.lock:
                 self._kept[kept.id] = kept
                 while len(self._kept) > self.timeline.retention.changes:
                     self.forget(next(iter(self._kept)), dropped=True)  # gone from the timeline by now
-            tool = recording.tool if recording is not None else kept.tool
-            entry = TimelineEntry.of(kept.id, tool, steps, kept.keys, kept.size, list(undoes), freed)
-            try:
-                self.timeline.append(entry)
-            except OSError as err:  # the change stays undoable by its id, without a line in the history
-                log.warning("the timeline of %s could not be written: %s", self.store.url, err)
         if recording is None:
             return
         if kept is None:

@@ -288,8 +288,8 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         for url, nodes in record.drops.items():  # what it wrote leaves the layers it was pending in
             store.layer(url).drop([], nodes)
     if outcome == "kept":
+        changelog.entered(record)  # its line before its record is filed: a crash between, and it is still pending
         store.move(name, names.record(change_id))
-        changelog.entered(record)
     elif kind == "change":
         store.delete(name)
     else:

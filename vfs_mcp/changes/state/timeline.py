@@ -16,8 +16,10 @@ the first entry to it (``total``), so the bytes the timeline keeps are two entri
 apart; retention (``Retention``) lets go of the oldest entries, with their records, while the
 timeline holds more than its count, its bytes or its age.
 
-An entry is appended once its change's record is in the log; a crash between the two leaves
-the record (an undo by its id still finds it) without a line in the history.
+An entry is appended before its change's record is filed in the log: a change that can be
+undone always has its line. A crash between the two leaves the record pending (recovery files
+it, and appends its line unless it finds it: ``lists``) or, for a record written once its change
+is made, a line whose change cannot be undone (an undo says so).
 """
 
 from __future__ import annotations
@@ -320,6 +322,16 @@ class Timeline:
         except FileNotFoundError:
             return False
         return True
+
+    def lists(self, change_id: str, since: float, scan: int = SCAN) -> bool:
+        """Whether an entry of ``change_id`` is among the newest ones, read back to the first
+        made before ``since`` (at most ``scan``)."""
+        for entry in self.newest_first(scan=scan):
+            if entry.id == change_id:
+                return True
+            if entry.at < since:
+                return False
+        return False
 
     def newest_first(self, start: int | None = None, scan: int = SCAN) -> Iterator[TimelineEntry]:
         """Entries from ``start`` (default: the newest) back to the tail, at most ``scan`` read."""
