@@ -156,7 +156,7 @@ def _finish_half(vfs: JailedFS, op: Op) -> None:
             store.remove(vfs, op.target, entry, recursive=True)
         return
     assert isinstance(op, Restore) and isinstance(op.image, DirImage)
-    images.restore_missing(vfs, op.target, op.image)
+    images.restore(vfs, op.target, op.image, missing=True)
 
 
 def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
