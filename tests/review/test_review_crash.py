@@ -24,7 +24,7 @@ import pytest
 from mcp import Client
 from results import text_of
 
-from vfs_mcp import build_server
+from vfs_mcp import build_server, changes
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.review import open_review
@@ -137,7 +137,7 @@ async def seeded(tmp_path: Path, name: str, kind: str = "local") -> Place:
         for tool, args in EDITS:
             result = await client.call_tool(tool, args)
             assert not result.is_error, text_of(result)
-    server.vfs.caches["changes.log"].close()
+    changes.log_of(server.vfs).close()
     return place
 
 
@@ -163,7 +163,7 @@ async def test_review_apply_killed_at_any_point_leaves_the_store_and_the_layer_a
         assert child.returncode == -9, f"kill point {point} of {events}: {child.stderr}"
         if point % 2:  # a server under review starts first: it finishes the apply on the store
             restarted = build_server(open_mounts([MountSpec(place.root)]), place.settings())
-            restarted.vfs.caches["changes.log"].close()
+            changes.log_of(restarted.vfs).close()
             assert list((place.state / "pending").iterdir()) == [], f"kill point {point}: the server left it"
         listed = place.pending()
         now = place.files()

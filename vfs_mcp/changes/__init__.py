@@ -63,7 +63,7 @@ from vfs_mcp.changes.ops import (
 from vfs_mcp.changes.state.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
-from vfs_mcp.jail import versions
+from vfs_mcp.jail import state_place, versions
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends.scopes import labelled
@@ -329,14 +329,15 @@ class _Pending:
 def log_of(vfs: JailedFS) -> ChangeLog:
     """The change log of ``vfs``'s state store (its server's, else the default one for its
     mounts, opened on first use)."""
-    changelog: ChangeLog | None = vfs.caches.get(log.CACHE_KEY)
+    changelog = vfs.kept.get(log.LOG)
     if changelog is None:
         with _making:
-            changelog = vfs.caches.get(log.CACHE_KEY)
+            changelog = vfs.kept.get(log.LOG)
             if changelog is None:
-                opened = vfs.caches.get(log.OPENER)
+                opened = vfs.kept.get(state_place.OPENER)
                 try:
                     made = opened() if opened is not None else log.default_log(vfs.mounts)
+                    assert isinstance(made, ChangeLog)
                 except OSError as err:  # the log names the store; a client never learns where it is
                     log.log.error("the state store cannot be opened: %s", err)
                     raise Internal(
@@ -363,7 +364,7 @@ def attach(vfs: JailedFS, changelog: ChangeLog) -> ChangeLog:
 
     recovered()
     changelog.store.every_lease(recovered)
-    vfs.caches[log.CACHE_KEY] = changelog
+    vfs.kept.put(log.LOG, changelog)
     return changelog
 
 

@@ -51,16 +51,13 @@ from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge, echoed
 from vfs_mcp.jail.mounts import Mount
+from vfs_mcp.sessions import Slot
 
 if TYPE_CHECKING:
     pass
 
 log = logging.getLogger("vfs_mcp")
 
-CACHE_KEY = "changes.log"
-"""Where a ``JailedFS`` keeps its change log (``changes.log_of``)."""
-OPENER = "changes.open"
-"""Where a ``JailedFS`` keeps how to open its change log, when its server says (``--state``)."""
 DEFAULT_UNDO_CHANGES = 100
 SESSIONLESS_CHANGES = 10_000
 """Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
@@ -584,6 +581,12 @@ class ChangeLog:
         return found
 
 
+LOG: Slot[ChangeLog] = Slot("the change log")
+"""Where a ``JailedFS`` keeps its change log (``changes.log_of``)."""
+JOURNAL: Slot[SessionJournal] = Slot("the changes undo() with no id takes back")
+"""Where a session keeps its journal (``session_journal``)."""
+
+
 _RECORDER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-record")
 """Writes the records of changes of one step beside the step (``ChangeLog.beside``): its thread
 starts with the first, and imports nothing (the modules it runs are the write path's own)."""
@@ -615,7 +618,4 @@ def session_journal(changelog: ChangeLog, limit: int = DEFAULT_UNDO_CHANGES) -> 
         return changelog.own
     if state.sessionless:
         return None
-    kept = state.kept.get("undo-journal")
-    if kept is None:
-        kept = state.kept["undo-journal"] = SessionJournal(limit)
-    return kept  # type: ignore[no-any-return]
+    return state.kept.made(JOURNAL, lambda: SessionJournal(limit))

@@ -25,7 +25,7 @@ from vfs_mcp.changes import images, store
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
-from vfs_mcp.changes.log import CACHE_KEY, ID, INSTANCE, ChangeLog
+from vfs_mcp.changes.log import ID, INSTANCE, LOG, ChangeLog
 from vfs_mcp.changes.ops import (
     Absent,
     DirImage,
@@ -308,7 +308,7 @@ def _stores_of(vfs: JailedFS, changelog: ChangeLog) -> JailedFS:
         for m in vfs.mounts
     ]
     stores = JailedFS(Jail(mounts, deny=vfs.deny))
-    stores.caches[CACHE_KEY] = changelog  # this log: no recovery of its own
+    stores.kept.put(LOG, changelog)  # this log: no recovery of its own
     return stores
 
 

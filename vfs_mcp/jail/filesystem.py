@@ -41,6 +41,7 @@ from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Counted, count_read, count_written
 from vfs_mcp.jail.versions import Reads, Version
+from vfs_mcp.sessions import Kept
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot
 
 T = TypeVar("T")
@@ -52,8 +53,8 @@ class JailedFS:
 
     def __init__(self, jail: Jail) -> None:
         self.jail = jail
-        self.caches: dict[str, Any] = {}
-        """What the server keeps for this filesystem, keyed by its owner: the operations' caches
+        self.kept = Kept()
+        """What the server keeps for this filesystem, in its owners' slots: the operations' caches
         (line indexes), the change log, state kept outside any session (``sessions.state_of``)."""
         self.bytes_read = 0
 

@@ -101,7 +101,7 @@ class Review:
             )
         self.changelog = changelog or changes.log_of(vfs)
         self.base = JailedFS(Jail([sides.base for sides in self.sides], deny=vfs.deny))
-        self.base.caches[log.CACHE_KEY] = self.changelog  # the server's log: no recovery of its own here
+        self.base.kept.put(log.LOG, self.changelog)  # the server's log: no recovery of its own here
 
     @property
     def state(self) -> StateStore:

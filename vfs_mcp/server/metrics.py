@@ -11,6 +11,7 @@ resolve), the outcome code and the duration — never file contents, never token
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -73,6 +74,9 @@ def outcome(result: CallToolResult | Any) -> str:
     return str(error.get("code", "INTERNAL"))
 
 
+SESSION_TOOLS: sessions.Slot[dict[str, ToolStats]] = sessions.Slot("the session's figures by tool")
+
+
 class Metrics:
     """Counters for one server, safe to update from worker threads."""
 
@@ -126,8 +130,7 @@ class Metrics:
         state = sessions.current.get()
         if state is None:
             return [self.tools]
-        session: dict[str, ToolStats] = state.kept.setdefault("metrics", {})
-        return [self.tools, session]
+        return [self.tools, state.kept.made(SESSION_TOOLS, dict)]
 
     def snapshot(self) -> dict[str, Any]:
         """The calling session's figures (the server's outside sessions, as over stdio)."""
@@ -140,9 +143,8 @@ class Metrics:
             "bytes_written": sum(stats["bytes_written"] for stats in tools.values()),
             "tools": tools,
         }
-        if "search.index" in self.vfs.caches:  # (index.CACHE_KEY: the module loads with the first grep that uses it)
-            from vfs_mcp.ops.search import index
-
+        index = sys.modules.get("vfs_mcp.ops.search.index")  # loaded by the first grep that uses it
+        if index is not None:
             found = index.stats_of(self.vfs)
             if found is not None:
                 figures["search_index"] = found

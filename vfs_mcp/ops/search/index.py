@@ -58,6 +58,7 @@ from vfs_mcp.ops.search.query import GrepQuery
 from vfs_mcp.ops.search.trigrams import AllOf, fold, fts_query, needed
 from vfs_mcp.ops.search.utf8_view import as_searched
 from vfs_mcp.ops.text.encoding import looks_binary
+from vfs_mcp.sessions import Slot
 
 if TYPE_CHECKING:
     from vfs_mcp.changes.state import StateStore
@@ -66,8 +67,8 @@ log = logging.getLogger("vfs_mcp")
 
 FORMAT = "1"
 FOLDER = "index"
-CACHE_KEY = "search.index"
-"""``JailedFS.caches`` key of the server's ``Indexes``; False there turns the index off (``--no-index``)."""
+INDEXES: Slot[Indexes | bool] = Slot("the content indexes")
+"""Where a ``JailedFS`` keeps the server's ``Indexes``; False there turns the index off (``--no-index``)."""
 MAX_INDEXED_BYTES = 4 << 20
 QUEUE_BYTES = 64 << 20
 MAX_SEGMENTS = 8
@@ -398,11 +399,7 @@ class Indexes:
 
 def indexes(vfs: JailedFS) -> Indexes | None:
     """The server's indexes (made at first use), or None when ``--no-index`` turned them off."""
-    found = vfs.caches.get(CACHE_KEY)
-    if found is False:
-        return None
-    if found is None:
-        found = vfs.caches.setdefault(CACHE_KEY, Indexes(vfs))
+    found = vfs.kept.made(INDEXES, lambda: Indexes(vfs))
     return found if isinstance(found, Indexes) else None
 
 
@@ -490,18 +487,18 @@ def _forgotten(segments: list[Segment], files: Sequence[Entry], whole: bool) -> 
 
 def settle(vfs: JailedFS, timeout: float = 60.0) -> bool:
     """Wait until the segments of every search so far are written (for tests and benchmarks)."""
-    found = vfs.caches.get(CACHE_KEY)
+    found = vfs.kept.get(INDEXES)
     return found.settle(timeout) if isinstance(found, Indexes) else True
 
 
 def stats_of(vfs: JailedFS) -> dict[str, int] | None:
     """The index's figures for ``vfs://metrics`` (None before its first use or when off)."""
-    found = vfs.caches.get(CACHE_KEY)
+    found = vfs.kept.get(INDEXES)
     return found.stats.as_dict() if isinstance(found, Indexes) else None
 
 
 def iter_segments(vfs: JailedFS) -> Iterator[Segment]:
-    found = vfs.caches.get(CACHE_KEY)
+    found = vfs.kept.get(INDEXES)
     if isinstance(found, Indexes):
         for index in list(found.mounts.values()):
             yield from list(index.segments.values())
