@@ -231,6 +231,7 @@ KILLED_BEFORE_ITS_LINE = """
 import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import LocalState
 from vfs_mcp.changes.state.timeline import Timeline
 from vfs_mcp.jail.filesystem import JailedFS
@@ -257,7 +258,7 @@ else:  # its line written, its record not yet filed
         real_append(self, entry, *args, **kwargs)
         killed()
     Timeline.append = append
-with log.recording(change):
+with recording(change):
     if change == "edit_file":
         edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
     else:

@@ -198,6 +198,7 @@ def test_changes_made_within_one_tick_of_the_clock_keep_their_order(
 CUT_SHORT = """
 import os, sys
 from vfs_mcp.changes import log, steps
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.ops.edits import replace as edit
 from vfs_mcp.ops.files import undo
@@ -215,7 +216,7 @@ for tool, make in [
     ("write_file", lambda: write.write_file(vfs, "a.txt", "a4\\n")),
     ("edit_file", lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit(oldText="a4", newText="a5")])),
 ]:
-    with log.recording(tool) as record:
+    with recording(tool) as record:
         make()
     ids += [kept.id for kept in record.changes]
 made, perform = 0, steps.Step.perform

@@ -14,6 +14,7 @@ from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.ops import Expect, FileImage, Restore
 from vfs_mcp.changes.state import LocalState, ObjectState, records
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
@@ -177,7 +178,7 @@ def test_retention_lets_the_oldest_changes_go_by_count_and_history_says_where_it
     mount = sandbox.vfs().mounts[0]
     ids = []
     for n in range(5):
-        with log.recording("write_file") as record:
+        with recording("write_file") as record:
             changelog.atomic("write_file", [Restore(Target(mount, f"f{n}.txt"), FileImage(b"x" * 10))], None)
         ids.append(record.changes[0].id)
     vfs = JailedFS(Jail([mount]))

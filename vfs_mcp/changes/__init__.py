@@ -36,7 +36,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from vfs_mcp.changes import confirm, log
+from vfs_mcp.changes import confirm, kept, log
 from vfs_mcp.changes.commit import commit, roll_back
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
@@ -150,7 +150,7 @@ def _run(
     if dry_run:
         return plan().result
     changelog = log_of(vfs)
-    recording = log.current()
+    recording = kept.current()
     confirming = confirm.current()
     asked: confirm.Question | None = None
     attempt = 0
@@ -274,7 +274,7 @@ class _Pending:
     def __init__(
         self,
         changelog: ChangeLog,
-        recording: log.Recording | None,
+        recording: kept.Recording | None,
         undoing: Sequence[Record] = (),
         change_id: str | None = None,
         drops: dict[str, dict[str, Any]] | None = None,

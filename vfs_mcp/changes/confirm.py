@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from vfs_mcp.changes import images, log, store
+from vfs_mcp.changes import images, kept, store
 from vfs_mcp.changes.ops import (
     Absent,
     Append,
@@ -304,7 +304,7 @@ class _Tally:
 
 def _kept() -> int:
     """Bytes of before-images the running change keeps: a change that removes or replaces more cannot be undone."""
-    recording = log.current()
+    recording = kept.current()
     return recording.limit if recording is not None else DEFAULT_UNDO_BYTES
 
 

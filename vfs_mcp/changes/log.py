@@ -34,47 +34,31 @@ import re
 import secrets
 import threading
 import time
-import weakref
-from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size, written
+from vfs_mcp.changes.kept import Kept, Sessions, touched
+from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size
 from vfs_mcp.changes.state import StateStore, names, open_state, records
 from vfs_mcp.changes.state.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state.timeline import ID as ID
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
-from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES, DEFAULT_UNDO_BYTES
-from vfs_mcp.errors import Conflict, Internal, InvalidArgument, NotFound, TooLarge, echoed
+from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES
+from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, echoed
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.sessions import Slot
 
-if TYPE_CHECKING:
-    pass
-
 log = logging.getLogger("vfs_mcp")
 
-DEFAULT_UNDO_CHANGES = 100
-SESSIONLESS_CHANGES = 10_000
-"""Changes made in requests without a session the log keeps (within its bytes) before dropping the oldest."""
 INSTANCE = re.compile(r"[0-9a-f]{16}")
 """How an instance's id is spelt (``state.new_instance_id``)."""
-RESTORE_CHANGES = 1_000
-"""Changes one undo takes back at most (``restore_point``): a restore point further back is
-refused, saying how many changes it would take back."""
-RESTORE_LISTED = 10 * RESTORE_CHANGES
-"""Timeline entries of any mount made since a restore point that one undo looks through at most."""
 CLOCK_SKEW = 300.0
 """Seconds the state store's time of a record may lie before its change's time (the clocks
-of replicas and of an object store): records listed as older than that are not looked at."""
+of replicas): timeline entries older than that are not looked at for a change's own."""
 HEAD_READ = 4096
 """Bytes read to find a record's header when only its summary is wanted."""
 
-Key = tuple[str, str]
 DONE = "done"
 """What an undo's mark says once its steps are all made."""
 
@@ -90,83 +74,6 @@ def check_id(change_id: str) -> str:
             f"{echoed(change_id)} is not a change id; give the id a change's reply named (22 characters)"
         )
     return change_id
-
-
-@dataclass(eq=False)
-class Kept:
-    """A record of the log, as this instance knows it."""
-
-    id: str
-    size: int
-    tool: str = ""
-    keys: frozenset[Key] = frozenset()
-    journal: weakref.ref[SessionJournal] | None = None
-    undoes: bool = False
-    """An undo (taken back by its id, never by a session's ``undo()`` with none)."""
-
-
-@dataclass
-class Recording:
-    """The changes one call made, oldest first; ``why_not``: why one cannot be undone."""
-
-    tool: str
-    limit: int = DEFAULT_UNDO_BYTES
-    changes: list[Kept] = field(default_factory=list)
-    why_not: str | None = None
-
-
-_recording: ContextVar[Recording | None] = ContextVar("vfs_mcp_recording", default=None)
-
-
-@contextmanager
-def recording(tool: str, limit: int = DEFAULT_UNDO_BYTES) -> Iterator[Recording]:
-    """Collect the changes the calls inside make (and their threads)."""
-    record = Recording(tool, limit)
-    token = _recording.set(record)
-    try:
-        yield record
-    finally:
-        _recording.reset(token)
-
-
-def current() -> Recording | None:
-    return _recording.get()
-
-
-class SessionJournal:
-    """The changes one session made, newest last (their records are in the log)."""
-
-    def __init__(self, changes: int = DEFAULT_UNDO_CHANGES, size: int = DEFAULT_UNDO_BYTES) -> None:
-        self.limit_changes, self.limit_bytes = changes, size
-        self.changes: deque[Kept] = deque()
-        self.size = 0
-        self.dropped = 0
-        self._noted = 0
-        self.unkept: str | None = None
-        """The newest change made that could not be kept for undo (its tool, and why), while
-        no later one was: what ``undo()`` says instead of "nothing to undo"."""
-
-    def unnoted_drops(self) -> int:
-        """Changes let go since the last time this was asked (to say so in the next reply)."""
-        count, self._noted = self.dropped - self._noted, self.dropped
-        return count
-
-    def latest(self, keys: set[Key] | None = None) -> Kept | None:
-        """The newest change (touching one of ``keys``, when given)."""
-        for kept in reversed(self.changes):
-            if keys is None or kept.keys & keys:
-                return kept
-        return None
-
-    def forget(self, kept: Kept, dropped: bool = False) -> None:
-        if kept in self.changes:
-            self.changes.remove(kept)
-            self.size -= kept.size
-            self.dropped += dropped
-
-
-def touched(steps: list[Op]) -> frozenset[Key]:
-    return frozenset((t.mount.url, t.rel) for op in steps for t in written(op))
 
 
 def outcome(steps: list[Op]) -> tuple[list[str], list[str]]:
@@ -194,15 +101,12 @@ class ChangeLog:
     ) -> None:
         self.store = store
         self.budget = budget
-        self.timeline = Timeline(store, retention or Retention(budget), self._let_go)
+        retention = retention or Retention(budget)
+        self.sessions = Sessions(budget, retention.changes)
+        """The records this instance made, and the sessions whose ``undo()`` reaches them."""
+        self.timeline = Timeline(store, retention, self.sessions.let_go)
         """Every change recorded, in order, with checkpoint names (``history``), bounded by ``retention``."""
-        self.lock = threading.RLock()
-        self._kept: OrderedDict[str, Kept] = OrderedDict()
-        """Records this instance made, by id, oldest first (to tell their sessions when they go)."""
-        self.sessionless = SessionJournal(SESSIONLESS_CHANGES, budget)
-        """The changes of requests without a session (each found again by its id)."""
-        self.own: SessionJournal | None = None
-        """The changes of calls outside any session (a server of one client, in-process use)."""
+        self.lock = threading.Lock()
         self._last = 0.0
 
     def clock(self) -> float:
@@ -256,12 +160,12 @@ class ChangeLog:
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self.store.delete(self._pending(change_id))
-            self._note(None, why_not)
+            self.sessions.note(None, why_not)
             return
         kept = Kept(change_id, _size(steps), tool, keys=touched(steps))
         self._enter(kept, steps)  # its line first: a crash before the record is filed leaves it pending
         self.store.move(self._pending(change_id), names.record(change_id))
-        self._note(kept, None)
+        self.sessions.note(kept, None)
 
     def abandoned(self, change_id: str) -> None:
         """A pending change failed and was taken back whole: it never happened."""
@@ -281,7 +185,7 @@ class ChangeLog:
         writes were labelled with, when it has one)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
-            self._note(None, why_not)
+            self.sessions.note(None, why_not)
             return
         change_id = change_id or new_id()
         when = self.clock() if created is None else created
@@ -292,7 +196,7 @@ class ChangeLog:
         # cannot be undone, never one undoable that history does not show.
         self._enter(kept, steps, taken, sum(record.size for record in undoes))
         self.store.write(names.record(change_id), records.encode(record))
-        self._note(kept, None)
+        self.sessions.note(kept, None)
 
     def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
         """Record the checkpoint ``name`` of ``mounts``: a change with no steps, a point an undo
@@ -335,11 +239,11 @@ class ChangeLog:
 
     def unrecorded(self, why_not: str) -> None:
         """A change was made but its record could not be written: it cannot be undone."""
-        self._note(None, why_not)
+        self.sessions.note(None, why_not)
 
     def discard(self, change_id: str) -> None:
         """Delete a record that can never be undone (its images cannot be read back)."""
-        self.forget(change_id)
+        self.sessions.forget(change_id)
         self.store.delete(names.record(change_id))
 
     def discarded(self, change_id: str, mount_url: str) -> None:
@@ -354,7 +258,7 @@ class ChangeLog:
         except Corrupt:
             return
         if only_here:
-            self.forget(change_id)
+            self.sessions.forget(change_id)
             self.store.delete(name)
             self.timeline.discarded(change_id)
 
@@ -371,58 +275,6 @@ class ChangeLog:
             self.timeline.append(entry)
         except OSError as err:  # the change stays undoable by its id, without a line in the history
             log.warning("the timeline of %s could not be written: %s", self.store.url, err)
-
-    def _note(self, kept: Kept | None, why_not: str | None) -> None:
-        recording = current()
-        if kept is not None:
-            with self.lock:
-                self._kept[kept.id] = kept
-                while len(self._kept) > self.timeline.retention.changes:
-                    self.forget(next(iter(self._kept)), dropped=True)  # gone from the timeline by now
-        if recording is None:
-            return
-        if kept is None:
-            recording.why_not = recording.why_not or why_not or "it could not be recorded"
-        else:
-            kept.tool = recording.tool
-            recording.changes.append(kept)
-
-    # -- a session's changes and the bounds ------------------------------------------------------
-
-    def keep(self, recording: Recording, journal: SessionJournal | None) -> None:
-        """The call's changes are its session's (``journal``; None: a request without one)."""
-        journal = journal or self.sessionless
-        with self.lock:
-            if recording.changes or recording.why_not:
-                journal.unkept = None if recording.changes else f"{recording.tool}: {recording.why_not}"
-            for kept in recording.changes:
-                if kept.id not in self._kept or kept.undoes:
-                    continue  # dropped already by the log's bounds; an undo is taken back by its id
-                kept.journal = weakref.ref(journal)
-                journal.changes.append(kept)
-                journal.size += kept.size
-            while journal.changes and (
-                len(journal.changes) > journal.limit_changes or journal.size > journal.limit_bytes
-            ):
-                # A session's bounds only bound undo() without an id: the record stays on the
-                # timeline (its id still takes it back) until the timeline's retention lets it go.
-                oldest = journal.changes[0]
-                journal.forget(oldest, dropped=True)
-                oldest.journal = None
-
-    def _let_go(self, change_id: str) -> None:
-        """The timeline's retention deleted the record of ``change_id``: its session hears of it."""
-        self.forget(change_id, dropped=True)
-
-    def forget(self, change_id: str, dropped: bool = False) -> Kept | None:
-        """The record ``change_id`` left the log (undone; ``dropped`` by the bounds): no longer counted."""
-        with self.lock:
-            kept = self._kept.pop(change_id, None)
-            if kept is not None:
-                journal = kept.journal() if kept.journal is not None else None
-                if journal is not None:
-                    journal.forget(kept, dropped)
-        return kept
 
     # -- reading and taking back ---------------------------------------------------------------
 
@@ -458,65 +310,6 @@ class ChangeLog:
             head = self.store.read(name, 0, end)
         return records.summary(head)
 
-    def restore_point(self, change_id: str, mount_of: Callable[[str], Mount]) -> list[Record]:
-        """The records an undo of ``change_id`` "and after" takes back, newest first: it, and
-        every later change on the timeline (its index, read back from the newest: no listing of
-        the records) of a mount it touched — and, from a change that touched one of those and
-        another mount, of that mount too. Changes of other mounts stay, and so do changes
-        already undone (their records left the log). NOT_FOUND or CONFLICT as ``load`` says;
-        CONFLICT while a later change of those mounts is being made; TOO_LARGE past
-        ``RESTORE_CHANGES`` changes (or ``RESTORE_LISTED`` entries of any mount made since)."""
-        first = self.load(change_id, mount_of)
-        mounts = {url for url, _ in touched([*first.steps, *first.finish])} | set(first.mounts)
-        chosen: list[str] = []
-        for entry in reversed(self._since(first)):
-            if mounts.intersection(entry.mounts) and self.holds(entry.id):
-                chosen.append(entry.id)
-                mounts.update(entry.mounts)
-        if len(chosen) + 1 > RESTORE_CHANGES:
-            raise TooLarge(
-                f"undoing change {change_id} and every later one takes back {len(chosen) + 1} changes, more than "
-                f"one undo takes back ({RESTORE_CHANGES}); undo to a later change first"
-            )
-        start = (first.created, first.owner, first.id)
-        for under_way in self._making():
-            if under_way.order > start and mounts.intersection(under_way.mounts):
-                raise Conflict(
-                    f"change {under_way.id} of {', '.join(sorted(mounts.intersection(under_way.mounts)))} is being "
-                    "made right now; try again in a moment"
-                )
-        return [self.load(later, mount_of) for later in reversed(chosen)] + [first]
-
-    def _since(self, first: Record) -> list[TimelineEntry]:
-        """The timeline's entries after ``first``'s, newest first (back to an entry older than it
-        by more than ``CLOCK_SKEW``, where its own is gone); TOO_LARGE past ``RESTORE_LISTED``."""
-        since: list[TimelineEntry] = []
-        for entry in self.timeline.newest_first(scan=RESTORE_LISTED + 1):
-            if entry.id == first.id or entry.at < first.created - CLOCK_SKEW:
-                return since
-            since.append(entry)
-        if len(since) > RESTORE_LISTED:
-            raise TooLarge(
-                f"more than {RESTORE_LISTED} changes were made since change {first.id}, more than one undo looks "
-                "through; undo to a later change"
-            )
-        return since
-
-    def _making(self) -> Iterator[Summary]:
-        """The summaries of the changes being made now (their records pending)."""
-        for item in self.store.listing(names.PENDING):
-            under_way = names.under_way(item.name)
-            if under_way is None or under_way.kind != "change":
-                continue
-            try:
-                yield self.summary(names.pending(under_way.change_id, under_way.owner))
-            except FileNotFoundError:
-                continue  # made meanwhile
-            except Corrupt as err:
-                raise Internal(
-                    f"the undo log holds a record that cannot be read ({item.name}: {err}); nothing was undone"
-                ) from None
-
     @contextlib.contextmanager
     def undoing(self, change_ids: Sequence[str], by: str | None = None) -> Iterator[None]:
         """Hold the marks that ``change_ids`` (newest first) are being undone (durable, and only
@@ -544,7 +337,7 @@ class ChangeLog:
         for change_id in change_ids:
             self.store.delete(names.record(change_id))
             self.store.delete(self._undo_mark(change_id))
-            self.forget(change_id)
+            self.sessions.forget(change_id)
 
     def undone(self, change_id: str, done: bool = True) -> None:
         """Every step of the undo of ``change_id`` is made (``done``; else: about to be taken
@@ -558,33 +351,9 @@ class ChangeLog:
 
     # -- what dead instances left ---------------------------------------------------------------
 
-    def unfinished(self) -> list[tuple[str, str, str]]:
-        """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
-        ``"undo"`` not finished, ``"undone"`` an undo whose steps were all made."""
-        found: list[tuple[str, str, str]] = []
-        for item in self.store.listing(names.PENDING):
-            under_way = names.under_way(item.name)
-            if under_way is None:
-                continue
-            kind: str = under_way.kind
-            owner = under_way.owner
-            if kind == "undo":
-                try:
-                    mark = self.store.read(names.undo_mark(under_way.change_id))
-                except FileNotFoundError:
-                    continue
-                owner, _, state = mark.decode(errors="replace").partition(" ")
-                kind = "undone" if state == DONE else "undo"
-            # A name not spelt as ours is no instance to ask about: recovery quarantines it.
-            if owner != self.store.instance and (not INSTANCE.fullmatch(owner) or not self.store.alive(owner)):
-                found.append((kind, under_way.change_id, owner))
-        return found
-
 
 LOG: Slot[ChangeLog] = Slot("the change log")
 """Where a ``JailedFS`` keeps its change log (``changes.log_of``)."""
-JOURNAL: Slot[SessionJournal] = Slot("the changes undo() with no id takes back")
-"""Where a session keeps its journal (``session_journal``)."""
 
 
 _RECORDER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-record")
@@ -604,18 +373,3 @@ def default_log(mounts: list[Mount], url: str | None = None, budget: int = DEFAU
 
 def _size(steps: list[Op]) -> int:
     return sum(image_size(op.image) for op in steps if isinstance(op, Restore))
-
-
-def session_journal(changelog: ChangeLog, limit: int = DEFAULT_UNDO_CHANGES) -> SessionJournal | None:
-    """The calling session's journal (made on first use); None in a request without a session."""
-    from vfs_mcp.sessions import current as session
-
-    state = session.get()
-    if state is None:
-        with changelog.lock:
-            if changelog.own is None:
-                changelog.own = SessionJournal(limit)
-        return changelog.own
-    if state.sessionless:
-        return None
-    return state.kept.made(JOURNAL, lambda: SessionJournal(limit))

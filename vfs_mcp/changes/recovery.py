@@ -25,7 +25,7 @@ from vfs_mcp.changes import images, store
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
-from vfs_mcp.changes.log import ID, INSTANCE, LOG, ChangeLog
+from vfs_mcp.changes.log import DONE, ID, INSTANCE, LOG, ChangeLog
 from vfs_mcp.changes.ops import (
     Absent,
     DirImage,
@@ -165,7 +165,7 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     every instance's alike: nothing to read here of every record)."""
     done: list[str] = []
     by_owner: dict[str, list[tuple[str, str]]] = {}
-    for kind, change_id, owner in changelog.unfinished():
+    for kind, change_id, owner in unfinished(changelog):
         if not (ID.fullmatch(change_id) and INSTANCE.fullmatch(owner)):
             spelt = _names(kind, change_id, owner)
             quarantine(
@@ -181,6 +181,29 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
                     line for kind, change_id in left if (line := _honoured(vfs, changelog, kind, change_id, owner))
                 ]
     return done
+
+
+def unfinished(changelog: ChangeLog) -> list[tuple[str, str, str]]:
+    """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
+    ``"undo"`` not finished, ``"undone"`` an undo whose steps were all made."""
+    found: list[tuple[str, str, str]] = []
+    for item in changelog.store.listing(names.PENDING):
+        under_way = names.under_way(item.name)
+        if under_way is None:
+            continue
+        kind: str = under_way.kind
+        owner = under_way.owner
+        if kind == "undo":
+            try:
+                mark = changelog.store.read(names.undo_mark(under_way.change_id))
+            except FileNotFoundError:
+                continue
+            owner, _, state = mark.decode(errors="replace").partition(" ")
+            kind = "undone" if state == DONE else "undo"
+        # A name not spelt as ours is no instance to ask about: recovery quarantines it.
+        if owner != changelog.store.instance and (not INSTANCE.fullmatch(owner) or not changelog.store.alive(owner)):
+            found.append((kind, under_way.change_id, owner))
+    return found
 
 
 def _undo_order(changelog: ChangeLog, kind: str, change_id: str) -> tuple[int, tuple[float, str, str]]:

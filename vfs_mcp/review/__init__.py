@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log
+from vfs_mcp.changes import kept, log
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.state import StateStore
 from vfs_mcp.errors import InvalidArgument, NotFound
@@ -170,7 +170,7 @@ class Review:
                 f"{sides.display(d.rel)} ({d.why})" for d in found if d.status == "blocked" and d.group in picked
             ]
             touches += [Target(sides.base, r) for g in picked - blocked_groups(found) for r in groups.members(g)]
-        with log.recording("review --apply") as recording:
+        with kept.recording("review --apply") as recording:
             chosen = [(sides, _unblocked(chooser(sides))) for sides in self.sides]
             paths = run_apply(self.base, chosen, touches)
         for sides in self.sides:
