@@ -20,9 +20,9 @@ from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.ops import FileImage, Restore
 from vfs_mcp.changes.state import LocalState, records
 from vfs_mcp.changes.state.timeline import Retention, TimelineEntry
+from vfs_mcp.changes.steps import FileImage, Restore
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target

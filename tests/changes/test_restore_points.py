@@ -197,7 +197,7 @@ def test_changes_made_within_one_tick_of_the_clock_keep_their_order(
 
 CUT_SHORT = """
 import os, sys
-from vfs_mcp.changes import log, steps
+from vfs_mcp.changes import log, prepared
 from vfs_mcp.changes.kept import recording
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.ops.edits import replace as edit
@@ -219,7 +219,7 @@ for tool, make in [
     with recording(tool) as record:
         make()
     ids += [kept.id for kept in record.changes]
-made, perform = 0, steps.Step.perform
+made, perform = 0, prepared.Prepared.perform
 
 def killed_after(step):
     global made
@@ -228,7 +228,7 @@ def killed_after(step):
     if made == after:
         os._exit(9)  # as SIGKILL would: no rollback, no cleanup
 
-steps.Step.perform = killed_after
+prepared.Prepared.perform = killed_after
 from vfs_mcp import changes
 undo.undo(vfs, changes.log_of(vfs), None, change_id=ids[0], and_after=True)
 """

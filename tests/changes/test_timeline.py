@@ -15,9 +15,9 @@ from results import assert_error, changed, ok, text_of
 from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.kept import recording
-from vfs_mcp.changes.ops import Expect, FileImage, Restore
 from vfs_mcp.changes.state import LocalState, ObjectState, records
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes.steps import Expect, FileImage, Restore
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts

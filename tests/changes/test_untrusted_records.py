@@ -20,8 +20,8 @@ from processes import RawStdio
 from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.kept import recording
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Restore
 from vfs_mcp.changes.state import LocalState, ObjectState, StateStore, records
+from vfs_mcp.changes.steps import Absent, DirImage, Expect, FileImage, Restore
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 
 KILLED_APPLY = """
 import os, signal, sys
-from vfs_mcp.changes import state, steps
+from vfs_mcp.changes import prepared, state
 from vfs_mcp.cli import review
 
 folder, store, after = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -54,7 +54,7 @@ def counted(real):
     return event
 
 
-steps.Step.perform = counted(steps.Step.perform)
+prepared.Prepared.perform = counted(prepared.Prepared.perform)
 for verb in ("write", "move", "delete"):
     setattr(state.LocalState, verb, counted(getattr(state.LocalState, verb)))
 code = review.main([folder, "--state", store, "--apply"])

@@ -19,8 +19,8 @@ from tests.conftest import Sandbox
 from vfs_mcp import build_server
 from vfs_mcp.changes import log_of
 from vfs_mcp.changes.kept import recording
-from vfs_mcp.changes.ops import Expect, FileImage, Restore
 from vfs_mcp.changes.state.records import Record, encode
+from vfs_mcp.changes.steps import Expect, FileImage, Restore
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.edits.patch import apply_patch
 from vfs_mcp.ops.edits.replace import TextEdit, edit_file

@@ -2,7 +2,7 @@
 commits, in one place for every store:
 
     plan()            the tool reads what it needs and says what to change: a ``Plan`` of
-        │             file operations (``ops``), each with what its path must hold (``Expect``)
+        │             steps (``steps.py``), each with what its path must hold (``Expect``)
         ▼
     lock              the folder of every path written, in one global order, across processes
         │             on stores with ``locked_writes`` (a bounded wait, then CONFLICT)
@@ -40,7 +40,8 @@ from vfs_mcp.changes import confirm, kept, log
 from vfs_mcp.changes.commit import commit, roll_back
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes.state.records import Record
+from vfs_mcp.changes.steps import (
     ABSENT,
     ANYTHING,
     Absent,
@@ -52,15 +53,14 @@ from vfs_mcp.changes.ops import (
     Image,
     LinkImage,
     MakeDir,
-    Op,
     Put,
     Remove,
     Rename,
     Restore,
+    Step,
     Stored,
     written,
 )
-from vfs_mcp.changes.state.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail import state_place, versions
@@ -80,16 +80,16 @@ __all__ = [
     "Image",
     "LinkImage",
     "MakeDir",
-    "Op",
     "Plan",
     "Put",
     "Remove",
     "Rename",
     "Restore",
+    "Step",
     "Stored",
     "attach",
     "log_of",
-    "run",
+    "make",
     "written",
 ]
 
@@ -101,10 +101,10 @@ REPLANS = 8
 
 @dataclass
 class Plan(Generic[T]):
-    """What a tool's plan gives: its result, and the operations that make it true."""
+    """What a tool's plan gives: its result, and the steps that make it true."""
 
     result: T
-    ops: list[Op] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     after: Callable[[], None] | None = None
     """Run once the change is made (to finish the result with what only the write knows)."""
     drops: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -113,7 +113,7 @@ class Plan(Generic[T]):
     last is made, before its record is filed (a crash between: recovery drops them)."""
 
 
-def run(
+def make(
     vfs: JailedFS,
     plan: Callable[[], Plan[T]],
     *,
@@ -135,10 +135,10 @@ def run(
     # Planned on, checked against and keeping what is there now, whatever version a replay pins
     # for the call's reads; what a commit reads is not an input of the call.
     with versions.unpinned():
-        return _run(vfs, plan, folders_of(touches), dry_run, replans, undoing, change_id)
+        return _make(vfs, plan, folders_of(touches), dry_run, replans, undoing, change_id)
 
 
-def _run(
+def _make(
     vfs: JailedFS,
     plan: Callable[[], Plan[T]],
     folders: Folders,
@@ -157,13 +157,13 @@ def _run(
     while True:
         with held(vfs, folders):
             planned = plan()
-            if not planned.ops:
+            if not planned.steps:
                 return planned.result
-            needed = needed_by(planned.ops)
+            needed = needed_by(planned.steps)
             if not covers(folders, needed):
                 widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            question = _unconfirmed(confirming, vfs, planned.ops, len(undoing), asked)
+            question = _unconfirmed(confirming, vfs, planned.steps, len(undoing), asked)
             if question is None:
                 pending = _Pending(changelog, recording, undoing, change_id, planned.drops)
                 try:
@@ -174,7 +174,7 @@ def _run(
                     with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
                         receipt, recorded = commit(
                             vfs,
-                            planned.ops,
+                            planned.steps,
                             keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
                             journal=None if undoing else pending,
                             sequential=bool(undoing),
@@ -201,7 +201,7 @@ def _run(
 
 
 def _unconfirmed(
-    confirming: confirm.Confirming | None, vfs: JailedFS, ops: list[Op], undoing: int, asked: confirm.Question | None
+    confirming: confirm.Confirming | None, vfs: JailedFS, ops: list[Step], undoing: int, asked: confirm.Question | None
 ) -> confirm.Question | None:
     """The question ``ops`` must be asked before they are committed (None: commit them): none
     without a confirmation, or for the plan a person accepted; CONFLICT when the plan is not the
@@ -223,7 +223,7 @@ def drop_layers(changelog: ChangeLog, drops: dict[str, dict[str, Any]]) -> None:
 
 
 def _drop(
-    vfs: JailedFS, changelog: ChangeLog, drops: dict[str, dict[str, Any]], undo: list[Op] | None, pending: _Pending
+    vfs: JailedFS, changelog: ChangeLog, drops: dict[str, dict[str, Any]], undo: list[Step] | None, pending: _Pending
 ) -> None:
     """The layers' part of a change whose steps are made: a failure takes the steps back (the
     change never happened) and says so."""
@@ -284,10 +284,10 @@ class _Pending:
         self.tool = recording.tool if recording is not None else "undo" if undoing else "a change"
         self.id = change_id or log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
-        self.written: Future[list[Op]] | None = None
+        self.written: Future[list[Step]] | None = None
         """The record being written beside the change's one step (``beside``)."""
 
-    def pending(self, back: list[Op], finish: list[Op]) -> None:
+    def pending(self, back: list[Step], finish: list[Step]) -> None:
         try:
             self.changelog.pending(self.id, self.tool, back, finish, self.created, self.drops)
         except OSError as err:  # the log names the store; a client never learns where it is
@@ -307,11 +307,11 @@ class _Pending:
         """An undo is kept whoever made it (a person's command too): its record is its redo."""
         return self.recording is not None or bool(self.undoing)
 
-    def beside(self, back: Callable[[], list[Op]]) -> bool:
+    def beside(self, back: Callable[[], list[Step]]) -> bool:
         self.written = self.changelog.beside(self.id, self.tool, back, self.created)
         return self.written is not None
 
-    def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
+    def made(self, undo: list[Step] | None, why_not: str | None, recorded: bool) -> None:
         if not self.keeps:
             undo, why_not = None, "no tool call keeps it"
         try:

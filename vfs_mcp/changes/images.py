@@ -10,7 +10,7 @@ import posixpath
 from typing import Any
 
 from vfs_mcp.changes import store
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Stored
+from vfs_mcp.changes.steps import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Stored
 from vfs_mcp.errors import Stale, TooLarge
 from vfs_mcp.jail.entries import KINDS, Entry, timestamp
 from vfs_mcp.jail.filesystem import JailedFS

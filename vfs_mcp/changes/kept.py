@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from vfs_mcp.changes.ops import Op, written
+from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.sessions import Slot
 
@@ -99,7 +99,7 @@ class SessionJournal:
             self.dropped += dropped
 
 
-def touched(steps: list[Op]) -> frozenset[Key]:
+def touched(steps: list[Step]) -> frozenset[Key]:
     return frozenset((t.mount.url, t.rel) for op in steps for t in written(op))
 
 

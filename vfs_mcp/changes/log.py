@@ -39,11 +39,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vfs_mcp.changes.kept import Kept, Sessions, touched
-from vfs_mcp.changes.ops import Absent, Op, Remove, Rename, Restore, image_size
 from vfs_mcp.changes.state import StateStore, names, open_state, records
 from vfs_mcp.changes.state.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state.timeline import ID as ID
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes.steps import Absent, Remove, Rename, Restore, Step, image_size
 from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES
 from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, echoed
 from vfs_mcp.jail.mounts import Mount
@@ -76,7 +76,7 @@ def check_id(change_id: str) -> str:
     return change_id
 
 
-def outcome(steps: list[Op]) -> tuple[list[str], list[str]]:
+def outcome(steps: list[Step]) -> tuple[list[str], list[str]]:
     """The paths an undo of ``steps`` (run in order) puts back as they were, and those it
     deletes again (the change created them): each path as the last step to touch it leaves it."""
     last: dict[str, bool] = {}
@@ -121,8 +121,8 @@ class ChangeLog:
         self,
         change_id: str,
         tool: str,
-        steps: list[Op],
-        finish: list[Op],
+        steps: list[Step],
+        finish: list[Step],
         created: float | None = None,
         drops: dict[str, dict[str, Any]] | None = None,
     ) -> None:
@@ -134,8 +134,8 @@ class ChangeLog:
         self.store.write(self._pending(change_id), records.encode(record), durable=True)
 
     def beside(
-        self, change_id: str, tool: str, steps: Callable[[], list[Op]], created: float
-    ) -> Future[list[Op]] | None:
+        self, change_id: str, tool: str, steps: Callable[[], list[Step]], created: float
+    ) -> Future[list[Step]] | None:
         """Write the record of a change of one atomic step while the step is made (its steps
         are had by calling ``steps``), on a thread of its own: pending, not durable, to be
         filed by ``made`` once the step is made, or let go by ``abandoned``. A crash in
@@ -146,7 +146,7 @@ class ChangeLog:
         if self.store.host_folder is None:
             return None
 
-        def write() -> list[Op]:
+        def write() -> list[Step]:
             back = steps()
             if self._too_large(back) is None:
                 record = Record(change_id, self.store.instance, tool, created, back)
@@ -155,7 +155,7 @@ class ChangeLog:
 
         return _RECORDER.submit(write)
 
-    def made(self, change_id: str, steps: list[Op] | None, why_not: str | None, tool: str = "") -> None:
+    def made(self, change_id: str, steps: list[Step] | None, why_not: str | None, tool: str = "") -> None:
         """A pending change's last step is made: into the log (or gone, when it cannot be undone)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
@@ -174,7 +174,7 @@ class ChangeLog:
     def atomic(
         self,
         tool: str,
-        steps: list[Op] | None,
+        steps: list[Step] | None,
         why_not: str | None,
         created: float | None = None,
         change_id: str | None = None,
@@ -232,7 +232,7 @@ class ChangeLog:
             return False
         return True
 
-    def _too_large(self, steps: list[Op] | None) -> str | None:
+    def _too_large(self, steps: list[Step] | None) -> str | None:
         if steps is not None and _size(steps) > self.budget:
             return "it is larger than the undo log holds (--undo-bytes)"
         return None
@@ -268,7 +268,7 @@ class ChangeLog:
     def _pending(self, change_id: str) -> str:
         return names.pending(change_id, self.store.instance)
 
-    def _enter(self, kept: Kept, steps: Sequence[Op], undoes: Sequence[str] = (), freed: int = 0) -> None:
+    def _enter(self, kept: Kept, steps: Sequence[Step], undoes: Sequence[str] = (), freed: int = 0) -> None:
         """The line of the change ``kept`` on the timeline, written before its record is filed."""
         entry = TimelineEntry.of(kept.id, kept.tool, steps, kept.keys, kept.size, list(undoes), freed)
         try:
@@ -371,5 +371,5 @@ def default_log(mounts: list[Mount], url: str | None = None, budget: int = DEFAU
     return ChangeLog(store, budget)
 
 
-def _size(steps: list[Op]) -> int:
+def _size(steps: list[Step]) -> int:
     return sum(image_size(op.image) for op in steps if isinstance(op, Restore))

@@ -26,24 +26,24 @@ from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
 from vfs_mcp.changes.log import DONE, ID, INSTANCE, LOG, ChangeLog
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes.prepared import Preparation, prepare
+from vfs_mcp.changes.state import names
+from vfs_mcp.changes.state.records import Corrupt, Record
+from vfs_mcp.changes.steps import (
     Absent,
     DirImage,
     Expect,
     FileImage,
     Image,
     LinkImage,
-    Op,
     Remove,
     Rename,
     Restore,
+    Step,
     Stored,
     trees,
     written,
 )
-from vfs_mcp.changes.state import names
-from vfs_mcp.changes.state.records import Corrupt, Record
-from vfs_mcp.changes.steps import Preparation, prepare
 from vfs_mcp.errors import AccessDenied, Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
@@ -55,7 +55,7 @@ log = logging.getLogger("vfs_mcp")
 State = Literal["done", "due", "half", "changed"]
 
 
-def complete(vfs: JailedFS, steps: list[Op]) -> None:
+def complete(vfs: JailedFS, steps: list[Step]) -> None:
     """Run each of ``steps`` that is due (or half made); skip those done; ``Conflict`` at the
     first whose path someone else changed (the ones before it stay run)."""
     for op in steps:
@@ -71,7 +71,7 @@ def complete(vfs: JailedFS, steps: list[Op]) -> None:
             raise Conflict(f"{where.display} was changed by someone else since the change was cut short")
 
 
-def status(vfs: JailedFS, op: Op) -> State:
+def status(vfs: JailedFS, op: Step) -> State:
     if isinstance(op, Restore):
         held = holds(vfs, op.target, op.image)
         if held == "yes":
@@ -149,7 +149,7 @@ def _part_of(vfs: JailedFS, target: Target, expect: Expect) -> bool:
     return True
 
 
-def _finish_half(vfs: JailedFS, op: Op) -> None:
+def _finish_half(vfs: JailedFS, op: Step) -> None:
     if isinstance(op, Remove):  # a copy cut short: everything in the folder is the copy's
         entry = store.probe(vfs, op.target)
         if entry is not None:
@@ -347,7 +347,7 @@ def _layers_dropped(changelog: ChangeLog, record: Record) -> bool:
     return False
 
 
-def checked(vfs: JailedFS, steps: list[Op]) -> None:
+def checked(vfs: JailedFS, steps: list[Step]) -> None:
     """Every path of a record's ``steps`` spelt as the jail spells one inside its mount (and each
     path inside a folder's image), and one the jail lets a change write: ``Untrusted`` or the
     jail's refusal otherwise, before any lock is taken."""

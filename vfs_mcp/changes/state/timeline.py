@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from vfs_mcp.changes.ops import Op, written
 from vfs_mcp.changes.state import StateStore, names
+from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.errors import InvalidArgument, NotFound, echoed
 
 HINT_EVERY = 16
@@ -92,7 +92,7 @@ class TimelineEntry:
     def of(
         change_id: str,
         tool: str,
-        steps: Sequence[Op],
+        steps: Sequence[Step],
         keys: Iterable[tuple[str, str]],
         size: int,
         undoes: list[str],

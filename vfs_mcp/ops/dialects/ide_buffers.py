@@ -28,7 +28,7 @@ from urllib.parse import quote, unquote
 from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp import changes
-from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
+from vfs_mcp.changes import ANYTHING, Expect, Plan, Put, Step
 from vfs_mcp.changes.state import names
 from vfs_mcp.errors import (
     BinaryContent,
@@ -424,7 +424,7 @@ class Buffers:
                     "save_if_modified=false and file_open again to see it"
                 )
             entry = self._existing(real)
-            ops: list[Op] = []
+            ops: list[Step] = []
             kept = self._backup(real, entry) if backup and entry is not None else None
             if kept is not None:
                 ops.append(kept)
@@ -442,7 +442,7 @@ class Buffers:
             )
             return Plan(result, ops)
 
-        result = changes.run(self.vfs, plan, touches=[real])
+        result = changes.make(self.vfs, plan, touches=[real])
         if buf is not None:
             buf.text, buf.unsaved, buf.digest = text, False, sha256(data)
             try:

@@ -25,9 +25,9 @@ from vfs_mcp.changes import Plan, log
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.kept import SessionJournal
 from vfs_mcp.changes.log import ChangeLog, outcome
-from vfs_mcp.changes.ops import Unreadable
 from vfs_mcp.changes.restore_points import restore_point
 from vfs_mcp.changes.state.records import Record
+from vfs_mcp.changes.steps import Unreadable
 from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
@@ -92,7 +92,7 @@ def undo(
     try:
         with changelog.undoing([record.id for record in taken], by=own):
             # Once: a file changed since is the user's to look at, not a reason to try again.
-            changes.run(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken, change_id=own)
+            changes.make(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken, change_id=own)
     except Unreadable:
         if len(taken) == 1:
             changelog.discard(change_id)  # it never can be: the next undo takes back the one before
