@@ -4,20 +4,19 @@ change a dead process left half made is taken back before anyone writes there ag
 
 Writing. A change of one atomic step is recorded once it is made (nothing can be half made) or,
 on a local store, while it is made (``beside``: pending, not durable, filed once it is made);
-a change of several steps is recorded, durably, before its first step (``pending/``) and moved
-into the log once its last is made (``changes/``). A call's changes are noted in its
-``Recording``; the call's session keeps their ids (its ``SessionJournal``), so ``undo()`` with
-no id finds the session's newest.
+a change of several steps is recorded, durably, before its first step (pending) and filed in
+the log once its last is made. Its line on the timeline is written first, then its record is
+filed: a change that can be undone always has its line (a crash between leaves the record
+pending, and recovery files it with its line). The names are the state package's
+(``state/names.py``); which session's ``undo()`` reaches a change is ``kept.py``'s.
 
-Bounds. The timeline (``timeline.py``) keeps the records of every instance alike: at most
-``budget`` bytes of before-images (``--undo-bytes``), ``timeline.KEEP_CHANGES`` changes and
-``timeline.KEEP_DAYS`` days; past them the oldest records are deleted, and the session that made
-one hears of it in its next reply. Each session's ``limit`` changes and ``DEFAULT_UNDO_BYTES``
-only bound what its ``undo()`` with no id reaches: a record past them stays, undone by its id.
+Bounds. The timeline (``state/timeline.py``) keeps the records of every instance alike: at
+most ``budget`` bytes of before-images (``--undo-bytes``), ``timeline.KEEP_CHANGES`` changes
+and ``timeline.KEEP_DAYS`` days; past them the oldest records are deleted, and the session that
+made one hears of it in its next reply.
 
-Order. A change's place in the log is the time it began to commit on its instance's clock, then
-the instance, then the id (``records.Summary.order``): "later" for a restore point
-(``restore_point``: a change and every later change of the mounts it touched, undone as one).
+Order. "Later" for a restore point (``restore_points.py``) is the timeline's order; a change's
+time on its instance's clock (``records.Summary.order``) orders what dead instances left.
 
 Recovery (``recover``). A pending record whose instance is dead is a change cut short: its
 steps are run back, each only where its path still holds what the change left (``recovery``);
