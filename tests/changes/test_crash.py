@@ -27,7 +27,7 @@ from processes import RawStdio
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState
+from vfs_mcp.changes.state import LocalState, ObjectState
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -232,7 +232,7 @@ import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.kept import recording
-from vfs_mcp.changes.state import LocalState
+from vfs_mcp.changes.state import LocalState, ObjectState
 from vfs_mcp.changes.state.timeline import Timeline
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
@@ -289,3 +289,71 @@ def test_a_change_killed_between_its_record_and_its_history_line_has_its_line_on
     assert lines[0].paths, lines[0]
     undo(vfs, changelog, None, change_id=lines[0].id)
     assert [(folder / f"{name}.txt").read_bytes() for name in "ab"] == [b"alpha\n", b"alpha\n"]
+
+
+KILLED_BETWEEN_ITS_RECORD_AND_ITS_LINE = """
+import os, signal, sys
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import ObjectState, names
+from vfs_mcp.changes.state.timeline import Timeline
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+
+folder, state, endpoint = sys.argv[1:]
+vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
+changelog = changes.attach(vfs, log.ChangeLog(ObjectState(state, {"endpoint_url": endpoint})))
+done = set()
+real_append, real_write = Timeline.append, ObjectState.write
+
+
+def second(which):
+    # The change's second write, its line or its record, whichever comes second, is killed as it starts.
+    if done and which not in done:
+        os.kill(os.getpid(), signal.SIGKILL)
+    done.add(which)
+
+
+def append(self, entry, *args, **kwargs):
+    second("line")
+    return real_append(self, entry, *args, **kwargs)
+
+
+def write(self, name, *args, **kwargs):
+    if name.startswith(names.CHANGES + "/"):
+        second("record")
+    return real_write(self, name, *args, **kwargs)
+
+
+Timeline.append, ObjectState.write = append, write
+with recording("edit_file"):
+    edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+"""
+
+
+def test_a_change_recorded_once_made_killed_between_its_record_and_its_line_is_never_undoable_and_unlisted(
+    tmp_path: Path, s3_endpoint: str
+) -> None:
+    """On an object store a change of one step is recorded once it is made, in two writes: its
+    line and its record. A SIGKILL between them never leaves a record that an undo finds but
+    history does not show: its line is written first (the change was made: history says so; an
+    undo by its id says it is not in the undo log)."""
+    fs = fsspec.filesystem("s3", endpoint_url=s3_endpoint, key="testing", secret="testing", skip_instance_cache=True)
+    bucket = f"line-{uuid.uuid4().hex[:10]}"
+    fs.mkdir(bucket)
+    folder, state = tmp_path / "served", f"s3://{bucket}/state"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"alpha\n")
+    script = KILLED_BETWEEN_ITS_RECORD_AND_ITS_LINE
+    child = subprocess.run([sys.executable, "-c", script, str(folder), state, s3_endpoint])
+    assert child.returncode == -signal.SIGKILL
+    assert (folder / "a.txt").read_bytes() == b"omega\n", "killed once the change was made"
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+    changelog = changes.attach(vfs, log.ChangeLog(ObjectState(state, {"endpoint_url": s3_endpoint})))
+    lines = [entry.id for entry in changelog.timeline.newest_first()]
+    recorded = [name.rsplit("/", 1)[-1].removesuffix(".rec") for name in fs.find(f"{bucket}/state/changes")]
+    assert set(recorded) <= set(lines), "every change an undo can find has its line in the history"
+    assert len(lines) == 1
