@@ -103,10 +103,6 @@ class Review:
         self.base = JailedFS(Jail([sides.base for sides in self.sides], deny=vfs.deny))
         self.base.kept.put(log.LOG, self.changelog)  # the server's log: no recovery of its own here
 
-    @property
-    def state(self) -> StateStore:
-        return self.changelog.store
-
     # -- looking ------------------------------------------------------------------------------
 
     def pending(self, *select: str) -> list[PendingFile]:
