@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from vfs_mcp import changes
 from vfs_mcp.changes import kept, log
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.state import StateStore
 from vfs_mcp.errors import InvalidArgument, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
