@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 
 class Slot(Generic[T]):
-    """One owner's place in a ``Kept``, holding a ``T``: the owner makes it once, at import, and
+    """One owner's place in ``Slots``, holding a ``T``: the owner makes it once, at import, and
     no one reaches what it keeps by spelling a name."""
 
     __slots__ = ("name",)
@@ -42,7 +42,7 @@ class Slot(Generic[T]):
         return f"Slot({self.name!r})"
 
 
-class Kept:
+class Slots:
     """What is kept for a session or a server, one typed ``Slot`` for each owner (the change
     log, the content index, line indexes, a session's undo journal, ...)."""
 
@@ -76,7 +76,7 @@ class SessionState:
 
     cwd: Any = None
     """The session's working directory (a ``Target``); None: the server's default."""
-    kept: Kept = field(default_factory=Kept)
+    kept: Slots = field(default_factory=Slots)
     """State a tool family keeps for the session (``state_of``), in its own slot."""
     sessionless: bool = False
     """A request of its own, outside any session: nothing kept here outlives it."""
@@ -105,7 +105,7 @@ def serving(state: SessionState | None) -> Iterator[SessionState | None]:
         current.reset(token)
 
 
-def state_of(slot: Slot[T], make: Callable[[], T], server: Kept) -> T:
+def state_of(slot: Slot[T], make: Callable[[], T], server: Slots) -> T:
     """The current session's state in ``slot`` (made by ``make`` on first use); outside any
     session, the server's, kept in ``server`` (its ``JailedFS.kept``: one home for what the
     server keeps)."""

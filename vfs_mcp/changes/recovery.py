@@ -282,7 +282,7 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         store.delete(name, names.undo_mark(change_id))
         return f"undo of {change_id}: undone"
     try:
-        record = changelog.read(name, vfs.jail.served)
+        record = changelog.read(name, vfs.served)
     except FileNotFoundError:
         if kind == "undo":  # the undo ended with its record gone: only its mark was left
             store.delete(names.undo_mark(change_id))
@@ -294,7 +294,7 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     if record.drops and any(t.mount.layer is not None for op in steps for t in written(op)):
         # A review's apply wrote the stores under review, not their views: finished on the stores.
         vfs = _stores_of(vfs, changelog)
-        record = changelog.read(name, vfs.jail.served)
+        record = changelog.read(name, vfs.served)
         steps = [*record.steps, *record.finish]
     checked(vfs, steps)
     paths = [t for op in steps for t in written(op)]

@@ -42,7 +42,7 @@ from vfs_mcp.errors import (
 )
 from vfs_mcp.jail.entries import Entry, sha256
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.files.read import DEFAULT_MAX_READ_BYTES
 from vfs_mcp.ops.files.write import writable_target
 from vfs_mcp.ops.text.codings import UTF8, Coding, chosen, detect
@@ -151,8 +151,8 @@ def _version(value: tuple[Any, ...]) -> tuple[Any, ...]:
 class StoredBuffers:
     """Buffers kept under their handles in a state store (``changes.state``)."""
 
-    def __init__(self, store: Any, jail: Jail) -> None:
-        self.store, self.jail = store, jail
+    def __init__(self, store: Any, vfs: JailedFS) -> None:
+        self.store, self.vfs = store, vfs
 
     def put(self, buf: Buffer) -> None:
         fields = {key: value for key, value in asdict(buf).items() if key not in ("target", "coding")}
@@ -172,7 +172,7 @@ class StoredBuffers:
             return None
         url, rel = fields.pop("target")
         try:
-            mount = self.jail.served(url)
+            mount = self.vfs.served(url)
         except NotFound:
             return None
         coding = fields.pop("coding")

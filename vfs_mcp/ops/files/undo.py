@@ -69,7 +69,7 @@ def undo(
         )
     change_id = _newest(vfs, journal, path) if change_id is None else changelog.timeline.resolve(change_id)
 
-    found, taken = _chosen(changelog, change_id, and_after, vfs.jail.served)
+    found, taken = _chosen(changelog, change_id, and_after, vfs.served)
     steps = [op for record in taken for op in record.steps]
     own = None if dry_run or not taken else log.new_id()
 

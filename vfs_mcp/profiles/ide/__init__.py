@@ -45,7 +45,7 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
             vfs,
             max_read_bytes=settings.max_read_bytes,
             max_save_bytes=settings.max_write_bytes,
-            stored=ops.StoredBuffers(log_of(vfs).store, vfs.jail),
+            stored=ops.StoredBuffers(log_of(vfs).store, vfs),
         )
 
     return state_of(BUFFERS, new_buffers, vfs.kept)

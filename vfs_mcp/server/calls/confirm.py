@@ -175,7 +175,7 @@ SEEN_FILES: sessions.Slot[OrderedDict[str, str]] = sessions.Slot("what the sessi
 def seen_of(call: Call) -> OrderedDict[str, str]:
     """What this session read whole or wrote, path -> the sha256 of the content it saw."""
     vfs = call.server.vfs
-    return sessions.state_of(SEEN_FILES, OrderedDict, vfs.kept if vfs is not None else sessions.Kept())
+    return sessions.state_of(SEEN_FILES, OrderedDict, vfs.kept if vfs is not None else sessions.Slots())
 
 
 def _note(call: Call, result: Result, seen: OrderedDict[str, str]) -> None:
