@@ -16,7 +16,7 @@ from processes import stdio_params
 from results import assert_error, changed, ok
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log
+from vfs_mcp.changes import log, restore_points
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -163,7 +163,7 @@ async def test_a_restore_point_is_taken_back_by_id_from_another_process_sharing_
 async def test_a_restore_point_further_back_than_one_undo_takes_is_refused_saying_how_many(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(log, "RESTORE_CHANGES", 3)
+    monkeypatch.setattr(restore_points, "RESTORE_CHANGES", 3)
     sandbox.put("f.txt", "0")
     async with sandbox.client() as client:
         ids = await made(client, *(("write_file", {"path": "f.txt", "content": str(n)}) for n in range(1, 6)))
