@@ -17,11 +17,12 @@ import pytest
 from conftest import Scale
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.ops import FileImage, Restore
-from vfs_mcp.changes.state import LocalState
-from vfs_mcp.changes.timeline import Retention, TimelineEntry
+from vfs_mcp.changes.state import LocalState, records
+from vfs_mcp.changes.state.timeline import Retention, TimelineEntry
+from vfs_mcp.changes.steps import FileImage, Restore
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target
@@ -94,7 +95,7 @@ def test_start_and_first_write(benchmark, scale: Scale, stores: dict[int, tuple[
     def start_and_write() -> str:
         vfs = _opened(folder, state)
         try:
-            with log.recording("write_file") as record:
+            with recording("write_file") as record:
                 write.write_file(vfs, f"bench-{next(rounds)}.txt", "first write\n")
             return record.changes[0].id
         finally:
@@ -116,17 +117,17 @@ def test_redo_of_a_1_mb_edit_beside_its_undo(benchmark, tmp_path: Path, way: str
 
     def setup() -> tuple[tuple[str], dict[str, object]]:
         (folder / "big.txt").write_bytes(body)
-        with log.recording("write_file") as record:
+        with recording("write_file") as record:
             write.write_file(vfs, "big.txt", body.decode().replace("line 000000", "LINE 000000"))
         edit = record.changes[0].id
         if way == "undo":
             return (edit,), {}
-        with log.recording("undo") as undone:
+        with recording("undo") as undone:
             undo.undo(vfs, changelog, None, change_id=edit)
         return (undone.changes[0].id,), {}
 
     def take_back(change_id: str) -> undo.UndoResult:
-        with log.recording("undo"):
+        with recording("undo"):
             return undo.undo(vfs, changelog, None, change_id=change_id)
 
     try:

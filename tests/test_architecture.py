@@ -295,7 +295,7 @@ def test_only_the_write_path_writes_locks_or_makes_conditional_puts() -> None:
 
 
 def test_no_tool_retries_a_write_itself() -> None:
-    """Re-planning a change that met another writer is the write path's (``changes.run``)."""
+    """Re-planning a change that met another writer is the write path's (``changes.make``)."""
     for path in [*(ROOT / "vfs_mcp" / "ops").rglob("*.py"), *(ROOT / "vfs_mcp" / "profiles").rglob("*.py")]:
         source = path.read_text()
         assert "RETRIES" not in source and "except Stale" not in source, f"{path.relative_to(ROOT)} retries itself"

@@ -23,9 +23,48 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
+
+
+class Slot(Generic[T]):
+    """One owner's place in ``Slots``, holding a ``T``: the owner makes it once, at import, and
+    no one reaches what it keeps by spelling a name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        """What it holds, in words (for a reader of a ``repr``)."""
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
+
+
+class Slots:
+    """What is kept for a session or a server, one typed ``Slot`` for each owner (the change
+    log, the content index, line indexes, a session's undo journal, ...)."""
+
+    def __init__(self) -> None:
+        self._held: dict[Slot[Any], Any] = {}
+
+    def get(self, slot: Slot[T]) -> T | None:
+        return cast("T | None", self._held.get(slot))
+
+    def put(self, slot: Slot[T], value: T) -> None:
+        self._held[slot] = value
+
+    def made(self, slot: Slot[T], make: Callable[[], T]) -> T:
+        """What ``slot`` holds, made by ``make`` on first use (once, whoever asks at once)."""
+        with _making:
+            if slot not in self._held:
+                self._held[slot] = make()
+            return cast("T", self._held[slot])
+
+    def __contains__(self, slot: Slot[Any]) -> bool:
+        return slot in self._held
+
 
 _KEY = "vfs_mcp.session"
 """Where a connection's ``state`` holds its session's ``SessionState``."""
@@ -37,8 +76,8 @@ class SessionState:
 
     cwd: Any = None
     """The session's working directory (a ``Target``); None: the server's default."""
-    kept: dict[str, Any] = field(default_factory=dict)
-    """State a tool family keeps for the session (``state_of``), by name."""
+    kept: Slots = field(default_factory=Slots)
+    """State a tool family keeps for the session (``state_of``), in its own slot."""
     sessionless: bool = False
     """A request of its own, outside any session: nothing kept here outlives it."""
 
@@ -66,23 +105,18 @@ def serving(state: SessionState | None) -> Iterator[SessionState | None]:
         current.reset(token)
 
 
-def state_of(name: str, make: Callable[[], T], server: dict[str, Any]) -> T:
-    """The current session's ``name`` state (``kept_by`` the session whose call is running):
+def state_of(slot: Slot[T], make: Callable[[], T], server: Slots) -> T:
+    """The current session's state in ``slot`` (``kept_by`` the session whose call is running):
     for an adapter, which is given no call."""
-    return kept_by(current.get(), name, make, server)
+    return kept_by(current.get(), slot, make, server)
 
 
-def kept_by(state: SessionState | None, name: str, make: Callable[[], T], server: dict[str, Any]) -> T:
-    """``state``'s ``name`` state (made by ``make`` on first use); outside any session
-    (``state`` None), the server's, kept in ``server`` (its ``JailedFS.caches``: one home for
-    what the server keeps)."""
-    kept_in = server if state is None else state.kept
-    with _making:
-        kept = kept_in.get(name)
-        if kept is None:
-            kept = kept_in[name] = make()
-    return kept  # type: ignore[no-any-return]
+def kept_by(state: SessionState | None, slot: Slot[T], make: Callable[[], T], server: Slots) -> T:
+    """``state``'s state in ``slot`` (made by ``make`` on first use); outside any session
+    (``state`` None), the server's, kept in ``server`` (its ``JailedFS.kept``: one home for what
+    the server keeps)."""
+    return (server if state is None else state.kept).made(slot, make)
 
 
-_making = threading.Lock()
+_making = threading.RLock()
 """Two calls of one session (or outside any) never make the same state twice."""

@@ -17,6 +17,7 @@ from conftest import Sandbox, make_sandbox
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.errors import NotADirectory, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
@@ -281,7 +282,7 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_two_puts_its_record_and
     changes.attach(vfs, log.ChangeLog(state))
     sent = Sent(sandbox)
     state.mount.fs.s3.meta.events.register("before-send.s3", sent._sent)
-    with log.recording("edit_file"):
+    with recording("edit_file"):
         edit.edit_file(vfs, "a.txt", [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})])
         made = sent.during(
             lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit.model_validate({"oldText": "bye", "newText": "hi"})])

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,6 +25,13 @@ import fsspec
 import pytest
 from processes import RawStdio
 
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.state import LocalState, ObjectState
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.files.undo import undo
 from vfs_mcp_backends.tempfiles import is_temp_name
 
 pytestmark = pytest.mark.slow
@@ -216,3 +225,135 @@ def test_a_restore_or_redo_killed_at_any_point_is_all_before_or_all_after_once_a
         place, lambda server: _through_the_timeline(place, server, scenario), seconds, before, after
     )
     print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
+
+
+KILLED_BEFORE_ITS_LINE = """
+import os, signal, sys
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import LocalState, ObjectState
+from vfs_mcp.changes.state.timeline import Timeline
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.patch import apply_patch
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+
+folder, state, change, where = sys.argv[1:]
+vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
+changelog = changes.attach(vfs, log.ChangeLog(LocalState(state)))
+changelog.checkpoint("start", [vfs.mounts[0].url])
+
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if where == "before its line":
+    Timeline.append = killed
+else:  # its line written, its record not yet filed
+    real_append = Timeline.append
+    def append(self, entry, *args, **kwargs):
+        real_append(self, entry, *args, **kwargs)
+        killed()
+    Timeline.append = append
+with recording(change):
+    if change == "edit_file":
+        edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+    else:
+        patch = "".join(f"--- a/{n}.txt\\n+++ b/{n}.txt\\n@@ -1 +1 @@\\n-alpha\\n+omega\\n" for n in "ab")
+        apply_patch(vfs, patch)
+"""
+
+
+@pytest.mark.parametrize("where", ["before its line", "after its line"])
+@pytest.mark.parametrize("change", ["edit_file", "apply_patch"])
+def test_a_change_killed_between_its_record_and_its_history_line_has_its_line_once_a_server_starts(
+    tmp_path: Path, change: str, where: str
+) -> None:
+    """A SIGKILL once a change is made, before or after its line on the timeline is written:
+    the next instance files its record and gives it its one line, so ``history`` shows it and
+    an undo by its id takes it back (one step, its record written beside it; two, written before)."""
+    folder, state = tmp_path / "served", tmp_path / "state"
+    folder.mkdir()
+    for name in "ab":
+        (folder / f"{name}.txt").write_bytes(b"alpha\n")
+    child = subprocess.run([sys.executable, "-c", KILLED_BEFORE_ITS_LINE, str(folder), str(state), change, where])
+    assert child.returncode == -signal.SIGKILL
+    assert (folder / "a.txt").read_bytes() == b"omega\n", "killed once the change was made"
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+    changelog = changes.attach(vfs, log.ChangeLog(LocalState(str(state))))
+    lines = [entry for entry in changelog.timeline.newest_first() if entry.checkpoint is None]
+    assert [entry.tool for entry in lines] == [change], "the change has exactly one line in the history"
+    assert lines[0].paths, lines[0]
+    undo(vfs, changelog, None, change_id=lines[0].id)
+    assert [(folder / f"{name}.txt").read_bytes() for name in "ab"] == [b"alpha\n", b"alpha\n"]
+
+
+KILLED_BETWEEN_ITS_RECORD_AND_ITS_LINE = """
+import os, signal, sys
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import ObjectState, names
+from vfs_mcp.changes.state.timeline import Timeline
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+
+folder, state, endpoint = sys.argv[1:]
+vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
+changelog = changes.attach(vfs, log.ChangeLog(ObjectState(state, {"endpoint_url": endpoint})))
+done = set()
+real_append, real_write = Timeline.append, ObjectState.write
+
+
+def second(which):
+    # The change's second write, its line or its record, whichever comes second, is killed as it starts.
+    if done and which not in done:
+        os.kill(os.getpid(), signal.SIGKILL)
+    done.add(which)
+
+
+def append(self, entry, *args, **kwargs):
+    second("line")
+    return real_append(self, entry, *args, **kwargs)
+
+
+def write(self, name, *args, **kwargs):
+    if name.startswith(names.CHANGES + "/"):
+        second("record")
+    return real_write(self, name, *args, **kwargs)
+
+
+Timeline.append, ObjectState.write = append, write
+with recording("edit_file"):
+    edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+"""
+
+
+def test_a_change_recorded_once_made_killed_between_its_record_and_its_line_is_never_undoable_and_unlisted(
+    tmp_path: Path, s3_endpoint: str
+) -> None:
+    """On an object store a change of one step is recorded once it is made, in two writes: its
+    line and its record. A SIGKILL between them never leaves a record that an undo finds but
+    history does not show: its line is written first (the change was made: history says so; an
+    undo by its id says it is not in the undo log)."""
+    fs = fsspec.filesystem("s3", endpoint_url=s3_endpoint, key="testing", secret="testing", skip_instance_cache=True)
+    bucket = f"line-{uuid.uuid4().hex[:10]}"
+    fs.mkdir(bucket)
+    folder, state = tmp_path / "served", f"s3://{bucket}/state"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"alpha\n")
+    script = KILLED_BETWEEN_ITS_RECORD_AND_ITS_LINE
+    child = subprocess.run([sys.executable, "-c", script, str(folder), state, s3_endpoint])
+    assert child.returncode == -signal.SIGKILL
+    assert (folder / "a.txt").read_bytes() == b"omega\n", "killed once the change was made"
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+    changelog = changes.attach(vfs, log.ChangeLog(ObjectState(state, {"endpoint_url": s3_endpoint})))
+    lines = [entry.id for entry in changelog.timeline.newest_first()]
+    recorded = [name.rsplit("/", 1)[-1].removesuffix(".rec") for name in fs.find(f"{bucket}/state/changes")]
+    assert set(recorded) <= set(lines), "every change an undo can find has its line in the history"
+    assert len(lines) == 1

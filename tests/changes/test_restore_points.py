@@ -16,7 +16,7 @@ from processes import stdio_params
 from results import assert_error, changed, ok
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log
+from vfs_mcp.changes import log, restore_points
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -163,7 +163,7 @@ async def test_a_restore_point_is_taken_back_by_id_from_another_process_sharing_
 async def test_a_restore_point_further_back_than_one_undo_takes_is_refused_saying_how_many(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(log, "RESTORE_CHANGES", 3)
+    monkeypatch.setattr(restore_points, "RESTORE_CHANGES", 3)
     sandbox.put("f.txt", "0")
     async with sandbox.client() as client:
         ids = await made(client, *(("write_file", {"path": "f.txt", "content": str(n)}) for n in range(1, 6)))
@@ -197,7 +197,8 @@ def test_changes_made_within_one_tick_of_the_clock_keep_their_order(
 
 CUT_SHORT = """
 import os, sys
-from vfs_mcp.changes import log, steps
+from vfs_mcp.changes import log, prepared
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.ops.edits import replace as edit
 from vfs_mcp.ops.files import undo
@@ -215,10 +216,10 @@ for tool, make in [
     ("write_file", lambda: write.write_file(vfs, "a.txt", "a4\\n")),
     ("edit_file", lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit(oldText="a4", newText="a5")])),
 ]:
-    with log.recording(tool) as record:
+    with recording(tool) as record:
         make()
     ids += [kept.id for kept in record.changes]
-made, perform = 0, steps.Step.perform
+made, perform = 0, prepared.Prepared.perform
 
 def killed_after(step):
     global made
@@ -227,7 +228,7 @@ def killed_after(step):
     if made == after:
         os._exit(9)  # as SIGKILL would: no rollback, no cleanup
 
-steps.Step.perform = killed_after
+prepared.Prepared.perform = killed_after
 from vfs_mcp import changes
 undo.undo(vfs, changes.log_of(vfs), None, change_id=ids[0], and_after=True)
 """

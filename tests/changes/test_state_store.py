@@ -18,6 +18,7 @@ from results import assert_error, changed, ok
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.filesystem import JailedFS
@@ -108,7 +109,7 @@ def test_two_instances_on_one_store_never_collide_and_one_ending_leaves_the_othe
     box.put("a.txt", "before\n")
     first, second = box.vfs(), box.vfs()
     assert changes.log_of(first).store.instance != changes.log_of(second).store.instance
-    with log.recording("write_file") as record:
+    with recording("write_file") as record:
         write.write_file(first, "a.txt", "after\n")
     changes.log_of(first).close()  # the first server ends
     undone = undo(second, changes.log_of(second), None, change_id=record.changes[0].id)
@@ -118,7 +119,7 @@ def test_two_instances_on_one_store_never_collide_and_one_ending_leaves_the_othe
 def test_a_record_gives_way_to_its_undos_when_its_change_is_undone(sandbox: Sandbox) -> None:
     sandbox.put("big.bin", BINARY)
     vfs = sandbox.vfs()
-    with log.recording("delete_path") as record:
+    with recording("delete_path") as record:
         write.delete_path(vfs, "big.bin")
     assert records(vfs) == [f"{record.changes[0].id}.rec"]
     undone = undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
@@ -130,7 +131,7 @@ def test_a_record_whose_image_is_not_what_was_kept_refuses_the_whole_undo(local_
     box.put("kit/a.txt", "a\n")
     box.put("kit/b.txt", "b\n")
     vfs = box.vfs()
-    with log.recording("delete_path") as record:
+    with recording("delete_path") as record:
         write.delete_path(vfs, "kit", recursive=True)
     store = changes.log_of(vfs).store
     assert isinstance(store, LocalState)
@@ -228,7 +229,7 @@ def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_
 
     def fsyncs(change: Callable[[], object]) -> int:
         synced.clear()
-        with log.recording("test"):
+        with recording("test"):
             change()
         return len(synced)
 
@@ -243,6 +244,7 @@ KILLED_EDIT = """
 import os, signal, sys, time
 from vfs_mcp import changes
 from vfs_mcp.changes import log, store
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -271,7 +273,7 @@ if when == "before the step":
     store.put = put
 else:
     log.ChangeLog.made = killed  # the step is made, its record written beside it: not yet filed
-with log.recording("edit_file"):
+with recording("edit_file"):
     edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
 """
 

@@ -13,10 +13,11 @@ from mcp import Client
 from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
-from vfs_mcp.changes.ops import Expect, FileImage, Restore
-from vfs_mcp.changes.state import LocalState, ObjectState
-from vfs_mcp.changes.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import LocalState, ObjectState, records
+from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes.steps import Expect, FileImage, Restore
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
@@ -177,7 +178,7 @@ def test_retention_lets_the_oldest_changes_go_by_count_and_history_says_where_it
     mount = sandbox.vfs().mounts[0]
     ids = []
     for n in range(5):
-        with log.recording("write_file") as record:
+        with recording("write_file") as record:
             changelog.atomic("write_file", [Restore(Target(mount, f"f{n}.txt"), FileImage(b"x" * 10))], None)
         ids.append(record.changes[0].id)
     vfs = JailedFS(Jail([mount]))

@@ -13,7 +13,7 @@ from conftest import Sandbox
 from results import ok
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
 from vfs_mcp.ops.files import write
 from vfs_mcp.ops.files.undo import undo
 from vfs_mcp.profiles.results import error_of
@@ -148,7 +148,7 @@ def test_a_write_is_recorded_as_the_bytes_it_wrote_not_as_what_is_there_when_the
     expects the written bytes' hash, taken when they were written, and not a read-back."""
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    with log.recording("write_file") as record:
+    with recording("write_file") as record:
         write.write_file(vfs, "a.txt", "mine\n")
         sandbox.put("a.txt", "theirs\n")
     (kept,) = record.changes
@@ -161,7 +161,7 @@ def test_a_write_is_recorded_as_the_bytes_it_wrote_not_as_what_is_there_when_the
 def test_a_file_written_then_deleted_in_one_call_comes_back_as_it_was_before_the_call(sandbox: Sandbox) -> None:
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    with log.recording("both") as record:
+    with recording("both") as record:
         write.write_file(vfs, "a.txt", "mine\n")
         write.delete_path(vfs, "a.txt")
     changelog = changes.log_of(vfs)

@@ -18,9 +18,10 @@ import pytest
 from processes import RawStdio
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Restore
-from vfs_mcp.changes.state import LocalState, ObjectState, StateStore
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import LocalState, ObjectState, StateStore, records
+from vfs_mcp.changes.steps import Absent, DirImage, Expect, FileImage, Restore
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
@@ -44,7 +45,7 @@ def plant(store: StateStore, record: records.Record) -> str:
 
 def served_once_recovered(vfs: JailedFS, state: StateStore) -> None:
     changes.attach(vfs, log.ChangeLog(state))
-    with log.recording("write_file"):
+    with recording("write_file"):
         write.write_file(vfs, "after.txt", "served\n")
 
 

@@ -273,7 +273,7 @@ def test_an_index_built_through_one_replica_serves_the_other(s3: Sandbox, reques
 def test_with_the_index_off_grep_keeps_none(s3: Sandbox) -> None:
     s3.put("a.txt", "hello\n")
     vfs = s3.vfs()
-    vfs.caches[index.CACHE_KEY] = False
+    vfs.kept.put(index.INDEXES, False)
     grep(vfs, "hello")
     assert index.stats_of(vfs) is None and not changes.log_of(vfs).store.listing("index")
 

@@ -18,6 +18,7 @@ from mcp import Client
 from results import ok
 
 from vfs_mcp.changes import FileImage, Restore, log
+from vfs_mcp.changes.kept import SessionJournal, recording
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.edits import hunk_placing
@@ -177,13 +178,13 @@ async def test_a_path_two_thousand_folders_deep_is_refused_at_once(sandbox: Sand
 
 def test_the_undo_budget_is_one_for_the_whole_log_and_lets_the_oldest_go_first(sandbox: Sandbox) -> None:
     changelog = log.ChangeLog(ObjectState("memory://budget-test"), budget=100)
-    first, second = log.SessionJournal(), log.SessionJournal()
+    first, second = SessionJournal(), SessionJournal()
     mount = sandbox.vfs().mounts[0]
 
-    def change(size: int, journal: log.SessionJournal) -> None:
-        with log.recording("write_file") as record:
+    def change(size: int, journal: SessionJournal) -> None:
+        with recording("write_file") as record:
             changelog.atomic("write_file", [Restore(Target(mount, "f.txt"), FileImage(b"x" * size))], None)
-        changelog.keep(record, journal)
+        changelog.sessions.keep(record, journal)
 
     change(60, first)
     change(30, second)

@@ -24,7 +24,7 @@ import pytest
 from mcp import Client
 from results import text_of
 
-from vfs_mcp import build_server
+from vfs_mcp import build_server, changes
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.review import open_review
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 
 KILLED_APPLY = """
 import os, signal, sys
-from vfs_mcp.changes import state, steps
+from vfs_mcp.changes import prepared, state
 from vfs_mcp.cli import review
 
 folder, store, after = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -54,7 +54,7 @@ def counted(real):
     return event
 
 
-steps.Step.perform = counted(steps.Step.perform)
+prepared.Prepared.perform = counted(prepared.Prepared.perform)
 for verb in ("write", "move", "delete"):
     setattr(state.LocalState, verb, counted(getattr(state.LocalState, verb)))
 code = review.main([folder, "--state", store, "--apply"])
@@ -137,7 +137,7 @@ async def seeded(tmp_path: Path, name: str, kind: str = "local") -> Place:
         for tool, args in EDITS:
             result = await client.call_tool(tool, args)
             assert not result.is_error, text_of(result)
-    server.vfs.caches["changes.log"].close()
+    changes.log_of(server.vfs).close()
     return place
 
 
@@ -163,7 +163,7 @@ async def test_review_apply_killed_at_any_point_leaves_the_store_and_the_layer_a
         assert child.returncode == -9, f"kill point {point} of {events}: {child.stderr}"
         if point % 2:  # a server under review starts first: it finishes the apply on the store
             restarted = build_server(open_mounts([MountSpec(place.root)]), place.settings())
-            restarted.vfs.caches["changes.log"].close()
+            changes.log_of(restarted.vfs).close()
             assert list((place.state / "pending").iterdir()) == [], f"kill point {point}: the server left it"
         listed = place.pending()
         now = place.files()

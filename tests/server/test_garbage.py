@@ -18,9 +18,9 @@ from mcp import Client
 from tests.conftest import Sandbox
 from vfs_mcp import build_server
 from vfs_mcp.changes import log_of
-from vfs_mcp.changes.log import recording
-from vfs_mcp.changes.ops import Expect, FileImage, Restore
-from vfs_mcp.changes.records import Record, encode
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state.records import Record, encode
+from vfs_mcp.changes.steps import Expect, FileImage, Restore
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.edits.patch import apply_patch
 from vfs_mcp.ops.edits.replace import TextEdit, edit_file
@@ -65,7 +65,7 @@ def as_a_call(vfs: JailedFS, change: Callable[[], object]) -> None:
     with recording("a tool") as record:
         change()
     changelog = log_of(vfs)
-    changelog.keep(record, changelog.sessionless)
+    changelog.sessions.keep(record, changelog.sessions.sessionless)
 
 
 def test_an_encoded_record_is_freed_with_its_last_reference(

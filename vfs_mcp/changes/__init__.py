@@ -2,7 +2,7 @@
 commits, in one place for every store:
 
     plan()            the tool reads what it needs and says what to change: a ``Plan`` of
-        │             file operations (``ops``), each with what its path must hold (``Expect``)
+        │             steps (``steps.py``), each with what its path must hold (``Expect``)
         ▼
     lock              the folder of every path written, in one global order, across processes
         │             on stores with ``locked_writes`` (a bounded wait, then CONFLICT)
@@ -36,11 +36,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from vfs_mcp.changes import confirm, log
+from vfs_mcp.changes import confirm, kept, log
 from vfs_mcp.changes.commit import commit, roll_back
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes.state.records import Record
+from vfs_mcp.changes.steps import (
     ABSENT,
     ANYTHING,
     Absent,
@@ -52,20 +53,20 @@ from vfs_mcp.changes.ops import (
     Image,
     LinkImage,
     MakeDir,
-    Op,
     Put,
     Remove,
     Rename,
     Restore,
+    Step,
     Stored,
     written,
 )
-from vfs_mcp.changes.records import Record
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
-from vfs_mcp.jail import versions
+from vfs_mcp.jail import state_place, versions
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.sessions import Slot
 from vfs_mcp_backends.scopes import labelled
 
 __all__ = [
@@ -80,16 +81,16 @@ __all__ = [
     "Image",
     "LinkImage",
     "MakeDir",
-    "Op",
     "Plan",
     "Put",
     "Remove",
     "Rename",
     "Restore",
+    "Step",
     "Stored",
     "attach",
     "log_of",
-    "run",
+    "make",
     "written",
 ]
 
@@ -97,17 +98,17 @@ T = TypeVar("T")
 
 REPLANS = 8
 """Plans of one change that met another writer's change at commit before it gives up (CONFLICT)."""
-MADE = "changes.made"
-"""``JailedFS.caches`` key of the callables told of each change made, with its operations
-(the search index files the bytes a change wrote: ``ops.search.index``); they never raise."""
+MADE: Slot[list[Callable[[Sequence[Step]], None]]] = Slot("who is told of each change made")
+"""Where a ``JailedFS`` keeps the callables told of each change made, with its steps (the
+search index files the bytes a change wrote: ``ops.search.index``); they never raise."""
 
 
 @dataclass
 class Plan(Generic[T]):
-    """What a tool's plan gives: its result, and the operations that make it true."""
+    """What a tool's plan gives: its result, and the steps that make it true."""
 
     result: T
-    ops: list[Op] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     after: Callable[[], None] | None = None
     """Run once the change is made (to finish the result with what only the write knows)."""
     drops: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -116,7 +117,7 @@ class Plan(Generic[T]):
     last is made, before its record is filed (a crash between: recovery drops them)."""
 
 
-def run(
+def make(
     vfs: JailedFS,
     plan: Callable[[], Plan[T]],
     *,
@@ -138,10 +139,10 @@ def run(
     # Planned on, checked against and keeping what is there now, whatever version a replay pins
     # for the call's reads; what a commit reads is not an input of the call.
     with versions.unpinned():
-        return _run(vfs, plan, folders_of(touches), dry_run, replans, undoing, change_id)
+        return _make(vfs, plan, folders_of(touches), dry_run, replans, undoing, change_id)
 
 
-def _run(
+def _make(
     vfs: JailedFS,
     plan: Callable[[], Plan[T]],
     folders: Folders,
@@ -153,20 +154,20 @@ def _run(
     if dry_run:
         return plan().result
     changelog = log_of(vfs)
-    recording = log.current()
+    recording = kept.current()
     confirming = confirm.current()
     asked: confirm.Question | None = None
     attempt = 0
     while True:
         with held(vfs, folders):
             planned = plan()
-            if not planned.ops:
+            if not planned.steps:
                 return planned.result
-            needed = needed_by(planned.ops)
+            needed = needed_by(planned.steps)
             if not covers(folders, needed):
                 widen(folders, needed)  # lock those too, and plan again under all of them (it only grows)
                 continue
-            question = _unconfirmed(confirming, vfs, planned.ops, len(undoing), asked)
+            question = _unconfirmed(confirming, vfs, planned.steps, len(undoing), asked)
             if question is None:
                 pending = _Pending(changelog, recording, undoing, change_id, planned.drops)
                 try:
@@ -177,7 +178,7 @@ def _run(
                     with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
                         receipt, recorded = commit(
                             vfs,
-                            planned.ops,
+                            planned.steps,
                             keep=recording.limit if recording else DEFAULT_UNDO_BYTES,
                             journal=None if undoing else pending,
                             sequential=bool(undoing),
@@ -192,8 +193,8 @@ def _run(
                 if planned.drops:
                     _drop(vfs, changelog, planned.drops, receipt.undo, pending)
                 pending.made(receipt.undo, receipt.why_not, recorded)
-                for told in vfs.caches.get(MADE, ()):
-                    told(planned.ops)
+                for told in vfs.kept.get(MADE) or ():
+                    told(planned.steps)
         if question is not None and confirming is not None:
             # Asked with no lock held (a person may take minutes), then planned again under them:
             # only the very plan the person accepted is committed (``_unconfirmed``).
@@ -206,7 +207,7 @@ def _run(
 
 
 def _unconfirmed(
-    confirming: confirm.Confirming | None, vfs: JailedFS, ops: list[Op], undoing: int, asked: confirm.Question | None
+    confirming: confirm.Confirming | None, vfs: JailedFS, ops: list[Step], undoing: int, asked: confirm.Question | None
 ) -> confirm.Question | None:
     """The question ``ops`` must be asked before they are committed (None: commit them): none
     without a confirmation, or for the plan a person accepted; CONFLICT when the plan is not the
@@ -228,7 +229,7 @@ def drop_layers(changelog: ChangeLog, drops: dict[str, dict[str, Any]]) -> None:
 
 
 def _drop(
-    vfs: JailedFS, changelog: ChangeLog, drops: dict[str, dict[str, Any]], undo: list[Op] | None, pending: _Pending
+    vfs: JailedFS, changelog: ChangeLog, drops: dict[str, dict[str, Any]], undo: list[Step] | None, pending: _Pending
 ) -> None:
     """The layers' part of a change whose steps are made: a failure takes the steps back (the
     change never happened) and says so."""
@@ -279,7 +280,7 @@ class _Pending:
     def __init__(
         self,
         changelog: ChangeLog,
-        recording: log.Recording | None,
+        recording: kept.Recording | None,
         undoing: Sequence[Record] = (),
         change_id: str | None = None,
         drops: dict[str, dict[str, Any]] | None = None,
@@ -289,10 +290,10 @@ class _Pending:
         self.tool = recording.tool if recording is not None else "undo" if undoing else "a change"
         self.id = change_id or log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
-        self.written: Future[list[Op]] | None = None
+        self.written: Future[list[Step]] | None = None
         """The record being written beside the change's one step (``beside``)."""
 
-    def pending(self, back: list[Op], finish: list[Op]) -> None:
+    def pending(self, back: list[Step], finish: list[Step]) -> None:
         try:
             self.changelog.pending(self.id, self.tool, back, finish, self.created, self.drops)
         except OSError as err:  # the log names the store; a client never learns where it is
@@ -312,11 +313,11 @@ class _Pending:
         """An undo is kept whoever made it (a person's command too): its record is its redo."""
         return self.recording is not None or bool(self.undoing)
 
-    def beside(self, back: Callable[[], list[Op]]) -> bool:
+    def beside(self, back: Callable[[], list[Step]]) -> bool:
         self.written = self.changelog.beside(self.id, self.tool, back, self.created)
         return self.written is not None
 
-    def made(self, undo: list[Op] | None, why_not: str | None, recorded: bool) -> None:
+    def made(self, undo: list[Step] | None, why_not: str | None, recorded: bool) -> None:
         if not self.keeps:
             undo, why_not = None, "no tool call keeps it"
         try:
@@ -334,14 +335,15 @@ class _Pending:
 def log_of(vfs: JailedFS) -> ChangeLog:
     """The change log of ``vfs``'s state store (its server's, else the default one for its
     mounts, opened on first use)."""
-    changelog: ChangeLog | None = vfs.caches.get(log.CACHE_KEY)
+    changelog = vfs.kept.get(log.LOG)
     if changelog is None:
         with _making:
-            changelog = vfs.caches.get(log.CACHE_KEY)
+            changelog = vfs.kept.get(log.LOG)
             if changelog is None:
-                opened = vfs.caches.get(log.OPENER)
+                opened = vfs.kept.get(state_place.OPENER)
                 try:
                     made = opened() if opened is not None else log.default_log(vfs.mounts)
+                    assert isinstance(made, ChangeLog)
                 except OSError as err:  # the log names the store; a client never learns where it is
                     log.log.error("the state store cannot be opened: %s", err)
                     raise Internal(
@@ -368,7 +370,7 @@ def attach(vfs: JailedFS, changelog: ChangeLog) -> ChangeLog:
 
     recovered()
     changelog.store.every_lease(recovered)
-    vfs.caches[log.CACHE_KEY] = changelog
+    vfs.kept.put(log.LOG, changelog)
     return changelog
 
 

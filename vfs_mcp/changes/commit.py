@@ -1,4 +1,4 @@
-"""Committing a planned change: its steps prepared (``steps.prepare``), made in order, and all
+"""Committing a planned change: its steps prepared (``prepared.prepare``), made in order, and all
 taken back, newest first, when one fails.
 
 A change of one atomic step is prepared and made at once; its record is only for undo (a crash
@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
-from vfs_mcp.changes.ops import Op, Put, Remove, written
-from vfs_mcp.changes.steps import Preparation, Step, many_calls, prepare
+from vfs_mcp.changes.prepared import Preparation, Prepared, many_calls, prepare
+from vfs_mcp.changes.steps import Put, Remove, Step, written
 from vfs_mcp.errors import TooLarge, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp_backends import commit_scope, ensure_wanted
@@ -30,14 +30,14 @@ class Receipt:
     """A committed change: the steps that take it back, in the order to run them (None when
     some of what it replaced was too large to keep: it cannot be undone, ``why_not`` says why)."""
 
-    undo: list[Op] | None
+    undo: list[Step] | None
     why_not: str | None = None
 
 
 class Journal(Protocol):
     """Where a change of several steps is recorded before its first step (``log.ChangeLog``)."""
 
-    def pending(self, back: list[Op], finish: list[Op]) -> None:
+    def pending(self, back: list[Step], finish: list[Step]) -> None:
         """Record, durably, the steps that take the change back and those that finish it."""
 
     def abandoned(self) -> None:
@@ -47,7 +47,7 @@ class Journal(Protocol):
     def keeps(self) -> bool:
         """Whether a change of one atomic step is recorded too, once made (for undo)."""
 
-    def beside(self, back: Callable[[], list[Op]]) -> bool:
+    def beside(self, back: Callable[[], list[Step]]) -> bool:
         """A change of one atomic step is about to be made: write its record meanwhile (its
         steps back had by calling ``back``), filed once it is made, let go by ``abandoned``
         if it fails; whether it is being written."""
@@ -57,7 +57,7 @@ class Progress(Protocol):
     """What an undo of several records notes as its steps are made (``changes._Undoing``)."""
 
     def made(self, index: int) -> None:
-        """Step ``index`` is made (a failure here takes every step made back, like a step's own)."""
+        """Prepared ``index`` is made (a failure here takes every step made back, like a step's own)."""
 
     def failed(self) -> None:
         """A step failed: the steps made are about to be taken back."""
@@ -65,7 +65,7 @@ class Progress(Protocol):
 
 def commit(
     vfs: JailedFS,
-    ops: Sequence[Op],
+    ops: Sequence[Step],
     *,
     keep: int,
     journal: Journal | None = None,
@@ -86,7 +86,7 @@ def commit(
         keeping = journal if journal is not None and journal.keeps else None
         return _one_by_one(vfs, ops, Preparation(keep, recorded=keeping is not None), progress, keeping), False
     state = Preparation(keep, recorded=journal is not None)
-    steps: list[Step] = []
+    steps: list[Prepared] = []
     for index, op in enumerate(ops):
         steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
     unkept = next((step for step in steps if step.unkept), None)
@@ -107,11 +107,11 @@ def commit(
 
 
 def _one_by_one(
-    vfs: JailedFS, ops: Sequence[Op], state: Preparation, progress: Progress | None, journal: Journal | None = None
+    vfs: JailedFS, ops: Sequence[Step], state: Preparation, progress: Progress | None, journal: Journal | None = None
 ) -> Receipt:
     """Prepare and make each step in turn (a step may depend on what the one before did); the
     record of a change of one step is written beside it by ``journal`` where it can be."""
-    done: list[Step] = []
+    done: list[Prepared] = []
     beside = False
     try:
         for index, op in enumerate(ops):
@@ -143,8 +143,8 @@ def _one_by_one(
     return Receipt([op for step in reversed(done) for op in step.back()])
 
 
-def _make(vfs: JailedFS, steps: list[Step], journal: Journal | None) -> list[Step]:
-    done: list[Step] = []
+def _make(vfs: JailedFS, steps: list[Prepared], journal: Journal | None) -> list[Prepared]:
+    done: list[Prepared] = []
     try:
         for step in steps:
             step.perform()
@@ -157,7 +157,7 @@ def _make(vfs: JailedFS, steps: list[Step], journal: Journal | None) -> list[Ste
     return done
 
 
-def _taken_back(vfs: JailedFS, done: list[Step], err: BaseException, journal: Journal | None) -> NoReturn:
+def _taken_back(vfs: JailedFS, done: list[Prepared], err: BaseException, journal: Journal | None) -> NoReturn:
     """Take back ``done`` after ``err`` and raise it again, saying whether every path is as it
     was; a journal whose change was taken back whole forgets it."""
     failed = roll_back(vfs, [step.back() for step in done]) if done else []
@@ -171,7 +171,7 @@ def _taken_back(vfs: JailedFS, done: list[Step], err: BaseException, journal: Jo
     raise err
 
 
-def roll_back(vfs: JailedFS, done: list[list[Op]]) -> list[str]:
+def roll_back(vfs: JailedFS, done: list[list[Step]]) -> list[str]:
     """Run the steps that take back ``done``, newest first; the paths that could not be put back."""
     failed: list[str] = []
     # A rollback runs even for a call given up meanwhile: it only ever puts things back.

@@ -32,8 +32,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from vfs_mcp.changes import images, log, store
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes import images, kept, store
+from vfs_mcp.changes.steps import (
     Absent,
     Append,
     CopyTree,
@@ -43,11 +43,11 @@ from vfs_mcp.changes.ops import (
     Fingerprint,
     Image,
     LinkImage,
-    Op,
     Put,
     Remove,
     Rename,
     Restore,
+    Step,
     Stored,
     written,
 )
@@ -115,7 +115,7 @@ class Confirming:
     accepted: set[str] = field(default_factory=set)
     """Keys of the questions a person accepted during this call."""
 
-    def question(self, vfs: JailedFS, ops: Sequence[Op], undoing: int) -> Question | None:
+    def question(self, vfs: JailedFS, ops: Sequence[Step], undoing: int) -> Question | None:
         """The question ``ops`` give under the policy; None when they need no person's word."""
         if self.policy == "never" or not ops:
             return None
@@ -181,7 +181,7 @@ class _Tally:
         self.destroys = False
         self.digest = hashlib.sha256()
 
-    def add(self, op: Op) -> None:
+    def add(self, op: Step) -> None:
         self._feed(type(op).__name__, *(t.display for t in _targets(op)), *_expects(op))
         if isinstance(op, Remove):
             self._lost(op.target, tree=op.recursive, destroys=op.recursive)
@@ -283,7 +283,7 @@ class _Tally:
     def key(self) -> str:
         return self.digest.hexdigest()
 
-    def action(self, ops: Sequence[Op], undoing: int) -> str:
+    def action(self, ops: Sequence[Step], undoing: int) -> str:
         if undoing:
             return f"undo {undoing:,} change(s)"
         first = ops[0]
@@ -304,11 +304,11 @@ class _Tally:
 
 def _kept() -> int:
     """Bytes of before-images the running change keeps: a change that removes or replaces more cannot be undone."""
-    recording = log.current()
+    recording = kept.current()
     return recording.limit if recording is not None else DEFAULT_UNDO_BYTES
 
 
-def _targets(op: Op) -> list[Target]:
+def _targets(op: Step) -> list[Target]:
     if isinstance(op, Rename | CopyTree):
         return [op.source, op.dest]
     if isinstance(op, Put) and op.source is not None:
@@ -316,7 +316,7 @@ def _targets(op: Op) -> list[Target]:
     return [op.target]
 
 
-def _expects(op: Op) -> list[str]:
+def _expects(op: Step) -> list[str]:
     expects: list[Expect] = []
     if isinstance(op, Put | Append | Remove | Restore):
         expects.append(op.expect)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 
 from vfs_mcp.changes import store
-from vfs_mcp.changes.ops import Expect, Op, Remove
+from vfs_mcp.changes.steps import Expect, Remove, Step
 from vfs_mcp.errors import NotADirectory, NotFound, VfsError
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.filesystem import JailedFS
@@ -88,7 +88,7 @@ def unmake(vfs: JailedFS, made: list[Target]) -> None:
 EMPTY_FOLDER = Expect("directory", fingerprint=(("", "directory", 0, None),))
 
 
-def remove_made(made: Target) -> Op:
+def remove_made(made: Target) -> Step:
     """The step that takes back a folder a change made (once what the change put in it is
     gone, as the steps before it see to): remove it while it is empty."""
     return Remove(made, EMPTY_FOLDER)

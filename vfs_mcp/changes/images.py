@@ -10,7 +10,7 @@ import posixpath
 from typing import Any
 
 from vfs_mcp.changes import store
-from vfs_mcp.changes.ops import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Stored
+from vfs_mcp.changes.steps import Absent, DirImage, Expect, FileImage, Fingerprint, Image, LinkImage, Stored
 from vfs_mcp.errors import Stale, TooLarge
 from vfs_mcp.jail.entries import KINDS, Entry, timestamp
 from vfs_mcp.jail.filesystem import JailedFS
@@ -181,8 +181,10 @@ def _digest(vfs: JailedFS, target: Target) -> str:
     return digest.hexdigest()
 
 
-def restore(vfs: JailedFS, target: Target, image: Image) -> None:
-    """Make ``target`` (absent now, or a file for a file image) hold ``image``."""
+def restore(vfs: JailedFS, target: Target, image: Image, *, missing: bool = False) -> None:
+    """Make ``target`` (absent now, or a file for a file image) hold ``image``; ``missing``: put
+    back only what of a folder's image the folder ``target`` lacks (a restore, or a delete, cut
+    short)."""
     if isinstance(image, FileImage):
         store.put(vfs, target, image.data, mode=image.mode)
     elif isinstance(image, Stored):
@@ -190,9 +192,15 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
     elif isinstance(image, LinkImage):
         store.symlink(vfs, target, image.points_to)
     elif isinstance(image, DirImage):
+        there = {rel for rel, _ in store.raw_tree(vfs, target)} if missing else set()
         # Read back from the state store before the first file is made: one that cannot be changes nothing.
-        inside = [_loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner) for rel, inner in image.inside]
-        store.make_dir(vfs, target)
+        inside = [
+            _loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner)
+            for rel, inner in image.inside
+            if rel not in there
+        ]
+        if not missing:
+            store.make_dir(vfs, target)
         folders = [(target, image.mode)]
         for at, inner in inside:
             if isinstance(inner, DirImage):
@@ -204,24 +212,6 @@ def restore(vfs: JailedFS, target: Target, image: Image) -> None:
             for folder, mode in reversed(folders):  # deepest first: a read-only folder is filled before
                 if mode is not None:
                     store.chmod(vfs, folder, mode)
-
-
-def restore_missing(vfs: JailedFS, target: Target, image: DirImage) -> None:
-    """Put back what of ``image`` the folder ``target`` lacks (a restore, or a delete, cut short)."""
-    there = {rel for rel, _ in store.raw_tree(vfs, target)}
-    missing = [(rel, inner) for rel, inner in image.inside if rel not in there]
-    inside = [_loaded(Target(target.mount, posixpath.join(target.rel, rel)), inner) for rel, inner in missing]
-    folders = [(target, image.mode)]
-    for at, inner in inside:
-        if isinstance(inner, DirImage):
-            store.make_dir(vfs, at)
-            folders.append((at, inner.mode))
-        else:
-            restore(vfs, at, inner)
-    if target.mount.capabilities.modes:
-        for folder, mode in reversed(folders):
-            if mode is not None:
-                store.chmod(vfs, folder, mode)
 
 
 def _loaded(target: Target, image: Image) -> tuple[Target, Image]:

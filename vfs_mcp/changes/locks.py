@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
-from vfs_mcp.changes.ops import Op, trees, written
+from vfs_mcp.changes.steps import Step, trees, written
 from vfs_mcp.errors import Conflict
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
@@ -38,7 +38,7 @@ def folders_of(paths: Iterable[Target], whole: Iterable[Target] = ()) -> Folders
     return found
 
 
-def needed_by(ops: list[Op]) -> Folders:
+def needed_by(ops: list[Step]) -> Folders:
     """The folders ``ops`` must hold."""
     return folders_of((t for op in ops for t in written(op)), (t for op in ops for t in trees(op)))
 

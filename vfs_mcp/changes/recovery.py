@@ -25,24 +25,25 @@ from vfs_mcp.changes import images, store
 from vfs_mcp.changes.folders import EMPTY_FOLDER
 from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
-from vfs_mcp.changes.log import CACHE_KEY, ID, INSTANCE, ChangeLog
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes.log import DONE, ID, INSTANCE, LOG, ChangeLog
+from vfs_mcp.changes.prepared import Preparation, prepare
+from vfs_mcp.changes.state import names
+from vfs_mcp.changes.state.records import Corrupt, Record
+from vfs_mcp.changes.steps import (
     Absent,
     DirImage,
     Expect,
     FileImage,
     Image,
     LinkImage,
-    Op,
     Remove,
     Rename,
     Restore,
+    Step,
     Stored,
     trees,
     written,
 )
-from vfs_mcp.changes.records import Corrupt, Record
-from vfs_mcp.changes.steps import Preparation, prepare
 from vfs_mcp.errors import AccessDenied, Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
@@ -54,7 +55,7 @@ log = logging.getLogger("vfs_mcp")
 State = Literal["done", "due", "half", "changed"]
 
 
-def complete(vfs: JailedFS, steps: list[Op]) -> None:
+def complete(vfs: JailedFS, steps: list[Step]) -> None:
     """Run each of ``steps`` that is due (or half made); skip those done; ``Conflict`` at the
     first whose path someone else changed (the ones before it stay run)."""
     for op in steps:
@@ -70,7 +71,7 @@ def complete(vfs: JailedFS, steps: list[Op]) -> None:
             raise Conflict(f"{where.display} was changed by someone else since the change was cut short")
 
 
-def status(vfs: JailedFS, op: Op) -> State:
+def status(vfs: JailedFS, op: Step) -> State:
     if isinstance(op, Restore):
         held = holds(vfs, op.target, op.image)
         if held == "yes":
@@ -148,14 +149,14 @@ def _part_of(vfs: JailedFS, target: Target, expect: Expect) -> bool:
     return True
 
 
-def _finish_half(vfs: JailedFS, op: Op) -> None:
+def _finish_half(vfs: JailedFS, op: Step) -> None:
     if isinstance(op, Remove):  # a copy cut short: everything in the folder is the copy's
         entry = store.probe(vfs, op.target)
         if entry is not None:
             store.remove(vfs, op.target, entry, recursive=True)
         return
     assert isinstance(op, Restore) and isinstance(op.image, DirImage)
-    images.restore_missing(vfs, op.target, op.image)
+    images.restore(vfs, op.target, op.image, missing=True)
 
 
 def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
@@ -164,11 +165,11 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     every instance's alike: nothing to read here of every record)."""
     done: list[str] = []
     by_owner: dict[str, list[tuple[str, str]]] = {}
-    for kind, change_id, owner in changelog.unfinished():
+    for kind, change_id, owner in unfinished(changelog):
         if not (ID.fullmatch(change_id) and INSTANCE.fullmatch(owner)):
-            names = _names(kind, change_id, owner)
+            spelt = _names(kind, change_id, owner)
             quarantine(
-                changelog, names[1:] if kind != "change" else names, f"{kind} {change_id[:40]}", "not a name of ours"
+                changelog, spelt[1:] if kind != "change" else spelt, f"{kind} {change_id[:40]}", "not a name of ours"
             )
             continue
         by_owner.setdefault(owner, []).append((kind, change_id))
@@ -182,13 +183,36 @@ def recover(vfs: JailedFS, changelog: ChangeLog) -> list[str]:
     return done
 
 
+def unfinished(changelog: ChangeLog) -> list[tuple[str, str, str]]:
+    """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
+    ``"undo"`` not finished, ``"undone"`` an undo whose steps were all made."""
+    found: list[tuple[str, str, str]] = []
+    for item in changelog.store.listing(names.PENDING):
+        under_way = names.under_way(item.name)
+        if under_way is None:
+            continue
+        kind: str = under_way.kind
+        owner = under_way.owner
+        if kind == "undo":
+            try:
+                mark = changelog.store.read(names.undo_mark(under_way.change_id))
+            except FileNotFoundError:
+                continue
+            owner, _, state = mark.decode(errors="replace").partition(" ")
+            kind = "undone" if state == DONE else "undo"
+        # A name not spelt as ours is no instance to ask about: recovery quarantines it.
+        if owner != changelog.store.instance and (not INSTANCE.fullmatch(owner) or not changelog.store.alive(owner)):
+            found.append((kind, under_way.change_id, owner))
+    return found
+
+
 def _undo_order(changelog: ChangeLog, kind: str, change_id: str) -> tuple[int, tuple[float, str, str]]:
     """Changes cut short first, then undos, the newest first (those of one restore point must
     run in that order: each starts from what the newer one left)."""
     if kind == "change":
         return (0, (0.0, "", ""))
     try:
-        created, owner, _ = changelog.summary(f"changes/{change_id}.rec").order
+        created, owner, _ = changelog.summary(names.record(change_id)).order
     except (OSError, Corrupt):
         return (1, (0.0, "", change_id))  # _finish says what it is
     return (1, (-created, owner, change_id))
@@ -202,11 +226,11 @@ def _honoured(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, ow
     """``_finish``, never fatal: a record that cannot be honoured is quarantined (logged with its
     id), one that cannot be finished now (someone changed its path since, a lock busy, the store
     unreachable) stays as it is, logged; either way the next record is looked at."""
-    names = _names(kind, change_id, owner)
+    left = _names(kind, change_id, owner)
     try:
         return _finish(vfs, changelog, kind, change_id, owner)
     except (Corrupt, Untrusted, AccessDenied, InvalidArgument) as err:
-        quarantine(changelog, names, f"{kind} {change_id}", str(err))
+        quarantine(changelog, left, f"{kind} {change_id}", str(err))
     except VfsError as err:
         log.error("recovery: %s %s cut short by a dead process stays as it is: %s", kind, change_id, err)
     except OSError as err:
@@ -215,26 +239,23 @@ def _honoured(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, ow
         )
     except Exception as err:  # whatever a record's bytes provoke: they go aside, the server goes on
         log.exception("recovery: %s %s could not be read", kind, change_id)
-        quarantine(changelog, names, f"{kind} {change_id}", repr(err))
+        quarantine(changelog, left, f"{kind} {change_id}", repr(err))
     return None
 
 
 def _names(kind: str, change_id: str, owner: str) -> list[str]:
     """The state store's names of what a dead instance left under way."""
     if kind == "change":
-        return [f"pending/{change_id}.{owner}.rec"]
-    return [f"changes/{change_id}.rec", f"pending/{change_id}.undo"]
+        return [names.pending(change_id, owner)]
+    return [names.record(change_id), names.undo_mark(change_id)]
 
 
-QUARANTINE = "quarantine"
-
-
-def quarantine(changelog: ChangeLog, names: list[str], what: str, why: str) -> None:
-    """Move ``names`` aside, into the state store's ``quarantine/`` (kept for a person to look at,
+def quarantine(changelog: ChangeLog, left: list[str], what: str, why: str) -> None:
+    """Move ``left`` aside, into the state store's ``quarantine/`` (kept for a person to look at,
     never run), saying so in the log."""
     moved = []
-    for name in names:
-        aside = f"{QUARANTINE}/{name.replace('/', '.')}"
+    for name in left:
+        aside = names.quarantined(name)
         try:
             changelog.store.move(name, aside)
         except FileNotFoundError:
@@ -256,15 +277,15 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     dead instance left under way; what was done, or None when it stays as it is (logged).
     ``Corrupt``, ``Untrusted`` or the jail's refusal for a record that cannot be honoured."""
     store = changelog.store
-    name = f"pending/{change_id}.{owner}.rec" if kind == "change" else f"changes/{change_id}.rec"
+    name = names.pending(change_id, owner) if kind == "change" else names.record(change_id)
     if kind == "undone":
-        store.delete(name, f"pending/{change_id}.undo")
+        store.delete(name, names.undo_mark(change_id))
         return f"undo of {change_id}: undone"
     try:
-        record = changelog.read(name, lambda url: _served(vfs, url))
+        record = changelog.read(name, vfs.served)
     except FileNotFoundError:
         if kind == "undo":  # the undo ended with its record gone: only its mark was left
-            store.delete(f"pending/{change_id}.undo")
+            store.delete(names.undo_mark(change_id))
         return None
     except NotFound as err:
         log.warning("recovery: %s of %s is not for this server (%s); left as it is", kind, change_id, err)
@@ -273,7 +294,7 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     if record.drops and any(t.mount.layer is not None for op in steps for t in written(op)):
         # A review's apply wrote the stores under review, not their views: finished on the stores.
         vfs = _stores_of(vfs, changelog)
-        record = changelog.read(name, lambda url: _served(vfs, url))
+        record = changelog.read(name, vfs.served)
         steps = [*record.steps, *record.finish]
     checked(vfs, steps)
     paths = [t for op in steps for t in written(op)]
@@ -290,12 +311,12 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
         for url, nodes in record.drops.items():  # what it wrote leaves the layers it was pending in
             store.layer(url).drop([], nodes)
     if outcome == "kept":
-        store.move(name, f"changes/{change_id}.rec")
-        changelog.entered(record)
+        changelog.entered(record)  # its line before its record is filed: a crash between, and it is still pending
+        store.move(name, names.record(change_id))
     elif kind == "change":
         store.delete(name)
     else:
-        store.delete(name, f"pending/{change_id}.undo")
+        store.delete(name, names.undo_mark(change_id))
     line = f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}"
     log.warning("recovery: %s", line)
     return line
@@ -310,7 +331,7 @@ def _stores_of(vfs: JailedFS, changelog: ChangeLog) -> JailedFS:
         for m in vfs.mounts
     ]
     stores = JailedFS(Jail(mounts, deny=vfs.deny))
-    stores.caches[CACHE_KEY] = changelog  # this log: no recovery of its own
+    stores.kept.put(LOG, changelog)  # this log: no recovery of its own
     return stores
 
 
@@ -326,7 +347,7 @@ def _layers_dropped(changelog: ChangeLog, record: Record) -> bool:
     return False
 
 
-def checked(vfs: JailedFS, steps: list[Op]) -> None:
+def checked(vfs: JailedFS, steps: list[Step]) -> None:
     """Every path of a record's ``steps`` spelt as the jail spells one inside its mount (and each
     path inside a folder's image), and one the jail lets a change write: ``Untrusted`` or the
     jail's refusal otherwise, before any lock is taken."""
@@ -376,17 +397,6 @@ def _cut_short(vfs: JailedFS, record: Record) -> str:
         return "finished"
     complete(vfs, record.steps)
     return "taken back"
-
-
-def _is_served(vfs: JailedFS, url: str) -> bool:
-    return any(mount.url == url for mount in vfs.mounts)
-
-
-def _served(vfs: JailedFS, url: str) -> Mount:
-    for mount in vfs.mounts:
-        if mount.url == url:
-            return mount
-    raise NotFound(f"the mount {url} is not served here")
 
 
 def _sweep(paths: list[Target]) -> None:

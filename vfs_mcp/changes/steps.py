@@ -1,523 +1,217 @@
-"""Each kind of step of a change, prepared: ``prepare`` re-checks the step's path (policy,
-precondition), keeps what the step replaces (within the change's budget) and says which steps
-take it back, before anything is changed; ``Step.perform`` then makes the store calls. Steps
-prepared one after the other see what the earlier ones will have done (``Preparation``: the
-folders they make, the files they read, the paths they write), so a change of several steps can
-be prepared whole before its first step is made, and its record written first (``commit``)."""
+"""What a change is made of: its steps, each one file action naming what its path must hold when
+the change commits (``Expect``). Plain data: a tool's plan lists them, ``commit`` makes them, and
+making one gives the steps that take it back (for a rollback and for undo). The words: a tool
+*plans* a change (``Plan``), a plan is a list of *steps* (``Step``), each *prepared*
+(``prepared.Prepared``) and then *made*; ``changes.make`` makes a change. An *operation* is a
+tool's work (``vfs_mcp/ops/``), never one of these."""
 
 from __future__ import annotations
 
-import contextlib
-import posixpath
-from collections.abc import Callable, Iterable
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
-from vfs_mcp.changes import images, store
-from vfs_mcp.changes.folders import absent_folders, make, parent_is_there, remove_made, unmake
-from vfs_mcp.changes.ops import (
-    ABSENT,
-    Absent,
-    Append,
-    CopyTree,
-    DirImage,
-    Expect,
-    FileImage,
-    Image,
-    LinkImage,
-    MakeDir,
-    Op,
-    Put,
-    Remove,
-    Rename,
-    Restore,
-    Stored,
-    image_size,
-    trees,
-    written,
-)
-from vfs_mcp.errors import AccessDenied, AlreadyExists, Internal, IsADirectory, NotFound, TooLarge, VfsError
-from vfs_mcp.jail.entries import Entry, sha256, sha256_aside
-from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.errors import Internal
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp_backends import commit_scope
 
-CREATE_ONLY_BYTES = 64 * 1024 * 1024
-"""Largest file a copy onto a new name on an object store sends as one create-only put."""
+State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
 
-Key = tuple[str, str]
+Fingerprint = tuple[tuple[str, str, int, float | str | None], ...]
+"""A path's raw state, cheap to take: (path below it, type, size, modified) for it and, for a
+folder, for everything inside (files the deny list hides included)."""
 
 
-@dataclass
-class Step:
-    """One operation, checked, with what it replaces kept: ``run`` makes it (the digest of a
-    file it writes, when it writes one) and ``back`` gives the steps that take it back."""
+@dataclass(frozen=True)
+class Expect:
+    """What a path must hold when the change commits; otherwise nothing is changed.
 
-    op: Op
-    run: Callable[[], str | None]
-    way_back: Callable[[str | None], list[Op]]
-    atomic: bool = True
-    """One store call, or none: a crash leaves it made or not, never half."""
-    unkept: str | None = None
-    """Why what it replaces could not be kept (the change's budget): it cannot be taken back."""
+    ``token``: the version token read (an ETag), ``content``: the bytes read, ``digest``:
+    their sha256, ``fingerprint``: the raw state of a path (a moved folder, an empty one),
+    ``points_to``: a link's text. A mismatch makes the change plan again on what is there
+    now; a plan that finds the caller's own pin (``expected_hash``) no longer holds says CONFLICT.
+    """
+
+    state: State = "any"
+    token: str | None = None
+    content: bytes | None = None
     digest: str | None = None
-
-    settled: list[Op] | None = None
-
-    def back(self) -> list[Op]:
-        return self.settled if self.settled is not None else self.way_back(self.digest)
-
-    def perform(self) -> None:
-        self.digest = self.run()
-
-    def settle(self) -> None:
-        """Fix the steps back as they are now, right after the step: what they expect to find
-        is what it left, not what later steps of the change (one after the other) leave."""
-        self.settled = self.way_back(self.digest)
+    fingerprint: Fingerprint | None = None
+    points_to: str | None = None
 
 
-@dataclass
-class Preparation:
-    """What the steps prepared so far will have done, for the ones after them."""
-
-    left: int | None
-    """Bytes of before-images the change may still keep (None: keep nothing)."""
-    recorded: bool = False
-    """Whether the images kept go into a record (which names each one's sha256): a file's bytes
-    the step has at hand are then hashed on another thread while the step is made."""
-    made: set[Key] = field(default_factory=set)
-    """Folders an earlier step makes."""
-    touched: set[Key] = field(default_factory=set)
-    read: dict[Key, bytes] = field(default_factory=dict)
-    """Files a step read whole (to keep them, to hash a copy's source): read once a change."""
+ABSENT = Expect("absent")
+ANYTHING = Expect("any")
 
 
-def many_calls(op: Op) -> bool:
-    """Whether ``op`` may take many store calls whatever its path holds (a crash can cut it)."""
-    return isinstance(op, CopyTree) or (isinstance(op, Remove) and op.recursive)
+@dataclass(frozen=True)
+class Put:
+    """``target`` holds ``data`` (or a copy of ``source``'s bytes), made visible in one step;
+    the mode is ``mode``, else the old file's, else the store's default for new files."""
+
+    target: Target
+    data: bytes | None = None
+    source: Target | None = None
+    expect: Expect = Expect("file-or-absent")
+    mode: int | None = None
+    parents: bool = False
+    """Make missing parent folders (they are taken back with the file)."""
+    digest: Callable[[], str] | None = field(default=None, compare=False)
+    """``data``'s sha256, when the caller has it (or has it hashed meanwhile)."""
 
 
-# -- preparing each kind of step ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Append:
+    """``data`` added at the end of the file ``target``."""
+
+    target: Target
+    data: bytes
+    expect: Expect = Expect("file")
 
 
-def prepare(vfs: JailedFS, op: Op, state: Preparation, *, last: bool, sequential: bool = False) -> Step:
-    """Check ``op``'s paths (policy, precondition) and keep what it replaces; the step, ready."""
-    for target in written(op):
-        vfs.jail.check_write(target)
-        key = (target.mount.url, target.rel)
-        if key in state.touched and not sequential:
-            raise Internal(f"one change writes {target.display} twice; plan it as one step")
-        state.touched.add(key)
-        if sequential:
-            state.read.pop(key, None)  # an earlier step may have written it since it was read
-    for tree in trees(op):
-        vfs.jail.check_tree(tree)
-    try:
-        if isinstance(op, Put):
-            return _put(vfs, op, state)
-        if isinstance(op, Append):
-            return _append(vfs, op, state)
-        if isinstance(op, Remove):
-            return _remove(vfs, op, state)
-        if isinstance(op, Rename):
-            return _rename(vfs, op, state)
-        if isinstance(op, MakeDir):
-            return _make_dir(vfs, op, state)
-        if isinstance(op, CopyTree):
-            return _copy_tree(vfs, op, state)
-        return _restore(vfs, op, state)
-    except _Unkept as unkept:
-        if not last:
-            raise unkept.error from None
-        return unkept.step
+@dataclass(frozen=True)
+class Remove:
+    """``target`` gone: a file, a link (never what it points to), or a folder (with everything
+    in it when ``recursive``)."""
+
+    target: Target
+    expect: Expect = ANYTHING
+    recursive: bool = False
 
 
-class _Unkept(Exception):
-    """A step whose before-image is over the change's budget: made only as the change's last."""
+@dataclass(frozen=True)
+class Rename:
+    """``source`` (a file, link or folder, as it is) renamed to ``dest``, in one step."""
 
-    def __init__(self, error: TooLarge, step: Step) -> None:
-        super().__init__(str(error))
-        self.error, self.step = error, step
+    source: Target
+    dest: Target
+    expect: Expect = ANYTHING
+    dest_expect: Expect = ABSENT
+    parents: bool = False
+    """Make ``dest``'s missing parent folders (they are taken back with the move)."""
 
 
-def _capture(vfs: JailedFS, state: Preparation, target: Target, entry: Entry | None) -> Image | None:
-    """What ``target`` holds, kept within the change's budget; None when nothing is kept."""
-    if state.left is None:
-        return None
-    key = (target.mount.url, target.rel)
-    if entry is not None and entry.type == "file" and key in state.read and entry.size <= state.left:
-        image: Image = FileImage(state.read[key], entry.mode)
-    else:
-        image = images.capture(vfs, target, entry, state.left)
+@dataclass(frozen=True)
+class MakeDir:
+    """The folder ``target`` made, with its missing parents."""
+
+    target: Target
+
+
+@dataclass(frozen=True)
+class CopyTree:
+    """The folder ``source``'s files and folders copied to the new folder ``dest``, modes
+    kept where ``dest``'s store has modes; ``names``: what to copy, (path below, type) in
+    depth-first order (links and special files are left out by whoever lists them); None:
+    everything the store holds there, what the deny list hides included (a move inside one
+    mount, on a store that cannot rename)."""
+
+    source: Target
+    dest: Target
+    names: tuple[tuple[str, str], ...] | None
+
+
+@dataclass(frozen=True)
+class Restore:
+    """``target`` holds again what ``image`` shows it held (an undo's, or a rollback's step)."""
+
+    target: Target
+    image: Image
+    expect: Expect = ANYTHING
+
+
+@dataclass(frozen=True)
+class Absent:
+    """Nothing was there."""
+
+
+@dataclass(frozen=True)
+class FileImage:
+    """A file's bytes and mode; ``digest``: their sha256, when it is had (or being hashed meanwhile)."""
+
+    data: bytes
+    mode: int | None = None
+    digest: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A file's bytes and mode, kept in the state store with its change's record: ``size``
+    bytes at ``offset`` of the record, whose sha256 is ``sha256``, fetched (and checked) only
+    when restored."""
+
+    fetch: Callable[[int, int], bytes] = field(compare=False, repr=False)
+    offset: int
+    size: int
+    sha256: str
+    mode: int | None = None
+
+    def read(self, shown: str = "a file") -> bytes:
+        """The bytes kept; ``Unreadable`` when they are gone or not the ones kept."""
+        try:
+            data = self.fetch(self.offset, self.offset + self.size)
+        except OSError as err:
+            raise Unreadable(
+                f"what {shown} held, kept for undo, cannot be read back ({err.strerror or err}): "
+                "this change cannot be undone"
+            ) from None
+        if len(data) != self.size or hashlib.sha256(data).hexdigest() != self.sha256:
+            raise Unreadable(f"what {shown} held, kept for undo, is not what was kept: this change cannot be undone")
+        return data
+
+
+class Unreadable(Internal):
+    """A kept before-image that cannot be read back as it was kept: its change cannot be undone."""
+
+
+@dataclass(frozen=True)
+class LinkImage:
+    """A symbolic link, as its text."""
+
+    points_to: str
+
+
+@dataclass(frozen=True)
+class DirImage:
+    """A folder with its mode, and what was inside it: (path below, image), parents first."""
+
+    mode: int | None = None
+    inside: tuple[tuple[str, Image], ...] = ()
+
+    @property
+    def size(self) -> int:
+        return sum(image_size(image) for _, image in self.inside)
+
+
+Image = Absent | FileImage | Stored | LinkImage | DirImage
+Step = Put | Append | Remove | Rename | MakeDir | CopyTree | Restore
+
+
+def image_size(image: Image) -> int:
+    """Bytes an image keeps."""
     if isinstance(image, FileImage):
-        state.read[key] = image.data
-    state.left -= image_size(image)
-    return image
+        return len(image.data)
+    return image.size if isinstance(image, (Stored, DirImage)) else 0
 
 
-def _keep(vfs: JailedFS, state: Preparation, target: Target, entry: Entry | None, unkept: Step) -> Image | None:
-    try:
-        return _capture(vfs, state, target, entry)
-    except TooLarge as exc:
-        unkept.unkept = str(exc)
-        raise _Unkept(TooLarge(f"{exc}; the change would not be undoable"), unkept) from None
+def written(op: Step) -> list[Target]:
+    """The paths ``op`` changes (whose folders its change locks, whose policy it re-checks)."""
+    if isinstance(op, Rename):
+        return [op.source, op.dest]
+    if isinstance(op, CopyTree):
+        return [op.dest]
+    return [op.target]
 
 
-def _present(vfs: JailedFS, target: Target) -> Entry:
-    entry = store.probe(vfs, target)
-    if entry is None:
-        raise NotFound(f"{target.display} does not exist; list its folder to check the name")
-    return entry
-
-
-def _as_read(vfs: JailedFS, target: Target, expect: Expect, state: Preparation) -> tuple[Entry | None, bytes | None]:
-    """What is at the file ``target`` a step replaces, and its bytes when they are at hand. Where
-    the store's writes are conditional and the plan read a version, no lookup is sent: the
-    conditional write checks the version again, at the store. The plan's bytes stand for the
-    file's (an S3 edit is one GET and one PUT); without them one GET gives the version and the
-    bytes the step keeps. Elsewhere, a lookup."""
-    if not target.mount.capabilities.conditional_writes:
-        return store.probe(vfs, target), None
-    if expect.state == "absent":
-        return None, None  # the write is create-only: the store refuses it if something came meanwhile
-    if expect.token is None:
-        return store.probe(vfs, target), None
-    if expect.content is not None:
-        raw = {"type": "file", "size": len(expect.content), "ETag": expect.token}
-        return vfs._entry(target, raw), expect.content
-    try:
-        return vfs.read_whole(target, state.left or 0)
-    except NotFound:
-        return None, None
-
-
-def _replaced(
-    vfs: JailedFS, state: Preparation, target: Target, entry: Entry, data: bytes | None, step: Step
-) -> Image | None:
-    """What a step that replaces the file ``target`` keeps of it: ``data``, the bytes it holds
-    when the step has them (it checks they are still there), else a capture."""
-    if data is not None and state.left is not None and len(data) <= state.left:
-        state.left -= len(data)
-        return FileImage(data, entry.mode, sha256_aside(data) if state.recorded else None)
-    return _keep(vfs, state, target, entry, step)
-
-
-def _missing(vfs: JailedFS, state: Preparation, target: Target, *, for_a_file: bool) -> list[Target]:
-    """The folders to make, top down, for ``target`` (a folder) to be there: those missing that
-    no earlier step of the change makes (on stores whose folders are key prefixes, one marker
-    for a folder asked for, none for a file's parents)."""
-    key = (target.mount.url, target.rel)
-    if key in state.made:
-        return []
-    missing = absent_folders(vfs, target)  # NOT_A_DIRECTORY where a file stands in the way
-    if not target.mount.capabilities.empty_dirs:
-        missing = [] if for_a_file else missing[:1]
-    chosen = [one for one in reversed(missing) if (one.mount.url, one.rel) not in state.made]
-    state.made.update((one.mount.url, one.rel) for one in chosen)
-    return chosen
-
-
-def _parent(vfs: JailedFS, state: Preparation, target: Target) -> None:
-    """NOT_FOUND unless ``target``'s parent is a folder, or an earlier step makes it."""
-    parent = target.parent()
-    if (parent.mount.url, parent.rel) not in state.made:
-        parent_is_there(vfs, target)
-
-
-def _put(vfs: JailedFS, op: Put, state: Preparation) -> Step:
-    target = op.target
-    entry, data = _as_read(vfs, target, op.expect, state)
-    if entry is not None and entry.type == "directory":
-        raise IsADirectory(f"{target.display} is a directory; give a file path")
-    images.check(vfs, target, entry, op.expect)
-    if entry is not None:
-        _refuse_hard_links(entry)
-    made = _missing(vfs, state, target.parent(), for_a_file=True) if entry is None and op.parents else []
-    if entry is None and not op.parents:
-        _parent(vfs, state, target)
-    mode = op.mode if op.mode is not None else entry.mode if entry is not None else None
-    image: Image | None = Absent()
-
-    def run() -> str | None:
-        make(vfs, made)
-        try:
-            return _write(vfs, op, entry, mode, state.read.get(_key(op.source)) if op.source else None)
-        except BaseException:
-            unmake(vfs, made)
-            raise
-
-    def back(digest: str | None) -> list[Op]:
-        after = Expect("file", digest=digest or _digest_of(vfs, op, state))
-        if entry is None:
-            return [Remove(target, after), *(remove_made(one) for one in reversed(made))]
-        return [Restore(target, image or Absent(), after)]
-
-    step = Step(op, run, back, atomic=not made)
-    if entry is not None:
-        image = _replaced(vfs, state, target, entry, data if data is not None else op.expect.content, step)
-    return step
-
-
-def _key(target: Target) -> Key:
-    return (target.mount.url, target.rel)
-
-
-def _digest_of(vfs: JailedFS, op: Put, state: Preparation) -> str:
-    """The sha256 of what ``op`` writes, before it is written (a copy's source, read once)."""
-    if op.data is not None:
-        return op.digest() if op.digest is not None else sha256(op.data)
-    assert op.source is not None
-    source = _key(op.source)
-    if source not in state.read:
-        _, data = vfs.read_whole(op.source, CREATE_ONLY_BYTES)
-        if data is None:
-            return images._digest(vfs, op.source)
-        state.read[source] = data
-    return sha256(state.read[source])
-
-
-def _write(vfs: JailedFS, op: Put, entry: Entry | None, mode: int | None, read: bytes | None = None) -> str:
-    """Write a Put's bytes (``read``: its source's, when the change read them already); their sha256."""
-    target = op.target
-    capabilities = target.mount.capabilities
-    if op.source is not None:
-        source = op.source
-        size = len(read) if read is not None else vfs.info(source).size
-        if entry is None and capabilities.conditional_writes and size <= CREATE_ONLY_BYTES:
-            # A copy onto a new name lands only while the name is free: one of two copies wins.
-            # (CopyObject's If-None-Match would keep the bytes at the store, but not every S3
-            # honours it: moto 5.2.5 copies anyway.)
-            data = read if read is not None else b"".join(vfs.chunks(source))
-            store.put_if(vfs, target, data, token=None)
-            return sha256(data)
-        if source.mount is target.mount and capabilities.native_copy:
-            store.native_copy(vfs, source, target)
-            if mode is not None and target.mount.capabilities.modes:
-                store.chmod(vfs, target, mode)
-            return images._digest(vfs, target)
-        return store.stream(vfs, target, vfs.chunks(source), mode=mode)
-    assert op.data is not None
-    if capabilities.conditional_writes and (entry is None or op.expect.token is not None):
-        # The service decides: no other writer, of this server or another, slips in between.
-        store.put_if(vfs, target, op.data, token=None if entry is None else op.expect.token)
-    else:
-        store.put(vfs, target, op.data, mode=mode)
-    return op.digest() if op.digest is not None else sha256(op.data)
-
-
-def _append(vfs: JailedFS, op: Append, state: Preparation) -> Step:
-    target = op.target
-    entry, data = _as_read(vfs, target, op.expect, state)
-    if entry is None:
-        raise NotFound(f"{target.display} does not exist; list its folder to check the name")
-    images.check(vfs, target, entry, op.expect)
-    _refuse_hard_links(entry)
-    image: Image | None = None
-
-    def run() -> str | None:
-        if target.mount.capabilities.append:
-            store.append(vfs, target, op.data)
-        else:
-            old = image.data if isinstance(image, FileImage) else store.read(vfs, target)
-            if target.mount.capabilities.conditional_writes and entry.token is not None:
-                store.put_if(vfs, target, old + op.data, token=entry.token)
-            else:
-                store.put(vfs, target, old + op.data, mode=entry.mode)
-        return None
-
-    def back(_: str | None) -> list[Op]:
-        if not isinstance(image, FileImage):
-            return []
-        return [Restore(target, image, Expect("file", digest=sha256(image.data + op.data)))]
-
-    step = Step(op, run, back)
-    image = _replaced(vfs, state, target, entry, data if data is not None else op.expect.content, step)
-    return step
-
-
-def _remove(vfs: JailedFS, op: Remove, state: Preparation) -> Step:
-    target = op.target
-    if target.is_root:
-        raise IsADirectory(f"{target.display} is a mount root and cannot be deleted")
-    entry = _present(vfs, target)
-    images.check(vfs, target, entry, op.expect)
-    inside = entry.type == "directory" and any(True for _ in store.raw_tree(vfs, target))
-    if inside and not op.recursive:
-        raise AlreadyExists(f"{target.display} is a directory that is not empty; pass recursive=true")
-    image: Image | None = None
-
-    def run() -> str | None:
-        store.remove(vfs, target, entry, recursive=op.recursive)
-        return None
-
-    def back(_: str | None) -> list[Op]:
-        return [Restore(target, image or Absent(), ABSENT)]
-
-    step = Step(op, run, back, atomic=not inside)
-    image = _keep(vfs, state, target, entry, step)
-    return step
-
-
-def _rename(vfs: JailedFS, op: Rename, state: Preparation) -> Step:
-    source, dest = op.source, op.dest
-    entry = _present(vfs, source)
-    images.check(vfs, source, entry, op.expect)
-    there = store.probe(vfs, dest)
-    images.check(vfs, dest, there, op.dest_expect)
-    if entry.type == "directory":
-        _check_hiding(vfs, source, dest, [rel for rel, _ in store.raw_tree(vfs, source)])
-    made = _missing(vfs, state, dest.parent(), for_a_file=True) if there is None and op.parents else []
-    if there is None and not op.parents:
-        _parent(vfs, state, dest)
-    # By content, not times: a later change inside that its own undo put back leaves other times.
-    moved = Expect(
-        entry.type, fingerprint=images.fingerprint(vfs, source, contents=True) if state.left is not None else None
-    )
-    replaced: Image | None = None
-
-    def run() -> str | None:
-        make(vfs, made)
-        try:
-            store.rename(vfs, source, dest)
-        except BaseException:
-            unmake(vfs, made)
-            raise
-        return None
-
-    def back(_: str | None) -> list[Op]:
-        steps: list[Op] = [Rename(dest, source, moved, ABSENT)]
-        if replaced is not None:
-            steps.append(Restore(dest, replaced, ABSENT))
-        return steps + [remove_made(one) for one in reversed(made)]
-
-    step = Step(op, run, back, atomic=not made)
-    if there is not None:
-        replaced = _keep(vfs, state, dest, there, step)
-    return step
-
-
-def _make_dir(vfs: JailedFS, op: MakeDir, state: Preparation) -> Step:
-    made = _missing(vfs, state, op.target, for_a_file=False)
-
-    def run() -> str | None:
-        make(vfs, made)
-        return None
-
-    return Step(op, run, lambda _: [remove_made(one) for one in reversed(made)], atomic=len(made) <= 1)
-
-
-def _check_hiding(vfs: JailedFS, source: Target, dest: Target, inside: list[str]) -> None:
-    """Refuse to carry a folder where the deny list would hide, or show, some of what is in it:
-    a hidden file must not become readable, nor a file land where a write is refused."""
-    hidden = vfs.jail.is_hidden
-    if not vfs.jail.deny:
-        return
-    for rel in inside:
-        if hidden(posixpath.join(source.rel, rel)) != hidden(posixpath.join(dest.rel, rel)):
-            raise AccessDenied(
-                f"the deny list hides some of what {source.display} holds at one of its places and not at the "
-                f"other ({dest.display}); nothing was moved or copied"
-            )
-
-
-def _copy_tree(vfs: JailedFS, op: CopyTree, state: Preparation) -> Step:
-    source, dest = op.source, op.dest
-    there = store.probe(vfs, dest)
-    if there is not None and (there.type != "directory" or any(True for _ in store.raw_tree(vfs, dest))):
-        raise AlreadyExists(f"{dest.display} already exists and is not an empty directory")
-    names = op.names
-    if names is None:
-        listed = [(rel, images.kind_of(raw)) for rel, raw in store.raw_tree(vfs, source)]
-        names = tuple((rel, kind) for rel, kind in listed if kind in ("file", "directory"))
-    _check_hiding(vfs, source, dest, [rel for rel, _ in names])
-    made = _missing(vfs, state, dest, for_a_file=False) if there is None else []
-    copied = Expect("directory", fingerprint=images.copied(vfs, source, names) if state.left is not None else None)
-    modes = dest.mount.capabilities.modes
-
-    def run() -> str | None:
-        make(vfs, made)
-        folders: list[tuple[Target, int | None]] = []
-        try:
-            for rel, kind in names:
-                to = Target(dest.mount, posixpath.join(dest.rel, rel))
-                origin = Target(source.mount, posixpath.join(source.rel, rel))
-                mode = vfs.info(origin, follow=False).mode if modes else None
-                if kind == "directory":
-                    store.make_dir(vfs, to)
-                    folders.append((to, mode))
-                else:
-                    _write(vfs, Put(to, source=origin), None, mode)
-            for at, mode in reversed(folders):  # deepest first: a read-only folder is filled before
-                if mode is not None:
-                    store.chmod(vfs, at, mode)
-        except BaseException:
-            _remove_copied(vfs, dest, names)
-            unmake(vfs, made)
-            raise
-        return None
-
-    def back(_: str | None) -> list[Op]:
-        if made:
-            return [Remove(dest, copied, recursive=True), *(remove_made(one) for one in reversed(made[:-1]))]
-        return [Remove(dest, copied, recursive=True), Restore(dest, DirImage(there.mode if there else None), ABSENT)]
-
-    return Step(op, run, back, atomic=False)
-
-
-def _remove_copied(vfs: JailedFS, dest: Target, names: Iterable[tuple[str, str]]) -> None:
-    """What a copy wrote goes, folders only while empty."""
-    with commit_scope():
-        for rel, kind in reversed(list(names)):
-            at = Target(dest.mount, posixpath.join(dest.rel, rel))
-            entry = store.probe(vfs, at)
-            if entry is not None and (kind == "file" or not any(True for _ in store.raw_tree(vfs, at))):
-                with contextlib.suppress(VfsError):
-                    store.remove(vfs, at, entry)
-
-
-def _restore(vfs: JailedFS, op: Restore, state: Preparation) -> Step:
-    target = op.target
-    entry = store.probe(vfs, target)
-    images.check(vfs, target, entry, op.expect)
-    replace_file = isinstance(op.image, (FileImage, Stored)) and entry is not None and entry.type == "file"
-    if op.image != Absent() and entry is None:
-        try:
-            _parent(vfs, state, target)
-        except NotFound:
-            # Where folders are key prefixes, a folder emptied by an earlier step is gone: the
-            # restored key makes it again (a file in its way is still NOT_A_DIRECTORY).
-            if target.mount.capabilities.empty_dirs:
-                raise
-    was: Image | None = None
-
-    def run() -> str | None:
-        if entry is not None and not replace_file:
-            store.remove(vfs, target, entry, recursive=True)
-        if not isinstance(op.image, Absent):
-            images.restore(vfs, target, op.image)
-        return None
-
-    def back(_: str | None) -> list[Op]:
-        return [Restore(target, was or Absent(), _after(vfs, target, op.image))]
-
-    step = Step(op, run, back, atomic=not isinstance(op.image, DirImage))
-    was = _keep(vfs, state, target, entry, step)
-    return step
-
-
-def _after(vfs: JailedFS, target: Target, image: Image) -> Expect:
-    """What ``target`` holds once ``image`` is restored there, to check before taking it back."""
-    if isinstance(image, FileImage):
-        return Expect("file", digest=sha256(image.data))
-    if isinstance(image, Stored):
-        return Expect("file", digest=image.sha256)
-    if isinstance(image, LinkImage):
-        return Expect("symlink", points_to=image.points_to)
-    if isinstance(image, DirImage):
-        return Expect("directory", fingerprint=images.fingerprint(vfs, target))
-    return ABSENT
-
-
-def _refuse_hard_links(entry: Entry) -> None:
-    """Defense in depth: a hard link can share a file with a place outside the mount."""
-    if entry.target.mount.deny_hardlinked and (entry.links or 1) > 1:
-        raise AccessDenied(f"{entry.path} has other hard links; refused on this mount (deny_hardlinked)")
+def trees(op: Step) -> list[Target]:
+    """The paths ``op`` may change whole trees at (a folder deleted, moved, filled or put back):
+    every writer inside must wait for it, so it holds the folder itself too."""
+    if isinstance(op, Rename):
+        return [op.source, op.dest]
+    if isinstance(op, CopyTree):
+        return [op.dest]
+    if isinstance(op, Remove) and op.recursive:
+        return [op.target]
+    if isinstance(op, Restore) and isinstance(op.image, (Absent, DirImage)):
+        return [op.target]
+    return []

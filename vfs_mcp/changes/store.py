@@ -37,14 +37,14 @@ def holds(vfs: JailedFS, target: Target, data: bytes) -> bool:
     """Whether the file ``target`` holds exactly ``data``: on a store on this machine, read and
     compared a piece at a time, no copy of the whole file made (a file's size less at the
     change's peak; and a file of 4 MiB or more is not read into fresh mapped pages,
-    ``cli.main.MMAP_THRESHOLD``: 2.8 against 11.6 ms for 16 MiB; at 1 MB the two cost the same);
-    elsewhere in one read."""
+    ``cli.main.MMAP_THRESHOLD``, which cost more than the pieces: figures in benchmarks/README.md,
+    "Figures behind the write path's choices"); elsewhere in one read."""
     if not target.mount.capabilities.local_io:
         return read(vfs, target) == data
     at = 0
     with vfs.open_read(target) as handle:
         while chunk := handle.read(HOLDS_CHUNK):
-            # memcmp in place: a slice would copy the piece, a memoryview compares byte by byte (100x slower)
+            # memcmp in place: a slice would copy the piece, a memoryview compares byte by byte (far slower)
             if not data.startswith(chunk, at):
                 return False
             at += len(chunk)

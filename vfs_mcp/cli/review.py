@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from vfs_mcp.errors import VfsError
+from vfs_mcp.cli.exits import exit_code
 from vfs_mcp.ops.text.names import plural
-from vfs_mcp.review import open_review
+from vfs_mcp.review import Review, open_review
 
 DESCRIPTION = (
     "Show what an agent changed on mounts served under review (--review, or review = true in a [[mount]]): one "
@@ -41,46 +41,42 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    try:
-        with open_review(args.mounts, config=args.config, state=args.state, deny=args.deny) as review:
-            mounts = ", ".join(sides.layer.url for sides in review.sides)
-            try:
-                if args.apply is not None:
-                    applied = review.apply(*args.apply)
-                    how = (
-                        f" (change {applied.change_id}: undo by this id, on a server not under review, takes it back)"
-                        if applied.change_id
-                        else ""
-                    )
-                    print(f"applied {plural(len(applied.paths), 'path')} to {mounts}{how}")
-                    for path in applied.paths:
-                        print(f"  {path}")
-                    if applied.refused:
-                        print(
-                            f"vfs-mcp review: {plural(len(applied.refused), 'path')} could not be applied and stay "
-                            "pending (`vfs-mcp review --discard PATH` drops one):",
-                            file=sys.stderr,
-                        )
-                        for path in applied.refused:
-                            print(f"  {path}", file=sys.stderr)
-                        return 1
-                elif args.discard is not None:
-                    dropped = review.discard(*args.discard)
-                    print(f"discarded {plural(len(dropped), 'path')} pending on {mounts}")
-                    for path in dropped:
-                        print(f"  {path}")
-                else:
-                    pending = review.pending()
-                    print(review.diff(), end="")
-                    if pending:
-                        print(
-                            f"\n{plural(len(pending), 'path')} pending on {mounts}: `vfs-mcp review --apply` applies, "
-                            "`vfs-mcp review --discard` drops (both take paths or change ids to pick some)"
-                        )
-            except VfsError as err:
-                print(f"vfs-mcp review: {err}", file=sys.stderr)
-                return 1
-    except (OSError, ValueError, VfsError) as exc:
-        print(f"vfs-mcp review: {exc}", file=sys.stderr)
-        return 2
+    opened = open_review(args.mounts, config=args.config, state=args.state, deny=args.deny)
+    return exit_code("review", opened, lambda review: _decided(review, args))
+
+
+def _decided(review: Review, args: argparse.Namespace) -> int:
+    mounts = ", ".join(sides.layer.url for sides in review.sides)
+    if args.apply is not None:
+        applied = review.apply(*args.apply)
+        how = (
+            f" (change {applied.change_id}: undo by this id, on a server not under review, takes it back)"
+            if applied.change_id
+            else ""
+        )
+        print(f"applied {plural(len(applied.paths), 'path')} to {mounts}{how}")
+        for path in applied.paths:
+            print(f"  {path}")
+        if applied.refused:
+            print(
+                f"vfs-mcp review: {plural(len(applied.refused), 'path')} could not be applied and stay "
+                "pending (`vfs-mcp review --discard PATH` drops one):",
+                file=sys.stderr,
+            )
+            for path in applied.refused:
+                print(f"  {path}", file=sys.stderr)
+            return 1
+    elif args.discard is not None:
+        dropped = review.discard(*args.discard)
+        print(f"discarded {plural(len(dropped), 'path')} pending on {mounts}")
+        for path in dropped:
+            print(f"  {path}")
+    else:
+        pending = review.pending()
+        print(review.diff(), end="")
+        if pending:
+            print(
+                f"\n{plural(len(pending), 'path')} pending on {mounts}: `vfs-mcp review --apply` applies, "
+                "`vfs-mcp review --discard` drops (both take paths or change ids to pick some)"
+            )
     return 0

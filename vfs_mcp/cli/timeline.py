@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from vfs_mcp.errors import VfsError
+from vfs_mcp.cli.exits import exit_code
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.text.names import plural
 
@@ -59,17 +58,11 @@ def opened(args: argparse.Namespace) -> Iterator[JailedFS]:
 
 
 def _run(prog: str, args: argparse.Namespace, work: Callable[[JailedFS], str]) -> int:
-    try:
-        with opened(args) as vfs:
-            try:
-                print(work(vfs))
-            except VfsError as err:
-                print(f"vfs-mcp {prog}: {err}", file=sys.stderr)
-                return 1
-    except (OSError, ValueError, VfsError) as exc:
-        print(f"vfs-mcp {prog}: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    def printed(vfs: JailedFS) -> int:
+        print(work(vfs))
+        return 0
+
+    return exit_code(prog, opened(args), printed)
 
 
 def history_parser() -> argparse.ArgumentParser:

@@ -41,6 +41,7 @@ from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.jail.tally import Counted, count_read, count_written
 from vfs_mcp.jail.versions import Reads, Version
+from vfs_mcp.sessions import Slots
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot
 
 T = TypeVar("T")
@@ -52,8 +53,8 @@ class JailedFS:
 
     def __init__(self, jail: Jail) -> None:
         self.jail = jail
-        self.caches: dict[str, Any] = {}
-        """What the server keeps for this filesystem, keyed by its owner: the operations' caches
+        self.kept = Slots()
+        """What the server keeps for this filesystem, in its owners' slots: the operations' caches
         (line indexes), the change log, state kept outside any session (``sessions.state_of``)."""
         self.bytes_read = 0
 
@@ -69,6 +70,10 @@ class JailedFS:
     @property
     def mounts(self) -> list[Mount]:
         return self.jail.mounts
+
+    def served(self, url: str) -> Mount:
+        """The mount served as ``url`` (``Jail.served``)."""
+        return self.jail.served(url)
 
     def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
         return self.jail.resolve(path, follow=follow, write=write)

@@ -164,6 +164,14 @@ class Jail:
         self._deepest_first = sorted(self._mounts, key=lambda m: len(m.root_parts()), reverse=True)
         self._below: dict[int, tuple[Mount, list[Mount]]] = {}
 
+    def served(self, url: str) -> Mount:
+        """The mount served as ``url`` (how a record or a buffer names its mount); NOT_FOUND when
+        this jail serves none."""
+        for mount in self._mounts:
+            if mount.url == url:
+                return mount
+        raise NotFound(f"the mount {url} is not served here; go through a server that serves it")
+
     # -- resolution -------------------------------------------------------------------
 
     def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:

@@ -14,13 +14,14 @@ import errno
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.resolve import canonical
+from vfs_mcp.sessions import Slot
 from vfs_mcp_backends.registry import family_of
 
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
@@ -163,6 +164,11 @@ def decided(state: str | None, mounts: Sequence[Any]) -> str | None:
         return None
     served = [mount.real_root for mount in mounts if mount.is_local and mount.real_root]
     return default_folder(served, [mount.url for mount in mounts])
+
+
+OPENER: Slot[Callable[[], object]] = Slot("how the change log is opened")
+"""Where a ``JailedFS`` keeps how to open its change log (a ``changes.log.ChangeLog``), when its
+server decided where its state store is (``--state``): a server that only reads never opens it."""
 
 
 def pending_in(mounts: Sequence[Any]) -> bool:

@@ -39,9 +39,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from vfs_mcp import changes
-from vfs_mcp.changes import log, records
+from vfs_mcp.changes import kept, log
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.state import StateStore
 from vfs_mcp.errors import InvalidArgument, NotFound
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
@@ -101,11 +100,7 @@ class Review:
             )
         self.changelog = changelog or changes.log_of(vfs)
         self.base = JailedFS(Jail([sides.base for sides in self.sides], deny=vfs.deny))
-        self.base.caches[log.CACHE_KEY] = self.changelog  # the server's log: no recovery of its own here
-
-    @property
-    def state(self) -> StateStore:
-        return self.changelog.store
+        self.base.kept.put(log.LOG, self.changelog)  # the server's log: no recovery of its own here
 
     # -- looking ------------------------------------------------------------------------------
 
@@ -152,7 +147,7 @@ class Review:
     def _kept(self, change_id: str, kept: dict[str, bool]) -> bool:
         """Whether the change log still holds ``change_id`` (it was not undone, nor dropped)."""
         if change_id not in kept:
-            kept[change_id] = self.state.exists(f"changes/{change_id}.rec")
+            kept[change_id] = self.changelog.holds(change_id)
         return kept[change_id]
 
     # -- deciding -------------------------------------------------------------------------------
@@ -170,7 +165,7 @@ class Review:
                 f"{sides.display(d.rel)} ({d.why})" for d in found if d.status == "blocked" and d.group in picked
             ]
             touches += [Target(sides.base, r) for g in picked - blocked_groups(found) for r in groups.members(g)]
-        with log.recording("review --apply") as recording:
+        with kept.recording("review --apply") as recording:
             chosen = [(sides, _unblocked(chooser(sides))) for sides in self.sides]
             paths = run_apply(self.base, chosen, touches)
         for sides in self.sides:
@@ -200,18 +195,7 @@ class Review:
             return
         sides.layer.clear()
         for change_id in labels:
-            name = f"changes/{change_id}.rec"
-            try:
-                head = self.state.read(name, 0, records.FIRST_READ)
-                only_here = set(records.summary(head).mounts) <= {sides.layer.url}
-            except FileNotFoundError:
-                only_here = True  # undone: the timeline knows by what (``discarded``)
-            except records.Corrupt:
-                continue
-            if only_here:
-                self.changelog.forget(change_id)
-                self.state.delete(name)
-                self.changelog.timeline.discarded(change_id)
+            self.changelog.discarded(change_id, sides.layer.url)
 
     # -- what a selection picks -------------------------------------------------------------------
 

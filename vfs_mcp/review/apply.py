@@ -5,7 +5,7 @@ store held when the layer first covered its path (the version the agent read).
 Before the steps are made, every node of the groups that kept what the store held is checked
 against the store as it is now: a file changed behind the agent's back is CONFLICT naming it,
 and nothing is applied. The steps then check the same again as they commit, under the
-change's locks (``changes.run``)."""
+change's locks (``changes.make``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from vfs_mcp import changes
 from vfs_mcp.changes import images, store
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes.steps import (
     ABSENT,
     DirImage,
     Expect,
@@ -23,10 +23,10 @@ from vfs_mcp.changes.ops import (
     Image,
     LinkImage,
     MakeDir,
-    Op,
     Put,
     Remove,
     Restore,
+    Step,
 )
 from vfs_mcp.errors import Conflict
 from vfs_mcp.jail.filesystem import JailedFS
@@ -34,7 +34,7 @@ from vfs_mcp.jail.resolve import Target
 from vfs_mcp.review.differences import Groups, PathDifference, Side, differences, expect_at, join, recorded
 from vfs_mcp.review.under_review import Sides
 
-Planned = tuple[list[Op], list[str], dict[str, dict[str, object]]]
+Planned = tuple[list[Step], list[str], dict[str, dict[str, object]]]
 """The steps, the paths they apply, and the nodes they apply (by path, as planned)."""
 
 
@@ -66,13 +66,13 @@ def plan_apply(vfs: JailedFS, sides: Sides, chosen: Chooser) -> Planned:
     return steps, [sides.display(d.rel) for d in mine if not d.moved], planned
 
 
-def _steps(sides: Sides, found: list[PathDifference]) -> list[Op]:
+def _steps(sides: Sides, found: list[PathDifference]) -> list[Step]:
     """The steps for ``found``: folders made, files written, paths replaced, then deletions (a
     move's source last: its copy reads it first)."""
-    made: list[Op] = []
-    written: list[Op] = []
-    replaced: list[Op] = []
-    deleted: list[Op] = []
+    made: list[Step] = []
+    written: list[Step] = []
+    replaced: list[Step] = []
+    deleted: list[Step] = []
     nodes = sides.layer.nodes
     moved = [d.rel for d in found if d.status == "moved" and d.view is not None and d.view.kind == "directory"]
     for difference in found:
@@ -94,7 +94,7 @@ def _steps(sides: Sides, found: list[PathDifference]) -> list[Op]:
     return [*made, *written, *replaced, *deleted]
 
 
-def _written(sides: Sides, rel: str, view: Side, expect: Expect) -> Op:
+def _written(sides: Sides, rel: str, view: Side, expect: Expect) -> Step:
     target = Target(sides.base, rel)
     mode = view.mode if sides.base.capabilities.modes else None
     if view.kind == "symlink":
@@ -112,10 +112,10 @@ def _put_expect(expect: Expect) -> Expect:
     return expect if expect.state in ("absent", "file") else Expect("file-or-absent")
 
 
-def _folder(sides: Sides, rel: str, view: Side, expect: Expect) -> list[Op]:
+def _folder(sides: Sides, rel: str, view: Side, expect: Expect) -> list[Step]:
     """A folder the view shows and the store has not: made, and, for a moved one, filled with
     what it shows."""
-    ops: list[Op] = []
+    ops: list[Step] = []
     fs = sides.overlay.overlay
     inside = sorted(fs._walk(rel, None), key=lambda item: item[0].replace("/", "\x00"))
     holds = {posixpath.dirname(sub) for sub, info in inside if info.get("type") != "directory"}
@@ -172,7 +172,7 @@ def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]], touches: list[
     all applied, or all pending."""
 
     def plan() -> changes.Plan[list[str]]:
-        steps: list[Op] = []
+        steps: list[Step] = []
         paths: list[str] = []
         drops: dict[str, dict[str, Any]] = {}
         for sides, chooser in chosen:
@@ -183,4 +183,4 @@ def run_apply(vfs: JailedFS, chosen: list[tuple[Sides, Chooser]], touches: list[
                 drops[sides.layer.url] = nodes
         return changes.Plan(paths, steps, drops=drops)
 
-    return changes.run(vfs, plan, touches=touches)
+    return changes.make(vfs, plan, touches=touches)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from vfs_mcp.changes.ops import ABSENT, ANYTHING, Expect
+from vfs_mcp.changes.steps import ABSENT, ANYTHING, Expect
 from vfs_mcp.jail.entries import KINDS, sha256
 from vfs_mcp.review.under_review import Sides
 from vfs_mcp_backends.layers import Node, parent_of

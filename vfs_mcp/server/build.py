@@ -189,7 +189,7 @@ def _record_changes(vfs: JailedFS, settings: Settings, place: str | None, unusab
             raise unusable
         return default_log(vfs.mounts, place, settings.undo_bytes)
 
-    vfs.caches["changes.open"] = opened
+    vfs.kept.put(state_place.OPENER, opened)
     if settings.state is not None or state_place.pending_in(vfs.mounts):
         from vfs_mcp import changes
 
@@ -218,7 +218,7 @@ def _jailed(mounts: Sequence[Mount], settings: Settings, reviewed: bool) -> tupl
     if not settings.index:
         from vfs_mcp.ops.search import index  # only then: a server loads it at its first grep
 
-        vfs.caches[index.CACHE_KEY] = False
+        vfs.kept.put(index.INDEXES, False)
     return vfs, place
 
 

@@ -12,6 +12,7 @@ resolve), the outcome code and the duration — never file contents, never token
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -25,7 +26,7 @@ from vfs_mcp.errors import VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.tally import Tally
 from vfs_mcp.profiles.results import error_of
-from vfs_mcp.sessions import SessionState
+from vfs_mcp.sessions import SessionState, Slot
 
 LATENCY_WINDOW = 1000
 PATH_ARGUMENTS = ("path", "paths", "source", "destination", "file1", "file2", "uri", "root", "from", "to")
@@ -78,6 +79,9 @@ def outcome(result: CallToolResult | Any) -> str:
         return "OK"
     error = error_of(result) or {}
     return str(error.get("code", "INTERNAL"))
+
+
+SESSION_TOOLS: Slot[dict[str, ToolStats]] = Slot("the session's figures by tool")
 
 
 class Metrics:
@@ -138,8 +142,7 @@ class Metrics:
         """The server's table, and ``session``'s when there is one."""
         if session is None:
             return [self.tools]
-        kept: dict[str, ToolStats] = session.kept.setdefault("metrics", {})
-        return [self.tools, kept]
+        return [self.tools, session.kept.made(SESSION_TOOLS, dict)]
 
     def snapshot(self, session: SessionState | None = None) -> dict[str, Any]:
         """``session``'s figures (the server's outside sessions, as over stdio)."""
@@ -152,9 +155,8 @@ class Metrics:
             "bytes_written": sum(stats["bytes_written"] for stats in tools.values()),
             "tools": tools,
         }
-        if "search.index" in self.vfs.caches:  # (index.CACHE_KEY: the module loads with the first grep that uses it)
-            from vfs_mcp.ops.search import index
-
+        index = sys.modules.get("vfs_mcp.ops.search.index")  # loaded by the first grep that uses it
+        if index is not None:
             found = index.stats_of(self.vfs)
             if found is not None:
                 figures["search_index"] = found

@@ -28,7 +28,8 @@ from urllib.parse import quote, unquote
 from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp import changes
-from vfs_mcp.changes import ANYTHING, Expect, Op, Plan, Put
+from vfs_mcp.changes import ANYTHING, Expect, Plan, Put, Step
+from vfs_mcp.changes.state import names
 from vfs_mcp.errors import (
     BinaryContent,
     Conflict,
@@ -150,28 +151,29 @@ def _version(value: tuple[Any, ...]) -> tuple[Any, ...]:
 class StoredBuffers:
     """Buffers kept under their handles in a state store (``changes.state``)."""
 
-    def __init__(self, store: Any, mounts: list[Any]) -> None:
-        self.store, self.mounts = store, mounts
+    def __init__(self, store: Any, vfs: JailedFS) -> None:
+        self.store, self.vfs = store, vfs
 
     def put(self, buf: Buffer) -> None:
         fields = {key: value for key, value in asdict(buf).items() if key not in ("target", "coding")}
         fields["target"] = [buf.target.mount.url, buf.target.rel]
         fields["coding"] = {**asdict(buf.coding), "bom": buf.coding.bom.hex()}
-        self.store.write(f"buffers/{buf.handle}", json.dumps(fields).encode(), create=False)
-        listed = self.store.listing("buffers")
+        self.store.write(names.buffer(buf.handle), json.dumps(fields).encode(), create=False)
+        listed = self.store.listing(names.BUFFERS)
         for old in sorted(listed, key=lambda item: item.modified)[: max(0, len(listed) - MAX_STORED_BUFFERS)]:
-            self.store.delete(f"buffers/{old.name}")
+            self.store.delete(names.buffer(old.name))
 
     def get(self, handle: str) -> Buffer | None:
         if not HANDLE.fullmatch(handle):
             raise InvalidArgument(f"{echoed(handle)} is not a buffer handle; pass the handle file_open returned")
         try:
-            fields = json.loads(self.store.read(f"buffers/{handle}"))
+            fields = json.loads(self.store.read(names.buffer(handle)))
         except FileNotFoundError:
             return None
         url, rel = fields.pop("target")
-        mount = next((m for m in self.mounts if m.url == url), None)
-        if mount is None:
+        try:
+            mount = self.vfs.served(url)
+        except NotFound:
             return None
         coding = fields.pop("coding")
         coding["bom"] = bytes.fromhex(coding["bom"])
@@ -179,7 +181,7 @@ class StoredBuffers:
         return Buffer(Target(mount, rel), coding=Coding(**coding), **fields)
 
     def delete(self, handle: str) -> None:
-        self.store.delete(f"buffers/{handle}")
+        self.store.delete(names.buffer(handle))
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -422,7 +424,7 @@ class Buffers:
                     "save_if_modified=false and file_open again to see it"
                 )
             entry = self._existing(real)
-            ops: list[Op] = []
+            ops: list[Step] = []
             kept = self._backup(real, entry) if backup and entry is not None else None
             if kept is not None:
                 ops.append(kept)
@@ -440,7 +442,7 @@ class Buffers:
             )
             return Plan(result, ops)
 
-        result = changes.run(self.vfs, plan, touches=[real])
+        result = changes.make(self.vfs, plan, touches=[real])
         if buf is not None:
             buf.text, buf.unsaved, buf.digest = text, False, sha256(data)
             try:

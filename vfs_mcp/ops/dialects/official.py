@@ -240,7 +240,7 @@ def edit_trimmed(
         ops = doc.saved(text) if not dry_run and text != doc.text else []
         return Plan((doc.text, text, target.display), ops)
 
-    return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
+    return changes.make(vfs, plan, touches=[target], dry_run=dry_run)
 
 
 def _lf(text: str) -> str:

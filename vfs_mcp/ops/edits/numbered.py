@@ -91,7 +91,7 @@ def edit_file_at_line(
             doc, line_edits, offset, limit, relative_line_numbers, abort_on_verification_failure, dry_run, max_diff
         )
 
-    return changes.run(vfs, plan, touches=[target], dry_run=dry_run)
+    return changes.make(vfs, plan, touches=[target], dry_run=dry_run)
 
 
 def _edit_lines(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from vfs_mcp import changes
-from vfs_mcp.changes import ABSENT, Expect, Op, Plan, Put, Remove
+from vfs_mcp.changes import ABSENT, Expect, Plan, Put, Remove, Step
 from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.entries import sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
@@ -103,7 +103,7 @@ def apply_patch(
         return Plan(result, [op for p in planned for op in _ops(p)])
 
     touched = [t for _, first, dest, link in located for t in (first, dest, link) if t is not None]
-    return changes.run(vfs, plan, touches=touched, dry_run=dry_run)
+    return changes.make(vfs, plan, touches=touched, dry_run=dry_run)
 
 
 def _where(vfs: JailedFS, path: str, dry_run: bool, existing: bool) -> Target:
@@ -172,7 +172,7 @@ def _check_written(target: Target, data: bytes, max_write: int | None) -> None:
         )
 
 
-def _ops(planned: _File) -> list[Op]:
+def _ops(planned: _File) -> list[Step]:
     """The steps that make one file's change."""
     target, before = planned.target, planned.before
     if before is None:

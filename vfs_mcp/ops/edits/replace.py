@@ -310,7 +310,7 @@ def edit_file(
         raise InvalidArgument(f"{len(edits)} edits in one call; give at most {MAX_EDITS} (split them over calls)")
     chosen = options or EditOptions()
     target = vfs.resolve(path) if dry_run else writable(vfs, path)
-    return changes.run(
+    return changes.make(
         vfs,
         lambda: _edit(vfs, target, edits, encoding, dry_run, chosen, expected_hash, max_bytes, max_diff),
         touches=[target],

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection
 from pydantic import BaseModel, Field
 
 from vfs_mcp.changes.log import ChangeLog
-from vfs_mcp.changes.timeline import ID, TimelineEntry, check_name
+from vfs_mcp.changes.state.timeline import ID, TimelineEntry, check_name
 from vfs_mcp.errors import InvalidArgument, echoed
 from vfs_mcp.jail.filesystem import JailedFS
 

@@ -21,6 +21,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.encoding import check_encoding, decode, split_lines
 from vfs_mcp.ops.text.find import LONG_LINE, newlines_in
+from vfs_mcp.sessions import Slot
 
 BLOCK = 1 << 20
 TAIL_BLOCK = 64 << 10
@@ -28,7 +29,7 @@ FIRST_TAKE = 64 << 10
 """Bytes first read where the lines asked for start (then twice as many each read, up to
 ``BLOCK``): a page of lines found at a checkpoint costs a page, not a MiB read and counted."""
 INDEXED_FILES = 64
-CACHE_KEY = "line_indexes"
+LINE_INDEXES: Slot[OrderedDict[tuple[object, ...], LineIndex]] = Slot("line indexes of the files read")
 
 
 class LinesResult(BaseModel):
@@ -64,7 +65,7 @@ class LineIndex:
 
 
 def _index(vfs: JailedFS, target: Target, entry: Entry) -> LineIndex:
-    cache: OrderedDict[tuple[object, ...], LineIndex] = vfs.caches.setdefault(CACHE_KEY, OrderedDict())
+    cache = vfs.kept.made(LINE_INDEXES, OrderedDict)
     key = vfs.version(target, entry)
     index = cache.pop(key, None) or LineIndex()
     cache[key] = index

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from vfs_mcp import changes
-from vfs_mcp.changes import ABSENT, CopyTree, Expect, Op, Plan, Put, Remove, Rename
+from vfs_mcp.changes import ABSENT, CopyTree, Expect, Plan, Put, Remove, Rename, Step
 from vfs_mcp.errors import AccessDenied, AlreadyExists, Conflict, InvalidArgument, IsADirectory, NotFound
 from vfs_mcp.jail.entries import Entry, Found
 from vfs_mcp.jail.filesystem import JailedFS
@@ -94,7 +94,7 @@ def move_file(
         copied, _ = _copy_ops(vfs, src, dst, entry, existing, moving=True)
         return Plan(result, [*copied, Remove(src, recursive=True)])
 
-    return changes.run(vfs, plan, touches=[src, dst])
+    return changes.make(vfs, plan, touches=[src, dst])
 
 
 def copy_file(
@@ -118,7 +118,7 @@ def copy_file(
         )
         return Plan(result, ops)
 
-    return changes.run(vfs, plan, touches=[dst])
+    return changes.make(vfs, plan, touches=[dst])
 
 
 def _carried(
@@ -144,7 +144,7 @@ def _carried(
 
 def _copy_ops(
     vfs: JailedFS, src: Target, dst: Target, entry: Entry, existing: Entry | None, *, moving: bool
-) -> tuple[list[Op], int]:
+) -> tuple[list[Step], int]:
     """The steps that copy ``src`` (``entry``) to ``dst`` (replacing ``existing``), and the bytes they copy."""
     verb = "moved" if moving else "copied"
     if entry.type != "directory":

@@ -4,7 +4,7 @@ like any other, made of the steps its record keeps: each checks that its path is
 as the change left it, all commit under the same locks, and a failed undo changes nothing.
 
 A restore point (``and_after``): the change ``change_id`` names and every later change of the
-mounts it touched (``ChangeLog.restore_point``: "later" is the log's order), taken back as one
+mounts it touched (``restore_points.restore_point``: "later" is the timeline's order), taken back as one
 undo, newest first — all of them or, when one file is not as its change left it, none. A
 checkpoint's name stands for its id: "and after" it brings the mounts it covers back to it.
 
@@ -23,9 +23,11 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan, log
 from vfs_mcp.changes.images import Changed
-from vfs_mcp.changes.log import ChangeLog, SessionJournal, outcome
-from vfs_mcp.changes.ops import Unreadable
-from vfs_mcp.changes.records import Record
+from vfs_mcp.changes.kept import SessionJournal
+from vfs_mcp.changes.log import ChangeLog, outcome
+from vfs_mcp.changes.restore_points import restore_point
+from vfs_mcp.changes.state.records import Record
+from vfs_mcp.changes.steps import Unreadable
 from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
@@ -60,17 +62,14 @@ def undo(
     given; ``and_after``: ``change_id`` and every later change of the mounts it touched.
     INVALID_ARGUMENT without an id in a request that has no session (``journal`` None), or for
     ``and_after`` without an id; TOO_LARGE when a restore point would take back more than
-    ``log.RESTORE_CHANGES`` changes."""
+    ``RESTORE_CHANGES`` changes."""
     if and_after and (change_id is None or path is not None):
         raise InvalidArgument(
             "and_after takes back a change and every later one of its mounts: give change_id (and no path)"
         )
     change_id = _newest(vfs, journal, path) if change_id is None else changelog.timeline.resolve(change_id)
 
-    def mount_of(url: str) -> Mount:
-        return _mount(vfs, url)
-
-    found, taken = _chosen(changelog, change_id, and_after, mount_of)
+    found, taken = _chosen(changelog, change_id, and_after, vfs.served)
     steps = [op for record in taken for op in record.steps]
     own = None if dry_run or not taken else log.new_id()
 
@@ -93,7 +92,7 @@ def undo(
     try:
         with changelog.undoing([record.id for record in taken], by=own):
             # Once: a file changed since is the user's to look at, not a reason to try again.
-            changes.run(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken, change_id=own)
+            changes.make(vfs, lambda: Plan(None, list(steps)), replans=1, undoing=taken, change_id=own)
     except Unreadable:
         if len(taken) == 1:
             changelog.discard(change_id)  # it never can be: the next undo takes back the one before
@@ -111,7 +110,7 @@ def _chosen(
 ) -> tuple[list[Record], list[Record]]:
     """The records an undo of ``change_id`` finds (newest first), and those it takes back: a
     checkpoint changed nothing, and stays on the timeline to come back to again."""
-    found = changelog.restore_point(change_id, mount_of) if and_after else [changelog.load(change_id, mount_of)]
+    found = restore_point(changelog, change_id, mount_of) if and_after else [changelog.load(change_id, mount_of)]
     if found[-1].checkpoint is not None and not and_after:
         raise InvalidArgument(
             f"{found[-1].checkpoint!r} is a checkpoint: it changed no file; pass and_after=true to bring its mounts "
@@ -148,10 +147,3 @@ def _newest(vfs: JailedFS, journal: SessionJournal | None, path: str | None) -> 
         unkept = f"; the last change ({journal.unkept}) was never recorded" if journal.unkept and not keys else ""
         raise NotFound(f"no change{where} to undo in this session{dropped}{unkept}")
     return kept.id
-
-
-def _mount(vfs: JailedFS, url: str) -> Mount:
-    for mount in vfs.mounts:
-        if mount.url == url:
-            return mount
-    raise NotFound(f"the mount {url} of this change is not served here; undo it through a server that serves it")

@@ -8,7 +8,7 @@ from typing import TypeVar
 from pydantic import BaseModel, Field
 
 from vfs_mcp import changes
-from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Op, Plan, Put, Remove
+from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Plan, Put, Remove, Step
 from vfs_mcp.errors import (
     AccessDenied,
     AlreadyExists,
@@ -154,10 +154,10 @@ def write_bytes(
         )
         if appended:
             return Plan(result, [Append(target, data, expect)])
-        ops: list[Op] = [Put(target, data, expect=expect, parents=create_dirs, digest=digest)]
+        ops: list[Step] = [Put(target, data, expect=expect, parents=create_dirs, digest=digest)]
         return Plan(result, ops, after=hashed_into(result, ops))
 
-    return changes.run(vfs, plan, touches=[target])
+    return changes.make(vfs, plan, touches=[target])
 
 
 class DirectoryResult(BaseModel):
@@ -181,7 +181,7 @@ def create_directory(vfs: JailedFS, path: str, parents: bool = True, exist_ok: b
             vfs.require_dir(target.parent())
         return Plan(DirectoryResult(path=shown, created=True), [MakeDir(target)])
 
-    return changes.run(vfs, plan, touches=[target])
+    return changes.make(vfs, plan, touches=[target])
 
 
 class DeleteResult(BaseModel):
@@ -206,4 +206,4 @@ def delete_path(vfs: JailedFS, path: str, recursive: bool = False, force: bool =
         result = DeleteResult(path=target.display, existed=True, type=entry.type, removed=True)
         return Plan(result, [Remove(target, Expect(entry.type, token=entry.token), recursive=recursive)])
 
-    return changes.run(vfs, plan, touches=[target])
+    return changes.make(vfs, plan, touches=[target])

@@ -67,6 +67,7 @@ from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.search.query import GrepQuery
 from vfs_mcp.ops.search.segments import BINARY, Filed, Segment, Writer, text_of
 from vfs_mcp.ops.search.trigrams import AllOf, fts_query, holds, needed
+from vfs_mcp.sessions import Slot
 from vfs_mcp_backends.azure import AzureMount
 from vfs_mcp_backends.gcs import GCSMount
 
@@ -76,8 +77,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("vfs_mcp")
 
 FOLDER = "index"
-CACHE_KEY = "search.index"
-"""``JailedFS.caches`` key of the server's ``Indexes``; False there turns the index off (``--no-index``)."""
+INDEXES: Slot[Indexes | bool] = Slot("the content indexes")
+"""Where a ``JailedFS`` keeps the server's ``Indexes``; False there turns the index off (``--no-index``)."""
 MAX_INDEXED_BYTES = 4 << 20
 QUEUE_BYTES = 64 << 20
 WRITTEN_BYTES = 16 << 20
@@ -390,27 +391,27 @@ class Indexes:
                 from vfs_mcp import changes  # the state store is the change log's: loaded with the first index
 
                 found = self.mounts[mount.url] = MountIndex(changes.log_of(self.vfs).store, mount, self.stats)
-                listeners = self.vfs.caches.setdefault(changes.MADE, [])
+                listeners = self.vfs.kept.made(changes.MADE, list)
                 if self.made not in listeners:
                     listeners.append(self.made)
             return found
 
-    def made(self, ops: Sequence[Any]) -> None:
+    def made(self, steps: Sequence[Any]) -> None:
         """A change was made through this server: the files it wrote whole, bytes at hand, are
         known to the index of their mount without a read (``changes.MADE``)."""
         from vfs_mcp.changes import FileImage, Put, Restore
 
-        for op in ops:
-            if isinstance(op, Put) and op.data is not None:
-                data = op.data
-            elif isinstance(op, Restore) and isinstance(op.image, FileImage):
-                data = op.image.data
+        for step in steps:
+            if isinstance(step, Put) and step.data is not None:
+                data = step.data
+            elif isinstance(step, Restore) and isinstance(step.image, FileImage) and step.image.data is not None:
+                data = step.image.data
             else:
                 continue
-            index = self.mounts.get(op.target.mount.url)
-            if index is not None and indexable(op.target):
+            index = self.mounts.get(step.target.mount.url)
+            if index is not None and indexable(step.target):
                 try:
-                    index.wrote(op.target, data)
+                    index.wrote(step.target, data)
                 except Exception:  # never fatal to the change: the next search reads the object
                     log.warning("the search index could not note a write", exc_info=True)
 
@@ -420,11 +421,7 @@ class Indexes:
 
 def indexes(vfs: JailedFS) -> Indexes | None:
     """The server's indexes (made at first use), or None when ``--no-index`` turned them off."""
-    found = vfs.caches.get(CACHE_KEY)
-    if found is False:
-        return None
-    if found is None:
-        found = vfs.caches.setdefault(CACHE_KEY, Indexes(vfs))
+    found = vfs.kept.made(INDEXES, lambda: Indexes(vfs))
     return found if isinstance(found, Indexes) else None
 
 
@@ -531,18 +528,18 @@ def _forgotten(
 
 def settle(vfs: JailedFS, timeout: float = 60.0) -> bool:
     """Wait until the segments of every search so far are written (for tests and benchmarks)."""
-    found = vfs.caches.get(CACHE_KEY)
+    found = vfs.kept.get(INDEXES)
     return found.settle(timeout) if isinstance(found, Indexes) else True
 
 
 def stats_of(vfs: JailedFS) -> dict[str, int] | None:
     """The index's figures for ``vfs://metrics`` (None before its first use or when off)."""
-    found = vfs.caches.get(CACHE_KEY)
+    found = vfs.kept.get(INDEXES)
     return found.stats.as_dict() if isinstance(found, Indexes) else None
 
 
 def iter_segments(vfs: JailedFS) -> Iterator[Segment]:
-    found = vfs.caches.get(CACHE_KEY)
+    found = vfs.kept.get(INDEXES)
     if isinstance(found, Indexes):
         for index in list(found.mounts.values()):
             yield from list(index.segments.values())

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vfs_mcp.changes import Expect, Op, Put
+from vfs_mcp.changes import Expect, Put, Step
 from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
 from vfs_mcp.jail.entries import sha256, sha256_aside
@@ -104,11 +104,11 @@ class TextFile:
         if expected is not None and expected.lower() != self.sha256:
             raise Conflict(f"{self.target.display} changed since it was read (sha256 differs); read it again")
 
-    def saved(self, text: str) -> list[Op]:
+    def saved(self, text: str) -> list[Step]:
         """The step that writes ``text`` over the file (``saved_bytes``)."""
         return self.saved_bytes(self.encode(text))
 
-    def saved_bytes(self, data: bytes) -> list[Op]:
+    def saved_bytes(self, data: bytes) -> list[Step]:
         """The step that writes ``data`` over the file, if it still holds the bytes read (a size
         and a modification time can repeat within the clock's step, the content cannot lie; the
         ETag is compared too, by the store itself where it has conditional writes). Its bytes
@@ -117,7 +117,7 @@ class TextFile:
         return [Put(self.target, data, expect=expect, digest=sha256_aside(data))]
 
 
-def hashed_into(result: Any, ops: list[Op]) -> Callable[[], None] | None:
+def hashed_into(result: Any, ops: list[Step]) -> Callable[[], None] | None:
     """What sets ``result.sha256`` to the hash of the bytes ``ops`` (from ``saved``) wrote, once
     they are written: a ``Plan``'s ``after``."""
     if not ops or not isinstance(ops[0], Put) or ops[0].digest is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from mcp_types import CallToolResult
 
 from vfs_mcp.changes import log_of
-from vfs_mcp.changes.log import session_journal
+from vfs_mcp.changes.kept import session_journal
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.files import history as timeline
 from vfs_mcp.ops.files import transfers, write
@@ -32,7 +32,7 @@ def undo(
     and_after: bool = False,
 ) -> CallToolResult:
     changelog = log_of(vfs)
-    journal = session_journal(changelog, settings.undo_limit)
+    journal = session_journal(changelog.sessions, settings.undo_limit)
     result = undo_ops.undo(vfs, changelog, journal, path, change_id, dry_run, and_after)
     lines = [f"restored {name}" for name in result.restored] + [f"removed {name}" for name in result.removed]
     head = f"{'would undo' if dry_run else 'undid'} {result.tool} (change {result.undid})"

@@ -18,7 +18,7 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.buffers import editor as ops
 from vfs_mcp.profiles.results import record
 from vfs_mcp.profiles.table import Tool
-from vfs_mcp.sessions import state_of
+from vfs_mcp.sessions import Slot, state_of
 from vfs_mcp.settings import Settings
 
 HandleArg = Annotated[str | None, Field(description="The handle file_open returned: finds the buffer from any request")]
@@ -29,6 +29,9 @@ UriArg = Annotated[
         "(s3://bucket/key, memory://name/x)"
     ),
 ]
+
+
+BUFFERS: Slot[ops.Buffers] = Slot("the open ide buffers")
 
 
 def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
@@ -42,10 +45,10 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
             vfs,
             max_read_bytes=settings.max_read_bytes,
             max_save_bytes=settings.max_write_bytes,
-            stored=ops.StoredBuffers(log_of(vfs).store, vfs.mounts),
+            stored=ops.StoredBuffers(log_of(vfs).store, vfs),
         )
 
-    return state_of("ide-buffers", new_buffers, vfs.caches)
+    return state_of(BUFFERS, new_buffers, vfs.kept)
 
 
 def file_open(

@@ -169,12 +169,13 @@ def declined(question: Question, action: str) -> Declined:
     )
 
 
+SEEN_FILES: sessions.Slot[OrderedDict[str, str]] = sessions.Slot("what the session read whole or wrote")
+
+
 def seen_of(call: Call) -> OrderedDict[str, str]:
     """What this session read whole or wrote, path -> the sha256 of the content it saw."""
     vfs = call.server.vfs
-    caches = vfs.caches if vfs is not None else {}
-    seen: OrderedDict[str, str] = sessions.kept_by(call.session, "confirm.seen", OrderedDict, caches)
-    return seen
+    return sessions.kept_by(call.session, SEEN_FILES, OrderedDict, vfs.kept if vfs is not None else sessions.Slots())
 
 
 def _note(call: Call, result: Result, seen: OrderedDict[str, str]) -> None:

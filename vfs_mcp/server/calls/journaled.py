@@ -15,7 +15,7 @@ from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 if TYPE_CHECKING:
-    from vfs_mcp.changes.log import Recording
+    from vfs_mcp.changes.kept import Recording
 
 
 async def step(call: Call, next_step: Next) -> Result:
@@ -23,7 +23,7 @@ async def step(call: Call, next_step: Next) -> Result:
     if hints is not None and hints.read_only_hint:
         return await next_step(call)  # a read-only tool changes nothing: no record, no write path to import
     # The write path is imported by the first change, not at start (as the operations are, by the adapters).
-    from vfs_mcp.changes.log import recording
+    from vfs_mcp.changes.kept import recording
 
     with recording(call.name, DEFAULT_UNDO_BYTES) as record:
         result = await next_step(call)
@@ -36,19 +36,19 @@ def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResul
     """``result`` with the ids of its changes, and a note when one could not be kept or pushed
     older ones out."""
     from vfs_mcp.changes import log_of
-    from vfs_mcp.changes.log import session_journal
+    from vfs_mcp.changes.kept import session_journal
 
     vfs, settings = call.server.vfs, call.server.vfs_settings
     if vfs is None or settings is None:
         return result
     changelog = log_of(vfs)
-    journal = session_journal(changelog, settings.undo_limit)
-    changelog.keep(record, journal)
+    journal = session_journal(changelog.sessions, settings.undo_limit)
+    changelog.sessions.keep(record, journal)
     ids = [kept.id for kept in record.changes]
     notes = [f"change {change_id}" for change_id in ids]
     if record.why_not:
         notes.append(f"[this change cannot be undone: {record.why_not}]")
-    dropped = (journal or changelog.sessionless).unnoted_drops()
+    dropped = (journal or changelog.sessions.sessionless).unnoted_drops()
     if dropped and journal is not None:
         notes.append(f"[{dropped} older change(s) can no longer be undone (the undo log's limits)]")
     meta: dict[str, Any] = dict(result.meta or {})

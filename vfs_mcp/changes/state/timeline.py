@@ -16,8 +16,10 @@ the first entry to it (``total``), so the bytes the timeline keeps are two entri
 apart; retention (``Retention``) lets go of the oldest entries, with their records, while the
 timeline holds more than its count, its bytes or its age.
 
-An entry is appended once its change's record is in the log; a crash between the two leaves
-the record (an undo by its id still finds it) without a line in the history.
+An entry is appended before its change's record is filed in the log: a change that can be
+undone always has its line. A crash between the two leaves the record pending (recovery files
+it, and appends its line unless it finds it: ``lists``) or, for a record written once its change
+is made, a line whose change cannot be undone (an undo says so).
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from vfs_mcp.changes.ops import Op, written
-from vfs_mcp.changes.state import StateStore
+from vfs_mcp.changes.state import StateStore, names
+from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.errors import InvalidArgument, NotFound, echoed
 
 HINT_EVERY = 16
@@ -90,7 +92,7 @@ class TimelineEntry:
     def of(
         change_id: str,
         tool: str,
-        steps: Sequence[Op],
+        steps: Sequence[Step],
         keys: Iterable[tuple[str, str]],
         size: int,
         undoes: list[str],
@@ -160,23 +162,19 @@ class Timeline:
 
     # -- names -------------------------------------------------------------------------------
 
-    @staticmethod
-    def _entry_name(seq: int) -> str:
-        return f"timeline/e-{seq:012d}"
-
     def _read_entry(self, seq: int) -> TimelineEntry | None:
         if seq < 1:
             return None
         try:
-            return TimelineEntry.decode(self.store.read(self._entry_name(seq)))
+            return TimelineEntry.decode(self.store.read(names.entry(seq)))
         except FileNotFoundError:
             return None
         except ValueError:
             return TimelineEntry(id="?", tool="(an entry this version cannot read)", at=0.0, seq=seq)
 
-    def _hint(self, name: str, default: int) -> int:
+    def _hint(self, name: Literal["head", "tail"], default: int) -> int:
         try:
-            return max(default, int(self.store.read(f"timeline/{name}").decode() or default))
+            return max(default, int(self.store.read(names.hint(name)).decode() or default))
         except (FileNotFoundError, ValueError):
             return default
 
@@ -197,13 +195,13 @@ class Timeline:
                 entry.seq = seq
                 entry.total = (before.total if before is not None else 0) + entry.size - entry.freed
                 try:
-                    self.store.write(self._entry_name(seq), entry.encode())
+                    self.store.write(names.entry(seq), entry.encode())
                     break
                 except FileExistsError:
                     seq, before = max(seq, self._hint("head", 0)) + 1, None
             self._last = entry
             if seq % HINT_EVERY == 0 or seq == 1:
-                self.store.write("timeline/head", str(seq).encode(), create=False)
+                self.store.write(names.hint("head"), str(seq).encode(), create=False)
             self._trim(entry, now())
         return entry
 
@@ -225,7 +223,7 @@ class Timeline:
             tail = self._first(tail.seq + 1, newest.seq)
         self._tail = tail
         if moved and tail is not None:
-            self.store.write("timeline/tail", str(tail.seq).encode(), create=False)
+            self.store.write(names.hint("tail"), str(tail.seq).encode(), create=False)
 
     def _first(self, seq: int, newest: int) -> TimelineEntry | None:
         """The oldest entry from ``seq`` on (entries between may be gone: trimmed by another)."""
@@ -238,10 +236,10 @@ class Timeline:
 
     def let_go(self, entry: TimelineEntry) -> None:
         """Delete ``entry`` with its change's record and marks (retention)."""
-        names = [f"changes/{entry.id}.rec", f"timeline/u-{entry.id}"] if entry.id != "?" else []
+        gone = [names.record(entry.id), names.undone_by(entry.id)] if entry.id != "?" else []
         if entry.checkpoint is not None and self.named(entry.checkpoint) == entry.id:
-            names.append(f"timeline/n-{entry.checkpoint}")
-        self.store.delete(*names, self._entry_name(entry.seq))
+            gone.append(names.checkpoint(entry.checkpoint))
+        self.store.delete(*gone, names.entry(entry.seq))
         if self._on_let_go is not None:
             self._on_let_go(entry.id)
 
@@ -253,11 +251,11 @@ class Timeline:
         gone = [change_id]
         while (by := self.undone_by(gone[-1])) is not None and by not in gone:
             gone.append(by)
-        self.store.delete(*(f"timeline/u-{one}" for one in gone), *(f"changes/{one}.rec" for one in gone[1:]))
+        self.store.delete(*(names.undone_by(one) for one in gone), *(names.record(one) for one in gone[1:]))
         left = set(gone)
         for entry in self.newest_first(scan=scan):
             if entry.id in left:
-                self.store.delete(self._entry_name(entry.seq))
+                self.store.delete(names.entry(entry.seq))
                 left.discard(entry.id)
                 if not left:
                     return
@@ -267,17 +265,17 @@ class Timeline:
     def undone(self, change_ids: list[str], by: str) -> None:
         """``change_ids`` were taken back by the change ``by``."""
         for change_id in change_ids:
-            self.store.write(f"timeline/u-{change_id}", by.encode(), create=False)
+            self.store.write(names.undone_by(change_id), by.encode(), create=False)
 
     def undone_by(self, change_id: str) -> str | None:
         try:
-            return self.store.read(f"timeline/u-{change_id}").decode() or None
+            return self.store.read(names.undone_by(change_id)).decode() or None
         except FileNotFoundError:
             return None
 
     def name(self, name: str, change_id: str) -> None:
         """The checkpoint ``name`` is now the change ``change_id`` (a name given again moves)."""
-        self.store.write(f"timeline/n-{check_name(name)}", change_id.encode(), create=False)
+        self.store.write(names.checkpoint(check_name(name)), change_id.encode(), create=False)
 
     def resolve(self, reference: str) -> str:
         """The change id ``reference`` names: itself, or the id of the checkpoint of that name."""
@@ -293,7 +291,7 @@ class Timeline:
         if not NAME.fullmatch(name):
             return None
         try:
-            return self.store.read(f"timeline/n-{name}").decode() or None
+            return self.store.read(names.checkpoint(name)).decode() or None
         except FileNotFoundError:
             return None
 
@@ -320,10 +318,20 @@ class Timeline:
 
     def _exists(self, seq: int) -> bool:
         try:
-            self.store.read(self._entry_name(seq), 0, 0)
+            self.store.read(names.entry(seq), 0, 0)
         except FileNotFoundError:
             return False
         return True
+
+    def lists(self, change_id: str, since: float, scan: int = SCAN) -> bool:
+        """Whether an entry of ``change_id`` is among the newest ones, read back to the first
+        made before ``since`` (at most ``scan``)."""
+        for entry in self.newest_first(scan=scan):
+            if entry.id == change_id:
+                return True
+            if entry.at < since:
+                return False
+        return False
 
     def newest_first(self, start: int | None = None, scan: int = SCAN) -> Iterator[TimelineEntry]:
         """Entries from ``start`` (default: the newest) back to the tail, at most ``scan`` read."""

@@ -19,17 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vfs_mcp.changes.ops import (
+from vfs_mcp.changes.steps import (
     Absent,
     DirImage,
     Expect,
     FileImage,
     Image,
     LinkImage,
-    Op,
     Remove,
     Rename,
     Restore,
+    Step,
     Stored,
 )
 from vfs_mcp.jail.mounts import Mount
@@ -54,10 +54,10 @@ class Record:
     owner: str
     tool: str
     created: float
-    steps: list[Op]
+    steps: list[Step]
     atomic: bool = True
     """Made in one step, which a crash cannot cut in two: nothing to finish after one."""
-    finish: list[Op] = field(default_factory=list)
+    finish: list[Step] = field(default_factory=list)
     """Steps of the change it could not keep images for (its last): after a crash that cut it
     short once every earlier step was made, they are finished rather than taken back."""
     size: int = 0
@@ -128,7 +128,7 @@ def _image(value: Image, blobs: _Blobs) -> dict[str, Any]:
     return {"k": "absent"}
 
 
-def _step(op: Op, blobs: _Blobs) -> dict[str, Any]:
+def _step(op: Step, blobs: _Blobs) -> dict[str, Any]:
     if isinstance(op, Restore):
         return {
             "t": "restore",
@@ -179,7 +179,7 @@ def decode(
             return DirImage(value.get("mode"), tuple((rel, image(inner)) for rel, inner in value["inside"]))
         return Absent()
 
-    def step(value: dict[str, Any]) -> Op:
+    def step(value: dict[str, Any]) -> Step:
         kind = value["t"]
         if kind == "restore":
             return Restore(target(value["at"]), image(value["image"]), _expected(value["expect"]))

@@ -1,20 +1,9 @@
 """The state store: what outlives a call, a connection and a process, in one place outside every
 mount — the change log with its before-images, the ide buffers, and who is alive to own them.
 
-    instances/<iid>.lock | .lease       an instance (a server, a ``vfs`` filesystem) that is alive
-    changes/<id>.rec                    a change's record: how to take it back (``records.py``)
-    pending/<id>.<iid>.rec              the record of a change instance <iid> is making: of several
-                                        steps, durable before its first step; of one, written
-                                        beside it (``ChangeLog.beside``); moved to ``changes/``
-                                        once the last is made
-    pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
-    buffers/<handle>                    an ide buffer
-    quarantine/<name>                   a record recovery or review could not honour, moved aside
-                                        (``recovery.quarantine``): kept for a person, never run
-    review/<layer>.*                    the pending layer of a mount under review (its index,
-                                        its files' bytes: ``vfs_mcp_backends.layers``)
-    index/<mount>.<sha256>.db           a segment of an object-store mount's content index, for
-                                        grep (``vfs_mcp.ops.search.index``)
+This package owns the store and everything in it: every name (``names.py``, where the layout is
+drawn), a change's record as bytes (``records.py``) and the timeline's index (``timeline.py``).
+Nothing outside it spells a name of the store.
 
 ``LocalState`` is a private folder on this machine: made 0700 and never a link, in folders no other
 user can write (``private.private_folder``), its files 0600, written whole (a temp name, then a
@@ -48,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vfs_mcp.changes.private import private_folder
+from vfs_mcp.changes.state.names import FOLDERS
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
@@ -57,7 +47,6 @@ log = logging.getLogger("vfs_mcp")
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline")
 
 
 @dataclass(frozen=True)
