@@ -296,7 +296,7 @@ import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.kept import recording
-from vfs_mcp.changes.state import ObjectState, names
+from vfs_mcp.changes.state import ObjectState, layout
 from vfs_mcp.changes.state.timeline import Timeline
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
@@ -323,7 +323,7 @@ def append(self, entry, *args, **kwargs):
 
 
 def write(self, name, *args, **kwargs):
-    if name.startswith(names.CHANGES + "/"):
+    if name.startswith(layout.CHANGES + "/"):
         second("record")
     return real_write(self, name, *args, **kwargs)
 

@@ -1,5 +1,5 @@
 """The state store's names are spelt in one package: nothing outside ``vfs_mcp/changes/state/``
-builds a record's, a mark's or a folder's name of the store itself (``names.py`` does)."""
+builds a record's, a mark's or a folder's name of the store itself (``layout.py`` does)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from vfs_mcp.changes.state import names
+from vfs_mcp.changes.state import layout
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 STATE = ROOT / "vfs_mcp" / "changes" / "state"
@@ -23,7 +23,7 @@ def spelt_names(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """(line, text) of each place ``tree`` spells a name of the state store: a literal (or an
     f-string) that starts with one of its folders and a slash or ends as a record or an undo's
     mark does; a folder's bare name listed, joined to a path or given a name of its own."""
-    folders = set(names.FOLDERS)
+    folders = set(layout.FOLDERS)
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
             parts = [part.value for part in node.values if isinstance(part, ast.Constant)]
@@ -34,11 +34,11 @@ def spelt_names(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 isinstance(first, ast.Constant)
                 and str(first.value).split("/", 1)[0] in folders
                 and "/" in str(first.value)
-            ) or (isinstance(last, ast.Constant) and str(last.value).endswith((names.RECORD, names.UNDO))):
+            ) or (isinstance(last, ast.Constant) and str(last.value).endswith((layout.RECORD, layout.UNDO))):
                 yield node.lineno, text
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             value = node.value
-            if ("/" in value and value.split("/", 1)[0] in folders) or value.endswith((names.RECORD, names.UNDO)):
+            if ("/" in value and value.split("/", 1)[0] in folders) or value.endswith((layout.RECORD, layout.UNDO)):
                 yield node.lineno, value
         elif (
             isinstance(node, ast.Call)
@@ -72,7 +72,7 @@ def test_no_module_outside_the_state_package_spells_a_name_of_the_state_store() 
     found = spellings(ROOT)
     allowed = {rel: hits for rel, hits in found.items() if rel in BELOW_THE_WRITE_PATH}
     assert not {rel: hits for rel, hits in found.items() if rel not in allowed}, (
-        "ask vfs_mcp/changes/state/names.py for these names"
+        "ask vfs_mcp/changes/state/layout.py for these names"
     )
     assert set(allowed) == set(BELOW_THE_WRITE_PATH), "an allowed module spells none now: take it off the list"
 

@@ -8,7 +8,7 @@ a change of several steps is recorded, durably, before its first step (pending) 
 the log once its last is made. Its line on the timeline is written first, then its record is
 filed: a change that can be undone always has its line (a crash between leaves the record
 pending, and recovery files it with its line). The names are the state package's
-(``state/names.py``); which session's ``undo()`` reaches a change is ``kept.py``'s.
+(``state/layout.py``); which session's ``undo()`` reaches a change is ``kept.py``'s.
 
 Bounds. The timeline (``state/timeline.py``) keeps the records of every instance alike: at
 most ``budget`` bytes of before-images (``--undo-bytes``), ``timeline.KEEP_CHANGES`` changes
@@ -38,7 +38,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vfs_mcp.changes.kept import Kept, Sessions, touched
-from vfs_mcp.changes.state import StateStore, names, open_state, records
+from vfs_mcp.changes.state import StateStore, layout, open_state, records
 from vfs_mcp.changes.state.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state.timeline import ID as ID
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
@@ -163,7 +163,7 @@ class ChangeLog:
             return
         kept = Kept(change_id, _size(steps), tool, keys=touched(steps))
         self._enter(kept, steps)  # its line first: a crash before the record is filed leaves it pending
-        self.store.move(self._pending(change_id), names.record(change_id))
+        self.store.move(self._pending(change_id), layout.record(change_id))
         self.sessions.note(kept, None)
 
     def abandoned(self, change_id: str) -> None:
@@ -194,7 +194,7 @@ class ChangeLog:
         # Its line first: a crash before its record is written leaves a change made (it is) that
         # cannot be undone, never one undoable that history does not show.
         self._enter(kept, steps, taken, sum(record.size for record in undoes))
-        self.store.write(names.record(change_id), records.encode(record))
+        self.store.write(layout.record(change_id), records.encode(record))
         self.sessions.note(kept, None)
 
     def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
@@ -209,7 +209,7 @@ class ChangeLog:
         record = Record(change_id, self.store.instance, tool, self.clock(), [], checkpoint=name, mounts=list(mounts))
         self.timeline.name(name, change_id)  # checks the name before anything is written
         entry = self.timeline.append(TimelineEntry(change_id, tool, time.time(), mounts=list(mounts), checkpoint=name))
-        self.store.write(names.record(change_id), records.encode(record))
+        self.store.write(layout.record(change_id), records.encode(record))
         self.timeline.name(name, change_id)  # again: a replica that named it meanwhile is older
         return entry
 
@@ -226,7 +226,7 @@ class ChangeLog:
     def holds(self, change_id: str) -> bool:
         """Whether the log holds the record of ``change_id``."""
         try:
-            self.store.read(names.record(change_id), 0, 0)
+            self.store.read(layout.record(change_id), 0, 0)
         except FileNotFoundError:
             return False
         return True
@@ -243,13 +243,13 @@ class ChangeLog:
     def discard(self, change_id: str) -> None:
         """Delete a record that can never be undone (its images cannot be read back)."""
         self.sessions.forget(change_id)
-        self.store.delete(names.record(change_id))
+        self.store.delete(layout.record(change_id))
 
     def discarded(self, change_id: str, mount_url: str) -> None:
         """A review discarded what ``change_id`` left pending on the mount ``mount_url``: a change
         that wrote only there never happened, its record and its timeline entry go (with the
         undo that took it back, if one did: ``Timeline.discarded``)."""
-        name = names.record(change_id)
+        name = layout.record(change_id)
         try:
             only_here = set(self.summary(name).mounts) <= {mount_url}
         except FileNotFoundError:
@@ -265,7 +265,7 @@ class ChangeLog:
         self.store.close()
 
     def _pending(self, change_id: str) -> str:
-        return names.pending(change_id, self.store.instance)
+        return layout.pending(change_id, self.store.instance)
 
     def _enter(self, kept: Kept, steps: Sequence[Step], undoes: Sequence[str] = (), freed: int = 0) -> None:
         """The line of the change ``kept`` on the timeline, written before its record is filed."""
@@ -280,12 +280,12 @@ class ChangeLog:
     def load(self, change_id: str, mount_of: Callable[[str], Mount]) -> Record:
         """The record of ``change_id``; NOT_FOUND when the log does not hold it, CONFLICT while
         it is being made or undone."""
-        name = names.record(check_id(change_id))
+        name = layout.record(check_id(change_id))
         try:
             return self.read(name, mount_of)
         except FileNotFoundError:
             pass
-        if any(names.of_change(item.name, change_id) for item in self.store.listing(names.PENDING)):
+        if any(layout.of_change(item.name, change_id) for item in self.store.listing(layout.PENDING)):
             raise Conflict(f"change {change_id} is being made or undone right now; try again in a moment")
         by = self.timeline.undone_by(change_id)
         if by is not None:
@@ -334,7 +334,7 @@ class ChangeLog:
             with contextlib.suppress(OSError):
                 self.timeline.undone(list(change_ids), by)
         for change_id in change_ids:
-            self.store.delete(names.record(change_id))
+            self.store.delete(layout.record(change_id))
             self.store.delete(self._undo_mark(change_id))
             self.sessions.forget(change_id)
 
@@ -346,7 +346,7 @@ class ChangeLog:
 
     @staticmethod
     def _undo_mark(change_id: str) -> str:
-        return names.undo_mark(change_id)
+        return layout.undo_mark(change_id)
 
     # -- what dead instances left ---------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from vfs_mcp.changes.images import Changed
 from vfs_mcp.changes.locks import folders_of, held
 from vfs_mcp.changes.log import DONE, ID, INSTANCE, LOG, ChangeLog
 from vfs_mcp.changes.prepared import Preparation, prepare
-from vfs_mcp.changes.state import names
+from vfs_mcp.changes.state import layout
 from vfs_mcp.changes.state.records import Corrupt, Record
 from vfs_mcp.changes.steps import (
     Absent,
@@ -187,15 +187,15 @@ def unfinished(changelog: ChangeLog) -> list[tuple[str, str, str]]:
     """(kind, change id, owner) of what dead instances left under way: ``"change"`` cut short,
     ``"undo"`` not finished, ``"undone"`` an undo whose steps were all made."""
     found: list[tuple[str, str, str]] = []
-    for item in changelog.store.listing(names.PENDING):
-        under_way = names.under_way(item.name)
+    for item in changelog.store.listing(layout.PENDING):
+        under_way = layout.under_way(item.name)
         if under_way is None:
             continue
         kind: str = under_way.kind
         owner = under_way.owner
         if kind == "undo":
             try:
-                mark = changelog.store.read(names.undo_mark(under_way.change_id))
+                mark = changelog.store.read(layout.undo_mark(under_way.change_id))
             except FileNotFoundError:
                 continue
             owner, _, state = mark.decode(errors="replace").partition(" ")
@@ -212,7 +212,7 @@ def _undo_order(changelog: ChangeLog, kind: str, change_id: str) -> tuple[int, t
     if kind == "change":
         return (0, (0.0, "", ""))
     try:
-        created, owner, _ = changelog.summary(names.record(change_id)).order
+        created, owner, _ = changelog.summary(layout.record(change_id)).order
     except (OSError, Corrupt):
         return (1, (0.0, "", change_id))  # _finish says what it is
     return (1, (-created, owner, change_id))
@@ -246,8 +246,8 @@ def _honoured(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, ow
 def _names(kind: str, change_id: str, owner: str) -> list[str]:
     """The state store's names of what a dead instance left under way."""
     if kind == "change":
-        return [names.pending(change_id, owner)]
-    return [names.record(change_id), names.undo_mark(change_id)]
+        return [layout.pending(change_id, owner)]
+    return [layout.record(change_id), layout.undo_mark(change_id)]
 
 
 def quarantine(changelog: ChangeLog, left: list[str], what: str, why: str) -> None:
@@ -255,7 +255,7 @@ def quarantine(changelog: ChangeLog, left: list[str], what: str, why: str) -> No
     never run), saying so in the log."""
     moved = []
     for name in left:
-        aside = names.quarantined(name)
+        aside = layout.quarantined(name)
         try:
             changelog.store.move(name, aside)
         except FileNotFoundError:
@@ -277,15 +277,15 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
     dead instance left under way; what was done, or None when it stays as it is (logged).
     ``Corrupt``, ``Untrusted`` or the jail's refusal for a record that cannot be honoured."""
     store = changelog.store
-    name = names.pending(change_id, owner) if kind == "change" else names.record(change_id)
+    name = layout.pending(change_id, owner) if kind == "change" else layout.record(change_id)
     if kind == "undone":
-        store.delete(name, names.undo_mark(change_id))
+        store.delete(name, layout.undo_mark(change_id))
         return f"undo of {change_id}: undone"
     try:
         record = changelog.read(name, vfs.served)
     except FileNotFoundError:
         if kind == "undo":  # the undo ended with its record gone: only its mark was left
-            store.delete(names.undo_mark(change_id))
+            store.delete(layout.undo_mark(change_id))
         return None
     except NotFound as err:
         log.warning("recovery: %s of %s is not for this server (%s); left as it is", kind, change_id, err)
@@ -312,11 +312,11 @@ def _finish(vfs: JailedFS, changelog: ChangeLog, kind: str, change_id: str, owne
             store.layer(url).drop([], nodes)
     if outcome == "kept":
         changelog.entered(record)  # its line before its record is filed: a crash between, and it is still pending
-        store.move(name, names.record(change_id))
+        store.move(name, layout.record(change_id))
     elif kind == "change":
         store.delete(name)
     else:
-        store.delete(name, names.undo_mark(change_id))
+        store.delete(name, layout.undo_mark(change_id))
     line = f"{'change' if kind == 'change' else 'undo of'} {change_id} ({record.tool}): {outcome}"
     log.warning("recovery: %s", line)
     return line

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 from vfs_mcp.changes.kept import touched
 from vfs_mcp.changes.log import CLOCK_SKEW, ChangeLog
-from vfs_mcp.changes.state import names
+from vfs_mcp.changes.state import layout
 from vfs_mcp.changes.state.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state.timeline import TimelineEntry
 from vfs_mcp.errors import Conflict, Internal, TooLarge
@@ -69,12 +69,12 @@ def _since(changelog: ChangeLog, first: Record) -> list[TimelineEntry]:
 
 def _making(changelog: ChangeLog) -> Iterator[Summary]:
     """The summaries of the changes being made now (their records pending)."""
-    for item in changelog.store.listing(names.PENDING):
-        under_way = names.under_way(item.name)
+    for item in changelog.store.listing(layout.PENDING):
+        under_way = layout.under_way(item.name)
         if under_way is None or under_way.kind != "change":
             continue
         try:
-            yield changelog.summary(names.pending(under_way.change_id, under_way.owner))
+            yield changelog.summary(layout.pending(under_way.change_id, under_way.owner))
         except FileNotFoundError:
             continue  # made meanwhile
         except Corrupt as err:

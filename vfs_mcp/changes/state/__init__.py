@@ -1,7 +1,7 @@
 """The state store: what outlives a call, a connection and a process, in one place outside every
 mount — the change log with its before-images, the ide buffers, and who is alive to own them.
 
-This package owns the store and everything in it: every name (``names.py``, where the layout is
+This package owns the store and everything in it: every name (``layout.py``, where the layout is
 drawn), a change's record as bytes (``records.py``) and the timeline's index (``timeline.py``).
 Nothing outside it spells a name of the store.
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vfs_mcp.changes.private import private_folder
-from vfs_mcp.changes.state.names import FOLDERS
+from vfs_mcp.changes.state.layout import FOLDERS
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from vfs_mcp.changes.state import StateStore, names
+from vfs_mcp.changes.state import StateStore, layout
 from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.errors import InvalidArgument, NotFound, echoed
 
@@ -166,7 +166,7 @@ class Timeline:
         if seq < 1:
             return None
         try:
-            return TimelineEntry.decode(self.store.read(names.entry(seq)))
+            return TimelineEntry.decode(self.store.read(layout.entry(seq)))
         except FileNotFoundError:
             return None
         except ValueError:
@@ -174,7 +174,7 @@ class Timeline:
 
     def _hint(self, name: Literal["head", "tail"], default: int) -> int:
         try:
-            return max(default, int(self.store.read(names.hint(name)).decode() or default))
+            return max(default, int(self.store.read(layout.hint(name)).decode() or default))
         except (FileNotFoundError, ValueError):
             return default
 
@@ -195,13 +195,13 @@ class Timeline:
                 entry.seq = seq
                 entry.total = (before.total if before is not None else 0) + entry.size - entry.freed
                 try:
-                    self.store.write(names.entry(seq), entry.encode())
+                    self.store.write(layout.entry(seq), entry.encode())
                     break
                 except FileExistsError:
                     seq, before = max(seq, self._hint("head", 0)) + 1, None
             self._last = entry
             if seq % HINT_EVERY == 0 or seq == 1:
-                self.store.write(names.hint("head"), str(seq).encode(), create=False)
+                self.store.write(layout.hint("head"), str(seq).encode(), create=False)
             self._trim(entry, now())
         return entry
 
@@ -223,7 +223,7 @@ class Timeline:
             tail = self._first(tail.seq + 1, newest.seq)
         self._tail = tail
         if moved and tail is not None:
-            self.store.write(names.hint("tail"), str(tail.seq).encode(), create=False)
+            self.store.write(layout.hint("tail"), str(tail.seq).encode(), create=False)
 
     def _first(self, seq: int, newest: int) -> TimelineEntry | None:
         """The oldest entry from ``seq`` on (entries between may be gone: trimmed by another)."""
@@ -236,10 +236,10 @@ class Timeline:
 
     def let_go(self, entry: TimelineEntry) -> None:
         """Delete ``entry`` with its change's record and marks (retention)."""
-        gone = [names.record(entry.id), names.undone_by(entry.id)] if entry.id != "?" else []
+        gone = [layout.record(entry.id), layout.undone_by(entry.id)] if entry.id != "?" else []
         if entry.checkpoint is not None and self.named(entry.checkpoint) == entry.id:
-            gone.append(names.checkpoint(entry.checkpoint))
-        self.store.delete(*gone, names.entry(entry.seq))
+            gone.append(layout.checkpoint(entry.checkpoint))
+        self.store.delete(*gone, layout.entry(entry.seq))
         if self._on_let_go is not None:
             self._on_let_go(entry.id)
 
@@ -251,11 +251,11 @@ class Timeline:
         gone = [change_id]
         while (by := self.undone_by(gone[-1])) is not None and by not in gone:
             gone.append(by)
-        self.store.delete(*(names.undone_by(one) for one in gone), *(names.record(one) for one in gone[1:]))
+        self.store.delete(*(layout.undone_by(one) for one in gone), *(layout.record(one) for one in gone[1:]))
         left = set(gone)
         for entry in self.newest_first(scan=scan):
             if entry.id in left:
-                self.store.delete(names.entry(entry.seq))
+                self.store.delete(layout.entry(entry.seq))
                 left.discard(entry.id)
                 if not left:
                     return
@@ -265,17 +265,17 @@ class Timeline:
     def undone(self, change_ids: list[str], by: str) -> None:
         """``change_ids`` were taken back by the change ``by``."""
         for change_id in change_ids:
-            self.store.write(names.undone_by(change_id), by.encode(), create=False)
+            self.store.write(layout.undone_by(change_id), by.encode(), create=False)
 
     def undone_by(self, change_id: str) -> str | None:
         try:
-            return self.store.read(names.undone_by(change_id)).decode() or None
+            return self.store.read(layout.undone_by(change_id)).decode() or None
         except FileNotFoundError:
             return None
 
     def name(self, name: str, change_id: str) -> None:
         """The checkpoint ``name`` is now the change ``change_id`` (a name given again moves)."""
-        self.store.write(names.checkpoint(check_name(name)), change_id.encode(), create=False)
+        self.store.write(layout.checkpoint(check_name(name)), change_id.encode(), create=False)
 
     def resolve(self, reference: str) -> str:
         """The change id ``reference`` names: itself, or the id of the checkpoint of that name."""
@@ -291,7 +291,7 @@ class Timeline:
         if not NAME.fullmatch(name):
             return None
         try:
-            return self.store.read(names.checkpoint(name)).decode() or None
+            return self.store.read(layout.checkpoint(name)).decode() or None
         except FileNotFoundError:
             return None
 
@@ -318,7 +318,7 @@ class Timeline:
 
     def _exists(self, seq: int) -> bool:
         try:
-            self.store.read(names.entry(seq), 0, 0)
+            self.store.read(layout.entry(seq), 0, 0)
         except FileNotFoundError:
             return False
         return True

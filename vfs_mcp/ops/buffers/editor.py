@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp import changes
 from vfs_mcp.changes import ANYTHING, Expect, Plan, Put, Step
-from vfs_mcp.changes.state import names
+from vfs_mcp.changes.state import layout
 from vfs_mcp.errors import (
     BinaryContent,
     Conflict,
@@ -158,16 +158,16 @@ class StoredBuffers:
         fields = {key: value for key, value in asdict(buf).items() if key not in ("target", "coding")}
         fields["target"] = [buf.target.mount.url, buf.target.rel]
         fields["coding"] = {**asdict(buf.coding), "bom": buf.coding.bom.hex()}
-        self.store.write(names.buffer(buf.handle), json.dumps(fields).encode(), create=False)
-        listed = self.store.listing(names.BUFFERS)
+        self.store.write(layout.buffer(buf.handle), json.dumps(fields).encode(), create=False)
+        listed = self.store.listing(layout.BUFFERS)
         for old in sorted(listed, key=lambda item: item.modified)[: max(0, len(listed) - MAX_STORED_BUFFERS)]:
-            self.store.delete(names.buffer(old.name))
+            self.store.delete(layout.buffer(old.name))
 
     def get(self, handle: str) -> Buffer | None:
         if not HANDLE.fullmatch(handle):
             raise InvalidArgument(f"{echoed(handle)} is not a buffer handle; pass the handle file_open returned")
         try:
-            fields = json.loads(self.store.read(names.buffer(handle)))
+            fields = json.loads(self.store.read(layout.buffer(handle)))
         except FileNotFoundError:
             return None
         url, rel = fields.pop("target")
@@ -181,7 +181,7 @@ class StoredBuffers:
         return Buffer(Target(mount, rel), coding=Coding(**coding), **fields)
 
     def delete(self, handle: str) -> None:
-        self.store.delete(names.buffer(handle))
+        self.store.delete(layout.buffer(handle))
 
 
 def _clamp(value: int, low: int, high: int) -> int:
