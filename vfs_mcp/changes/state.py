@@ -15,6 +15,8 @@ mount — the change log with its before-images, the ide buffers, and who is ali
                                         its files' bytes: ``vfs_mcp_backends.layers``)
     index/<mount>.<sha256>.db           a segment of an object-store mount's content index, for
                                         grep (``vfs_mcp.ops.search.index``)
+    tasks/<id>.json                     a long call answered with a task handle: its status, then
+                                        its result or error (``tasks.py``)
 
 ``LocalState`` is a private folder on this machine: made 0700 and never a link, in folders no other
 user can write (``private.private_folder``), its files 0600, written whole (a temp name, then a
@@ -57,7 +59,7 @@ log = logging.getLogger("vfs_mcp")
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline", "tasks")
 
 
 @dataclass(frozen=True)
