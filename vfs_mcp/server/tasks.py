@@ -346,11 +346,15 @@ def _outcome(run: Run, record: TaskRecord) -> TaskRecord:
     if run.cancelled.is_set() and gave_up:
         return record.ended("cancelled", "cancelled: nothing it was changing was kept")
     if isinstance(run.error, MCPError):
-        return record.ended("failed", run.error.error.message, error={"code": run.error.error.code, "message": run.error.error.message})
+        return record.ended(
+            "failed", run.error.error.message, error={"code": run.error.error.code, "message": run.error.error.message}
+        )
     if run.error is not None or isinstance(result, InputRequiredResult) or not isinstance(result, BaseModel | dict):
         return record.ended("failed", "the call failed unexpectedly; the detail is in the server log")
     wired = encodable_reply(result)
-    dumped = wired.model_dump(by_alias=True, mode="json", exclude_none=True) if isinstance(wired, BaseModel) else dict(wired)
+    dumped = (
+        wired.model_dump(by_alias=True, mode="json", exclude_none=True) if isinstance(wired, BaseModel) else dict(wired)
+    )
     return record.ended("completed", None, result=sdk_methods.serialize_server_result("tools/call", SCHEMA, dumped))
 
 
