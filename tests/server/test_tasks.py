@@ -30,7 +30,8 @@ from results import changed, ok
 from vfs_mcp import build_server
 from vfs_mcp.changes import tasks as kept
 from vfs_mcp.changes.state import LocalState
-from vfs_mcp.jail.mounts import MountSpec, open_mounts
+from vfs_mcp.cli.options import parser, settings_from
+from vfs_mcp.jail.mounts import Config, MountSpec, open_mounts
 from vfs_mcp.server import tasks
 from vfs_mcp.settings import Settings
 from vfs_mcp.transports.http import http_app, serving_in_thread
@@ -313,3 +314,20 @@ async def test_over_http_a_task_outlives_its_request_and_a_new_connection_polls_
                 await cancel(client, handle.task_id)
                 assert (await get(client, handle.task_id))["status"] == "cancelled"
         assert not (folder / "copy").exists()
+
+
+def test_the_threshold_comes_from_the_option_else_the_config_and_never_turns_tasks_off(tmp_path: Path) -> None:
+    assert settings_from(parser().parse_args([]), None).task_after == 2.0
+    assert settings_from(parser().parse_args(["--task-after", "0"]), None).task_after == 0.0
+    assert settings_from(parser().parse_args(["--task-after", "never"]), None).task_after is None
+    config = tmp_path / "vfs.toml"
+    config.write_text("task_after = 5\n")
+    assert settings_from(parser().parse_args([]), Config.load(config)).task_after == 5.0
+    assert settings_from(parser().parse_args(["--task-after", "0.5"]), Config.load(config)).task_after == 0.5
+    config.write_text('task_after = "never"\n')
+    assert settings_from(parser().parse_args([]), Config.load(config)).task_after is None
+    config.write_text("task_after = -1\n")
+    with pytest.raises(ValueError, match="task_after"):
+        Config.load(config)
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--task-after", "-1"])
