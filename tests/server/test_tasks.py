@@ -16,15 +16,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any
 
 import anyio.to_thread
 import pytest
 from mcp import Client
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClientExtension
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, Request, RequestParams, Result
-from pydantic import ConfigDict, TypeAdapter
+from mcp_types import CallToolResult
 from results import changed, ok
 
 from vfs_mcp import build_server
@@ -34,51 +33,21 @@ from vfs_mcp.cli.options import parser, settings_from
 from vfs_mcp.jail.mounts import Config, MountSpec, open_mounts
 from vfs_mcp.server import tasks
 from vfs_mcp.settings import Settings
+from vfs_mcp.testing.tasks import TERMINAL, TaskHandle, TasksClient, cancel_task, get_task
 from vfs_mcp.transports.http import http_app, serving_in_thread
 
 pytestmark = pytest.mark.anyio
 
 POLLS = 100_000
 """Polls of ``tasks/get`` a task may take to end (its work is a few files)."""
-TERMINAL = {"completed", "failed", "cancelled"}
-
-
-class TaskHandle(Result):
-    """A ``CreateTaskResult``: ``resultType: "task"`` and the task."""
-
-    model_config = ConfigDict(extra="allow")
-    result_type: Literal["task"] = "task"
-    task_id: str
-    status: str
-    poll_interval_ms: int | None = None
-
-
-class TaskIdParams(RequestParams):
-    task_id: str
-
-
-class GetTask(Request[TaskIdParams, Literal["tasks/get"]]):
-    method: Literal["tasks/get"] = "tasks/get"
-    params: TaskIdParams
-    name_param: ClassVar[str | None] = "taskId"
-
-
-class CancelTask(Request[TaskIdParams, Literal["tasks/cancel"]]):
-    method: Literal["tasks/cancel"] = "tasks/cancel"
-    params: TaskIdParams
-    name_param: ClassVar[str | None] = "taskId"
-
-
-ANY = TypeAdapter(dict[str, Any])
 
 
 async def get(client: Client, task_id: str) -> dict[str, Any]:
-    found: dict[str, Any] = await client.session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), ANY)
-    return found
+    return await get_task(client.session, task_id)
 
 
 async def cancel(client: Client, task_id: str) -> None:
-    await client.session.send_request(CancelTask(params=TaskIdParams(task_id=task_id)), ANY)
+    await cancel_task(client.session, task_id)
 
 
 async def settled(client: Client, task_id: str) -> dict[str, Any]:
@@ -90,25 +59,9 @@ async def settled(client: Client, task_id: str) -> dict[str, Any]:
     raise AssertionError(f"task {task_id} still {state['status']} after {POLLS} polls")
 
 
-async def _resolved(handle: TaskHandle, ctx: ClaimContext) -> CallToolResult:
-    """What a client of the extension does with a handle: poll until it ends, then its result."""
-    for _ in range(POLLS):
-        state: dict[str, Any] = await ctx.session.send_request(
-            GetTask(params=TaskIdParams(task_id=handle.task_id)), ANY
-        )
-        if state["status"] == "completed":
-            return CallToolResult.model_validate(state["result"])
-        assert state["status"] == "working", state
-    raise AssertionError("the task did not end")
-
-
-class TasksClient(ClientExtension):
-    """The client side of the extension: declares it, and resolves a handle by polling."""
-
-    identifier = tasks.IDENTIFIER
-
-    def claims(self) -> list[ResultClaim[Any]]:
-        return [ResultClaim(result_type="task", model=TaskHandle, resolve=_resolved)]
+def polling() -> ClientExtension:
+    """The extension's client side, polling without a pause (the tests' tasks are a few files)."""
+    return TasksClient(poll_every=0)
 
 
 def tree(root: Path, files: int = 6) -> None:
@@ -141,7 +94,7 @@ async def test_a_long_call_past_the_threshold_is_a_task_whose_result_is_the_answ
 ) -> None:
     async with Client(server(folder, task_after=None)) as plain:
         answer = await plain.call_tool("calculate_directory_size", {"path": str(folder), "format": "json"})
-    async with Client(server(folder, task_after=0), extensions=[TasksClient()]) as client:
+    async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
         handle = await task_of(client, "calculate_directory_size", {"path": str(folder), "format": "json"})
         assert handle.status == "working" and handle.poll_interval_ms == tasks.POLL_MS
         done = await settled(client, handle.task_id)
@@ -169,7 +122,7 @@ async def test_tasks_get_shows_the_calls_progress_while_it_works(folder: Path, m
     for i in range(4):  # files of one size: the search reports each group it hashes
         (folder / "same" / f"{i}.txt").parent.mkdir(exist_ok=True)
         (folder / "same" / f"{i}.txt").write_text(f"same size {i}\n")
-    async with Client(server(folder, task_after=0), extensions=[TasksClient()]) as client:
+    async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
         handle = await task_of(client, "find_duplicate_files", {"path": str(folder)})
         assert await anyio.to_thread.run_sync(reported.wait, 30)
         working = await get(client, handle.task_id)
@@ -215,7 +168,7 @@ def copy_held_after(files: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hel
 async def test_cancelling_a_recursive_copy_midway_leaves_the_destination_as_it_was(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with Client(server(folder, task_after=0), extensions=[TasksClient()]) as client:
+    async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
         with copy_held_after(3, monkeypatch) as held:
             arguments = {"source": str(folder / "src"), "destination": str(folder / "copy"), "recursive": True}
             handle = await task_of(client, "copy_file", arguments)
@@ -233,7 +186,7 @@ async def test_cancelling_a_recursive_copy_midway_leaves_the_destination_as_it_w
 
 
 async def test_a_copy_that_becomes_a_task_and_ends_is_the_change_it_makes_in_its_request(folder: Path) -> None:
-    async with Client(server(folder, task_after=0), extensions=[TasksClient()]) as client:
+    async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
         arguments = {"source": str(folder / "src"), "destination": str(folder / "copy"), "recursive": True}
         result = await client.call_tool("copy_file", arguments)
         changed(result)
@@ -245,7 +198,7 @@ async def test_without_the_extension_or_in_the_2025_era_the_call_is_answered_in_
     folder: Path, mode: str
 ) -> None:
     served = server(folder, task_after=0)
-    extensions = [TasksClient()] if mode == "legacy" else []
+    extensions = [polling()] if mode == "legacy" else []
     async with Client(served, mode=mode, extensions=extensions) as client:  # type: ignore[arg-type]
         handle = await client.session.call_tool(
             "calculate_directory_size", {"path": str(folder), "format": "json"}, allow_claimed=True
@@ -256,7 +209,7 @@ async def test_without_the_extension_or_in_the_2025_era_the_call_is_answered_in_
 
 
 async def test_a_call_that_ends_within_the_threshold_is_answered_in_its_request(folder: Path) -> None:
-    async with Client(server(folder, task_after=3600), extensions=[TasksClient()]) as client:
+    async with Client(server(folder, task_after=3600), extensions=[polling()]) as client:
         result = await client.session.call_tool("calculate_directory_size", {"path": str(folder)}, allow_claimed=True)
         assert isinstance(result, CallToolResult) and not result.is_error
 
@@ -264,7 +217,7 @@ async def test_a_call_that_ends_within_the_threshold_is_answered_in_its_request(
 async def test_the_extension_is_declared_and_its_methods_refuse_an_unknown_task_and_a_client_without_it(
     folder: Path,
 ) -> None:
-    async with Client(server(folder), extensions=[TasksClient()]) as client:
+    async with Client(server(folder), extensions=[polling()]) as client:
         capabilities = client.session.server_capabilities
         assert capabilities is not None and tasks.IDENTIFIER in (capabilities.extensions or {})
         with pytest.raises(MCPError) as unknown:
@@ -279,14 +232,14 @@ async def test_the_extension_is_declared_and_its_methods_refuse_an_unknown_task_
 async def test_a_tasks_result_is_found_again_after_a_restart_and_a_task_whose_server_died_reads_as_failed(
     folder: Path,
 ) -> None:
-    async with Client(server(folder, task_after=0), extensions=[TasksClient()]) as client:
+    async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
         handle = await task_of(client, "calculate_directory_size", {"path": str(folder), "format": "json"})
         first = await settled(client, handle.task_id)
     dead = kept.new_record("0123456789abcdef", "copy_file")  # an instance that no longer runs
     store = LocalState(str(folder.parent / "state"))
     kept.save(store, dead, first=True)
     store.close()
-    async with Client(server(folder, task_after=0), extensions=[TasksClient()]) as restarted:
+    async with Client(server(folder, task_after=0), extensions=[polling()]) as restarted:
         assert await get(restarted, handle.task_id) == first
         failed = await get(restarted, dead.task_id)
         assert failed["status"] == "failed" and failed["error"]["code"] == -32603
@@ -300,17 +253,17 @@ async def test_over_http_a_task_outlives_its_request_and_a_new_connection_polls_
     with serving_in_thread(http_app(served)) as url:
         async with Client(url) as plain:
             answer = await plain.call_tool("calculate_directory_size", {"path": str(folder), "format": "json"})
-        async with Client(url, extensions=[TasksClient()]) as client:
+        async with Client(url, extensions=[polling()]) as client:
             handle = await task_of(client, "calculate_directory_size", {"path": str(folder), "format": "json"})
-        async with Client(url, extensions=[TasksClient()]) as other:
+        async with Client(url, extensions=[polling()]) as other:
             done = await settled(other, handle.task_id)
         assert CallToolResult.model_validate(done["result"]).structured_content == answer.structured_content
         with copy_held_after(2, monkeypatch) as held:
-            async with Client(url, extensions=[TasksClient()]) as client:
+            async with Client(url, extensions=[polling()]) as client:
                 arguments = {"source": str(folder / "src"), "destination": str(folder / "copy"), "recursive": True}
                 handle = await task_of(client, "copy_file", arguments)
             await held.midway()
-            async with Client(url, extensions=[TasksClient()]) as client:
+            async with Client(url, extensions=[polling()]) as client:
                 await cancel(client, handle.task_id)
                 assert (await get(client, handle.task_id))["status"] == "cancelled"
         assert not (folder / "copy").exists()
