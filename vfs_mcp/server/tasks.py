@@ -130,8 +130,8 @@ class Run:
         task's walk stops here."""
         if self.cancelled.is_set():
             raise Abandoned
-        of = f" of {total:,}" if total else ""
-        self.progress = f"{message} ({done:,}{of})" if message else f"{done:,}{of}"
+        counted = f"{done:,} of {total:,}" if total else f"{done:,}"
+        self.progress = f"{message} ({counted})" if message and total else message or counted
         record, now = self.record, time.monotonic()
         if record is not None and self.store is not None and now - self.shared >= SHARED_EVERY:
             self.shared = now
