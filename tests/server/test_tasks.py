@@ -20,11 +20,11 @@ from typing import Any
 
 import anyio.to_thread
 import pytest
+from conftest import BACKENDS, Sandbox, store_params
 from mcp import Client
 from mcp.client.extension import ClientExtension
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
-from conftest import BACKENDS, Sandbox, store_params
 from results import assert_error, changed, ok
 
 from vfs_mcp import build_server

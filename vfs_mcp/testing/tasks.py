@@ -20,7 +20,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, ErrorData, Request, RequestParams, Result
-from pydantic import ConfigDict, TypeAdapter
+from pydantic import ConfigDict
 
 IDENTIFIER = "io.modelcontextprotocol/tasks"
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -52,18 +52,21 @@ class CancelTask(Request[TaskIdParams, Literal["tasks/cancel"]]):
     name_param: ClassVar[str | None] = "taskId"
 
 
-_ANY: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+class _Wire(Result):
+    """A ``tasks/*`` result, every field as it came."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 async def get_task(session: ClientSession, task_id: str) -> dict[str, Any]:
     """The task as ``tasks/get`` gives it now (its wire fields: ``status``, ``statusMessage``, ...)."""
-    found: dict[str, Any] = await session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), _ANY)
-    return found
+    found = await session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), _Wire)
+    return found.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 async def cancel_task(session: ClientSession, task_id: str) -> None:
     """Ask the server to cancel the task (acknowledged; ``get_task`` shows how it ended)."""
-    await session.send_request(CancelTask(params=TaskIdParams(task_id=task_id)), _ANY)
+    await session.send_request(CancelTask(params=TaskIdParams(task_id=task_id)), _Wire)
 
 
 class TasksClient(ClientExtension):
