@@ -153,6 +153,31 @@ class Held:
         assert await anyio.to_thread.run_sync(self.reached.wait, 30)
 
 
+async def test_cancelling_a_walk_that_only_reads_ends_its_task_cancelled(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reported, release = threading.Event(), threading.Event()
+    report = tasks.Run.report
+
+    def held(run: tasks.Run, done: int, total: int | None, message: str) -> bool:
+        reported.set()
+        release.wait(30)
+        return report(run, done, total, message)
+
+    monkeypatch.setattr(tasks.Run, "report", held)
+    for i in range(4):
+        (folder / "same" / f"{i}.txt").parent.mkdir(exist_ok=True)
+        (folder / "same" / f"{i}.txt").write_text(f"same size {i}\n")
+    try:
+        async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
+            handle = await task_of(client, "find_duplicate_files", {"path": str(folder)})
+            assert await anyio.to_thread.run_sync(reported.wait, 30)
+            await cancel(client, handle.task_id)
+            assert (await get(client, handle.task_id))["status"] == "cancelled"
+    finally:
+        release.set()
+
+
 @contextmanager
 def copy_held_after(files: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     """A recursive copy's writes: after ``files`` of them, the next waits until its task is

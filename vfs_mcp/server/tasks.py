@@ -342,7 +342,7 @@ def _outcome(run: Run, record: TaskRecord) -> TaskRecord:
     ``cancelled``; a JSON-RPC error is ``failed``; any tool result (an error result too) is
     ``completed``, with the result as the call would have answered it."""
     result = run.result
-    gave_up = run.error is not None or (getattr(result, "is_error", False) is True)
+    gave_up = result is None or run.error is not None or getattr(result, "is_error", False) is True
     if run.cancelled.is_set() and gave_up:
         return record.ended("cancelled", "cancelled: nothing it was changing was kept")
     if isinstance(run.error, MCPError):
