@@ -345,12 +345,17 @@ def test_calculate_directory_size_as_a_task_and_a_copy_cancelled_midway(
             assert (done.content, data_of(done)) == (answer.content, data_of(answer))
             assert json.loads(text(state["result"]))["files"] == bucket.keys
 
-            plain.pipe({f"{BUCKET}/small/d{i % 10}/f{i}.txt": b"small\n" for i in range(COPIED)})
             async with Client(url, extensions=[TasksClient()]) as client:
+                for i in range(COPIED):  # through the server: its listings know them
+                    written = await client.call_tool(
+                        "write_file", {"path": f"small/d{i % 10}/f{i}.txt", "content": "s\n"}
+                    )
+                    assert not written.is_error, written
                 arguments = {"source": "small", "destination": "copy/small", "recursive": True}
                 handle = await client.session.call_tool("copy_file", arguments, allow_claimed=True)
                 assert isinstance(handle, TaskHandle), handle
                 while not plain.find(f"{BUCKET}/copy"):  # midway: some of it copied
+                    assert (await get_task(client.session, handle.task_id))["status"] == "working"
                     plain.invalidate_cache()
                     await anyio.sleep(0.05)
                 await cancel_task(client.session, handle.task_id)
