@@ -348,7 +348,7 @@ def test_calculate_directory_size_as_a_task_and_a_copy_cancelled_midway(
             async with Client(url, extensions=[TasksClient()]) as client:
                 for i in range(COPIED):  # through the server: its listings know them
                     written = await client.call_tool(
-                        "write_file", {"path": f"small/d{i % 10}/f{i}.txt", "content": "s\n"}
+                        "write_file", {"path": f"small/d{i % 10}/f{i}.txt", "content": "s\n", "create_dirs": True}
                     )
                     assert not written.is_error, written
                 arguments = {"source": "small", "destination": "copy/small", "recursive": True}
