@@ -52,7 +52,7 @@ class CancelTask(Request[TaskIdParams, Literal["tasks/cancel"]]):
     name_param: ClassVar[str | None] = "taskId"
 
 
-class _Wire(Result):
+class _TaskReply(Result):
     """A ``tasks/*`` result, every field as it came."""
 
     model_config = ConfigDict(extra="allow")
@@ -60,13 +60,13 @@ class _Wire(Result):
 
 async def get_task(session: ClientSession, task_id: str) -> dict[str, Any]:
     """The task as ``tasks/get`` gives it now (its wire fields: ``status``, ``statusMessage``, ...)."""
-    found = await session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), _Wire)
+    found = await session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), _TaskReply)
     return found.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 async def cancel_task(session: ClientSession, task_id: str) -> None:
     """Ask the server to cancel the task (acknowledged; ``get_task`` shows how it ended)."""
-    await session.send_request(CancelTask(params=TaskIdParams(task_id=task_id)), _Wire)
+    await session.send_request(CancelTask(params=TaskIdParams(task_id=task_id)), _TaskReply)
 
 
 class TasksClient(ClientExtension):
