@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from conftest import RARE_LITERAL, S3_LATENCY, Scale, SourceTree, s3fs_client
+from conftest import RARE_LITERAL, S3_CREDENTIALS, S3_LATENCY, Scale, SourceTree, s3fs_client
 from latency_proxy import LatencyProxy
 from moto_bucket import serving
 from stdio_server import StdioServer
@@ -286,3 +286,60 @@ def test_grep_ratio(bucket: Bucket) -> None:
         f"\nS3 grep of {bucket.grep.count:,} objects over stdio / {GET_THREADS}-thread GET loop:"
         f" {ours:.2f} s / {loop:.2f} s = {ratio:.2f}x (target ≤ 1.1x: {'met' if ratio <= 1.1 else 'MISSED'})"
     )
+
+
+# -- the whole bucket's size as a task; a recursive copy cancelled midway -----------------------
+
+
+def test_calculate_directory_size_as_a_task(
+    bucket: Bucket, scale: Scale, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A client of the tasks extension (2026-07-28, over HTTP, an in-process server over the
+    proxy) asks for the whole bucket's size: it gets a task handle once the threshold passed
+    (2 s; 0.1 s quick, where the walk is shorter), ``tasks/get`` shows the walk's progress (full
+    size), and the task's result is the answer the call gives when waited for. (A copy cancelled
+    midway: tests/server/test_tasks.py, held by a hook, on memory, a local folder and moto.)"""
+    import anyio
+    from mcp import Client
+    from mcp_types import CallToolResult
+
+    from vfs_mcp import build_server
+    from vfs_mcp.jail.mounts import MountSpec, open_mounts
+    from vfs_mcp.profiles.results import data_of
+    from vfs_mcp.settings import Settings
+    from vfs_mcp.testing.task_client import TaskHandle, TasksClient, get_task
+    from vfs_mcp.transports.http import http_app, serving_in_thread
+
+    options = {"endpoint_url": bucket.proxy.url, **S3_CREDENTIALS}
+    threshold = 0.1 if scale.quick else 2.0
+    settings = Settings(task_after=threshold, state=str(tmp_path_factory.mktemp("task-state")))
+    server = build_server(open_mounts([MountSpec(f"s3://{BUCKET}", options=options)]), settings)
+
+    async def scenario() -> None:
+        with serving_in_thread(http_app(server)) as url:
+            async with Client(url, extensions=[TasksClient()]) as client:
+                started = time.perf_counter()
+                handle = await client.session.call_tool(
+                    "calculate_directory_size", {"path": ".", "format": "json"}, allow_claimed=True
+                )
+                answered = time.perf_counter() - started
+                assert isinstance(handle, TaskHandle), handle
+                progress, polls = [], 0
+                while (state := await get_task(client.session, handle.task_id))["status"] == "working":
+                    polls += 1
+                    progress += [state["statusMessage"]] if "statusMessage" in state else []
+                    await anyio.sleep(state["pollIntervalMs"] / 1000)
+                walked = time.perf_counter() - started
+                assert state["status"] == "completed", state
+                print(
+                    f"\nsize as a task: the handle in {answered:.2f} s (threshold {threshold:g} s), the result after "
+                    f"{walked:.1f} s and {polls} polls; progress seen: {progress[-1] if progress else 'none'}"
+                )
+                assert scale.quick or progress
+            async with Client(url) as waiting:
+                answer = await waiting.call_tool("calculate_directory_size", {"path": ".", "format": "json"})
+            done = CallToolResult.model_validate(state["result"])
+            assert (done.content, data_of(done)) == (answer.content, data_of(answer))
+            assert json.loads(text(state["result"]))["files"] == bucket.keys
+
+    anyio.run(scenario)

@@ -52,6 +52,9 @@ class Settings:
     """Which changes a person is asked to accept first, in the client's dialog (``--confirm``;
     ``vfs_mcp.changes.confirm``): ``auto`` is ``destructive`` for a client that declared form
     elicitation and ``never`` for one that did not, which is never sent a request."""
+    task_after: float | None = 2.0
+    """Seconds a long call runs before a client that declared the tasks extension gets a task
+    handle for it instead of waiting (``--task-after``; ``vfs_mcp.server.tasks``); None: never."""
     request_state_key: str | None = field(default=None, repr=False)
     """The secret (32+ bytes) the ``requestState`` of a 2026-07-28 input round (the client's
     roots, a confirmation) is sealed under: replicas that share it finish each other's calls;

@@ -394,6 +394,31 @@ async def test_a_client_asked_for_its_roots_first_is_then_asked_to_confirm(local
     assert len(person.asked) == 1
 
 
+async def test_a_roots_refresh_due_while_the_person_answers_does_not_ask_the_person_again(
+    local_sandbox: Sandbox,
+) -> None:
+    """On 2026-07-28 the person's answer comes with the call made again; roots due for a
+    refresh by then (``roots_refresh=0``: always) are asked for at the next call, not before
+    this answer is taken (a new round would drop it, and the person would be asked again)."""
+    seeded(local_sandbox)
+    root = Path(local_sandbox.root).as_uri()
+    asked_for_roots = []
+
+    async def roots(context: ClientRequestContext) -> ListRootsResult:
+        asked_for_roots.append(root)
+        return ListRootsResult(roots=[Root(uri=root)])  # type: ignore[arg-type]
+
+    person = Person("accept")
+    server = build_server([local_sandbox.mount], Settings(client_roots="narrow", roots_refresh=0))
+    async with Client(server, elicitation_callback=person, list_roots_callback=roots) as c:  # type: ignore[arg-type]
+        changed(await c.call_tool("delete_path", {"path": "build", "recursive": True}))
+        assert len(person.asked) == 1
+        assert len(asked_for_roots) == 1
+        ok(await c.call_tool("list_directory", {"path": "."}))
+        assert len(asked_for_roots) == 2  # the refresh put off, made at the next call
+    _deleted(local_sandbox)
+
+
 def test_the_options_set_the_policy_and_a_request_state_key_of_32_bytes_or_more(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

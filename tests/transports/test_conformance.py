@@ -130,21 +130,38 @@ NOT_APPLICABLE = {
     "sep-2640-skills-enumeration": "the skills extension; the server does not declare it (the suite skips every check)",
     "sep-2640-skills-manifest": "the skills extension; the server does not declare it (the suite skips every check)",
 }
-TASKS = "the tasks extension (SEP-2663); the server does not declare it, its calls answer at once"
-NOT_APPLICABLE |= {
-    f"tasks-{name}": TASKS
-    for name in (
-        "lifecycle",
-        "capability-negotiation",
-        "wire-fields",
-        "request-state-removal",
-        "mrtr-input",
-        "request-headers",
-        "dispatch-and-envelope",
-        "status-notifications",
-        "required-task-error",
-        "mrtr-composition",
+APPLIES |= {
+    "tasks-capability-negotiation": "the tasks extension declared; tasks/* refused (-32021) to a client without it",
+    "tasks-dispatch-and-envelope": "tasks/result and tasks/list removed (-32601); an unknown task id is -32602",
+    "tasks-request-headers": "Mcp-Method checked against the body of a call",
+}
+TASK_TOOLS = "needs the suite's own task tools ({}); the server's tasks: tests/server/test_tasks.py"
+CHECKS_NOT_APPLICABLE |= {
+    ("tasks-capability-negotiation", "sep-2663-server-rejects-undeclared-client"): TASK_TOOLS.format("slow_compute"),
+    ("tasks-capability-negotiation", "tasks-per-request-meta-opt-in"): TASK_TOOLS.format("slow_compute"),
+    ("tasks-dispatch-and-envelope", "tasks-server-directed-creation-no-hint"): TASK_TOOLS.format("failing_job"),
+    ("tasks-dispatch-and-envelope", "sep-2663-legacy-task-param-ignored"): TASK_TOOLS.format("greet"),
+    ("tasks-dispatch-and-envelope", "tasks-immediate-result-shortcut"): TASK_TOOLS.format("slow_compute"),
+    ("tasks-dispatch-and-envelope", "tasks-result-type-complete-on-non-task-responses"): TASK_TOOLS.format("greet"),
+    ("tasks-dispatch-and-envelope", "sep-2663-durable-create-strong-consistency"): TASK_TOOLS.format("slow_compute"),
+    ("tasks-request-headers", "tasks-headers-tolerate-mcp-method-on-tools-call"): TASK_TOOLS.format("greet"),
+    ("tasks-request-headers", "sep-2663-routing-headers-accepted-on-tasks-get"): TASK_TOOLS.format("slow_compute"),
+    ("tasks-request-headers", "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get"): TASK_TOOLS.format(
+        "slow_compute"
     )
+    + " (for the task its probe names)",
+}
+NOT_APPLICABLE |= {
+    "tasks-lifecycle": TASK_TOOLS.format("slow_compute, greet, failing_job, protocol_error_job"),
+    "tasks-wire-fields": TASK_TOOLS.format("slow_compute"),
+    "tasks-request-state-removal": TASK_TOOLS.format("slow_compute"),
+    "tasks-mrtr-input": TASK_TOOLS.format("confirm_delete, multi_input")
+    + "; no task of this server asks for input (a call that may ask the person is answered in its request)",
+    "tasks-mrtr-composition": TASK_TOOLS.format("test_tool_with_task"),
+    "tasks-required-task-error": "needs the suite's test tool failing_job, which must run as a task; no tool of "
+    "the server requires one (-32602 for a tool it does not have)",
+    "tasks-status-notifications": "the suite skips it (notifications/tasks go on a subscriptions/listen stream); "
+    "the server pushes none: clients poll tasks/get",
 }
 
 

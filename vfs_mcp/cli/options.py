@@ -118,6 +118,13 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
         "where the client can show a form (elicitation), never where it cannot",
     )
     p.add_argument(
+        "--task-after",
+        type=_seconds_or_never,
+        metavar="S",
+        help="a long call (a bucket-wide size or search, a recursive copy, ...) still running after S seconds "
+        "becomes a task the client polls, where it declared the tasks extension; never: no tasks (default 2)",
+    )
+    p.add_argument(
         "--no-index",
         action="store_true",
         help="grep reads every object of an object-store folder, keeping no content index in the state store",
@@ -217,9 +224,25 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         review=args.review,
         agent_may_apply=args.agent_may_apply,
         confirm=args.confirm or (config.confirm if config and config.confirm else "auto"),  # type: ignore[arg-type]
+        task_after=_task_after(args.task_after, config.task_after if config else None),
         request_state_key=request_state_key(getattr(args, "request_state_key_file", None)),
         index=not args.no_index and (config.index if config else True),
     )
+
+
+def _seconds_or_never(text: str) -> float | str:
+    if text == "never":
+        return text
+    seconds = float(text)
+    if seconds < 0:
+        raise ValueError(text)
+    return seconds
+
+
+def _task_after(given: float | str | None, configured: float | str | None) -> float | None:
+    """``--task-after``, else the config's ``task_after``, else 2 s; "never": None."""
+    chosen = given if given is not None else configured if configured is not None else Settings.task_after
+    return None if chosen == "never" or chosen is None else float(chosen)
 
 
 def request_state_key(path: str | None) -> str | None:

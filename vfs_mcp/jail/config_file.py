@@ -54,6 +54,7 @@ class ConfigFile(BaseModel):
     max_read_bytes: Size | None = None
     state: str | None = None
     confirm: Literal["auto", "never", "destructive", "writes"] | None = None
+    task_after: Annotated[float, Field(ge=0)] | Literal["never"] | None = None
     index: bool = True
 
 

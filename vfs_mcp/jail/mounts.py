@@ -133,6 +133,8 @@ class Config:
     state: str | None = None
     confirm: str | None = None
     """Which changes a person is asked to accept first (``--confirm``)."""
+    task_after: float | str | None = None
+    """Seconds before a long call becomes a task, or "never" (``--task-after``)."""
     index: bool = True
 
     @classmethod
@@ -168,6 +170,7 @@ class Config:
             max_read_bytes=checked.max_read_bytes,
             state=checked.state,
             confirm=checked.confirm,
+            task_after=checked.task_after,
             index=checked.index,
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -30,7 +31,7 @@ from vfs_mcp.jail import state_place
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail
-from vfs_mcp.server import calls, client_logs, replies, resources, sdk, tools, watch
+from vfs_mcp.server import calls, client_logs, replies, resources, sdk, tasks, tools, watch
 from vfs_mcp.server.calls import boundary, rooted
 from vfs_mcp.server.client_roots import ClientRoots
 from vfs_mcp.server.metrics import Metrics
@@ -91,6 +92,8 @@ class VfsServer(MCPServer):
     vfs: JailedFS | None = None
     client_roots: ClientRoots | None = None
     watches: watch.Watches | None = None
+    long_calls: tasks.Tasks | None = None
+    """Long calls as tasks (the ``io.modelcontextprotocol/tasks`` extension)."""
     many_clients: bool = False
     """Served over HTTP: clients without a session must not share state (``calls.session``)."""
     stateless: bool = False
@@ -150,7 +153,10 @@ async def _run(app: MCPServer) -> AsyncIterator[watch.Watches]:
     if server.client_roots is not None:
         server.client_roots.reset(server.vfs.jail)
     allow = functools.partial(rooted.watchable, server)
-    async with watch.watching(server.vfs, allow, server.vfs_settings.poll_interval) as watches:
+    async with (
+        watch.watching(server.vfs, allow, server.vfs_settings.poll_interval) as watches,
+        server.long_calls.serving() if server.long_calls is not None else contextlib.nullcontext(),
+    ):
         server.watches = watches
         try:
             yield watches
@@ -238,6 +244,7 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
     bus = InMemorySubscriptionBus()
     sdk.logging_set_up_once()  # a vfs-mcp process set its own up: rich's handler would go unused
     sdk.tool_results_keep_their_meta()
+    long_calls = tasks.Tasks(vfs, settings)
     server = VfsServer(
         "vfs-mcp",
         version=_version(),
@@ -248,7 +255,9 @@ def build_server(mounts: Sequence[Mount], settings: Settings | None = None) -> M
         request_state_security=RequestStateSecurity(keys=[settings.request_state_key])
         if settings.request_state_key
         else None,
+        extensions=[long_calls],
     )
+    server.long_calls = long_calls
     server.vfs = vfs
     server.metrics = Metrics(vfs, settings.audit_log)
     server.vfs_settings = settings

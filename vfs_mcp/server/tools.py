@@ -30,7 +30,7 @@ from vfs_mcp import profiles
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import as_written
 from vfs_mcp.profiles.table import Tool
-from vfs_mcp.server import schemas, sdk, toolset
+from vfs_mcp.server import schemas, sdk, tasks, toolset
 from vfs_mcp.server.replies import encodable
 from vfs_mcp.settings import Settings
 from vfs_mcp_backends import commit_scope
@@ -273,7 +273,7 @@ def in_worker(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[Call
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
-        with as_written(), commit_scope():
+        with as_written(), commit_scope() as stop, tasks.stopping(stop):
             call = functools.partial(fn, *args, **kwargs)
             return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
@@ -288,6 +288,7 @@ def reporter(ctx: Context[Any, Any]) -> Progress:
     walk stops within 100 ms (asking the event loop costs more than a step of a walk).
     """
     last = 0.0
+    task = tasks.progress_sink()  # a call that may become a task: its progress is the task's status
 
     def report(done: int, total: int | None, message: str) -> None:
         nonlocal last
@@ -296,6 +297,7 @@ def reporter(ctx: Context[Any, Any]) -> Progress:
             return
         last = now
         anyio.from_thread.check_cancelled()
-        anyio.from_thread.run(ctx.report_progress, done, total, encodable(message))
+        if task is None or not task(done, total, encodable(message)):
+            anyio.from_thread.run(ctx.report_progress, done, total, encodable(message))
 
     return report

@@ -1,6 +1,6 @@
 """Every name in the state store, spelt once: the folders, a change's record and the marks of
 its making and undoing, the timeline's index, what is quarantined, an ide buffer, an index
-segment. Everything else asks here (``tests/changes/test_state_names.py`` holds it).
+segment, a long call's task. Everything else asks here (``tests/changes/test_state_names.py`` holds it).
 
     instances/<iid>.lock | .lease | .claim    an instance alive, a dead one claimed
     changes/<id>.rec                          a change's record (``records.py``)
@@ -13,6 +13,8 @@ segment. Everything else asks here (``tests/changes/test_state_names.py`` holds 
     review/<layer>.*                          a pending layer (``vfs_mcp_backends.layers``, which
                                               imports nothing of ours: it is handed ``REVIEW``'s folder)
     index/<mount>.<sha256>.db                 a content index segment (``vfs_mcp.ops.search.index``)
+    tasks/<id>.json                           a long call answered with a task handle: its status,
+                                              then its result or error (``task_records.py``)
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ REVIEW = "review"
 QUARANTINE = "quarantine"
 INDEX = "index"
 TIMELINE = "timeline"
-FOLDERS = (INSTANCES, CHANGES, PENDING, BUFFERS, REVIEW, QUARANTINE, INDEX, TIMELINE)
+TASKS = "tasks"
+FOLDERS = (INSTANCES, CHANGES, PENDING, BUFFERS, REVIEW, QUARANTINE, INDEX, TIMELINE, TASKS)
 
 RECORD = ".rec"
 UNDO = ".undo"
@@ -56,6 +59,11 @@ def quarantined(name: str) -> str:
 
 def buffer(handle: str) -> str:
     return f"{BUFFERS}/{handle}"
+
+
+def task(task_id: str) -> str:
+    """A long call's task: its status, then its result or error (``task_records.py``)."""
+    return f"{TASKS}/{task_id}.json"
 
 
 def segment(name: str) -> str:

@@ -23,6 +23,7 @@ import anyio.from_thread
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolResult,
+    ClientCapabilities,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
@@ -91,7 +92,19 @@ def _round(question: Question) -> InputRequiredResult:
 
 def can_ask(call: Call) -> bool:
     """Whether the client declared form elicitation (a bare ``elicitation: {}`` is form)."""
-    capabilities = call.context.client_capabilities if call.context is not None and call.request else None
+    return _form(call.context.client_capabilities if call.context is not None and call.request else None)
+
+
+def asks(policy: str, capabilities: ClientCapabilities | None, read_only: bool) -> bool:
+    """Whether a call may ask the person (or be refused for a client that cannot be asked)
+    before it changes anything: under ``policy``, from a client with ``capabilities``, of a tool
+    that only reads or not (``vfs_mcp.server.tasks``: such a call is answered in its request)."""
+    if policy == "never" or read_only:
+        return False
+    return policy != "auto" or _form(capabilities)
+
+
+def _form(capabilities: ClientCapabilities | None) -> bool:
     elicitation = capabilities.elicitation if capabilities is not None else None
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
@@ -203,4 +216,4 @@ def _note(call: Call, result: Result, seen: OrderedDict[str, str]) -> None:
         seen.popitem(last=False)
 
 
-__all__ = ["KEY", "AskFirst", "can_ask", "step"]
+__all__ = ["KEY", "AskFirst", "asks", "can_ask", "step"]

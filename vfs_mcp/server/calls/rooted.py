@@ -20,6 +20,7 @@ from vfs_mcp.errors import AccessDenied, Internal
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.server import sdk
 from vfs_mcp.server.calls.call import Call, Next, Result, Server, request_of
+from vfs_mcp.server.calls.confirmed import KEY as CONFIRM_KEY
 from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.resources import METRICS_URI
 
@@ -60,6 +61,10 @@ async def settle(server: Server, context: Context[Any, Any] | None) -> InputRequ
     if roots is None or server.vfs is None or context is None or request is None:
         return None
     if not roots.due(request.protocol_version in MODERN_PROTOCOL_VERSIONS):
+        return None
+    if roots.known and CONFIRM_KEY in (context.input_responses or {}):
+        # The call comes again with a person's answer (``calls.confirmed``): a round for a roots
+        # refresh now would drop it and ask the person again. The refresh is made at the next call.
         return None
     capabilities = request.session.client_capabilities
     uris: list[str] | None = None
