@@ -15,8 +15,11 @@ BELOW_THE_WRITE_PATH = {
     "vfs_mcp/jail/state_place.py": "a server that only reads looks for work under way without loading the write path",
     "vfs_mcp/ops/search/index.py": "the content index loads with a first grep, which loads no part of the write path",
 }
-"""Modules that name a folder of the store without importing ``names``, and why (importing any
+"""Modules that name a folder of the store without importing ``layout``, and why (importing any
 module of ``vfs_mcp.changes`` loads the whole write path)."""
+METHODS = {"tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list"}
+"""The tasks extension's JSON-RPC methods: spelt like a path below the store's ``tasks`` folder,
+named nothing in it."""
 
 
 def spelt_names(tree: ast.AST) -> Iterator[tuple[int, str]]:
@@ -36,7 +39,7 @@ def spelt_names(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 and "/" in str(first.value)
             ) or (isinstance(last, ast.Constant) and str(last.value).endswith((layout.RECORD, layout.UNDO))):
                 yield node.lineno, text
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in METHODS:
             value = node.value
             if ("/" in value and value.split("/", 1)[0] in folders) or value.endswith((layout.RECORD, layout.UNDO)):
                 yield node.lineno, value

@@ -182,9 +182,9 @@ async def test_cancelling_a_walk_that_only_reads_ends_its_task_cancelled(
 def copy_held_after(files: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     """A recursive copy's writes: after ``files`` of them, the next waits until its task is
     cancelled (then goes on, to find the call given up)."""
-    from vfs_mcp.changes import steps
+    from vfs_mcp.changes import prepared
 
-    write: Callable[..., str] = steps._write
+    write: Callable[..., str] = prepared._write
     held = Held()
 
     def counted(*args: Any, **kwargs: Any) -> str:
@@ -195,7 +195,7 @@ def copy_held_after(files: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hel
         held.written += 1
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(steps, "_write", counted)
+    monkeypatch.setattr(prepared, "_write", counted)
     yield held
 
 
