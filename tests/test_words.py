@@ -21,6 +21,10 @@ RETIRED = {
     r"\bcompat\b|\bdialects[./]reference\b|\bcli[./]reference\b": (
         "the official profile is 'official' (``ops/dialects/official.py``, ``profiles/official/render.py``)"
     ),
+    r"\bchanges\.run\b|\b[Pp]lan(?:ned)?\.ops\b|\w\.caches\b|\bSTEPS\b|\bnext_step\b|\bpipeline step\b": (
+        "a change is made by ``changes.make`` from a plan's steps (``Plan.steps``); what a server keeps is in "
+        "typed slots (``JailedFS.kept``); a request runs through the pipeline's stages (``calls.STAGES``)"
+    ),
 }
 
 
@@ -82,8 +86,11 @@ def test_retired_words_stay_out_of_the_code_and_the_note() -> None:
 
 
 def test_each_retired_word_is_caught_and_the_harness_seed_is_not() -> None:
-    caught = "Tool(seed_name='fs.x'); SEED_EXACT; the seed's text; seed 004; as compat; ops.dialects.reference"
-    assert len(retired_in(caught)) == 6
+    caught = (
+        "Tool(seed_name='fs.x'); SEED_EXACT; the seed's text; seed 004; as compat; ops.dialects.reference; "
+        "changes.run(vfs, plan); plan.ops; vfs.caches; calls.STEPS; next_step; the pipeline step"
+    )
+    assert len(retired_in(caught)) == 12
     assert retired_in("fs.seed(files): a seeded mount; --tool-names seed; Fault.flaky(seed=7)") == []
 
 

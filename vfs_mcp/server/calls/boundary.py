@@ -1,7 +1,7 @@
 """The error boundary: the one module where our errors become MCP replies.
 
 Everything below raises: the jail, the write path, the operations and the profiles' adapters
-raise ``VfsError``; the steps of a request raise one too when they refuse it (a tool not
+raise ``VfsError``; the stages of a request raise one too when they refuse it (a tool not
 served, an argument it does not take, roots that leave no mount, a time limit). Here, and
 nowhere else, they become what the protocol carries (docs/protocol.md, "Errors"):
 
@@ -15,7 +15,7 @@ request                a ``VfsError`` becomes
 ``subscriptions/listen``  JSON-RPC -32603 for INTERNAL, else -32602
 =====================  ==============================================================
 
-``step`` is the outermost step that can fail, of every request (``calls.AROUND``);
+``stage`` is the outermost stage that can fail, of every request (``calls.AROUND``);
 ``replies`` is the server's outermost middleware, for every message it answers: no string in a
 reply or an error may hold a lone surrogate, and what the SDK's own handlers raise is a
 JSON-RPC error whose text the transport can encode.
@@ -43,9 +43,9 @@ class NotServed(InvalidArgument):
     spec's tools page has it for an unknown tool, not a tool result."""
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     try:
-        return await next_step(call)
+        return await next_stage(call)
     except Exception as exc:
         ours = raised(exc)
         if ours is None:

@@ -1,4 +1,4 @@
-"""What every step of a request sees (``Call``) and the shape of a step."""
+"""What every stage of a request sees (``Call``) and the shape of a stage."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ Kind = Literal["tool", "resource", "subscribe", "listen"]
 
 
 class Server(Protocol):
-    """What the steps read of the server (``vfs_mcp.server.build.VfsServer``): its parts, never its logic."""
+    """What the stages read of the server (``vfs_mcp.server.build.VfsServer``): its parts, never its logic."""
 
     metrics: Metrics | None
     vfs_settings: Settings | None
@@ -42,7 +42,7 @@ class Server(Protocol):
 
 @dataclass
 class Call:
-    """One request on its way through the steps."""
+    """One request on its way through the stages."""
 
     server: Server
     name: str
@@ -77,4 +77,4 @@ def request_of(context: Context[Any, Any] | None) -> ServerRequestContext[Any, A
 
 
 Next = Callable[[Call], Awaitable[Result]]
-Step = Callable[[Call, Next], Awaitable[Result]]
+Stage = Callable[[Call, Next], Awaitable[Result]]

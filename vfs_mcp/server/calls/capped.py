@@ -8,8 +8,8 @@ from vfs_mcp.server import replies
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 
-async def step(call: Call, next_step: Next) -> Result:
-    result = await next_step(call)
+async def stage(call: Call, next_stage: Next) -> Result:
+    result = await next_stage(call)
     settings = call.server.vfs_settings
     if isinstance(result, InputRequiredResult) or not (settings and settings.max_response_chars):
         return result

@@ -3,7 +3,7 @@
 ``InputRequiredResult`` whose ``requestState``, sealed by the SDK's boundary, names the plan
 asked about), answered by the same call made again, on this replica or another. Which changes
 ask, and the check that the plan committed is the one accepted, are the write path's
-(``vfs_mcp.changes.confirm``); this step only asks.
+(``vfs_mcp.changes.confirm``); this stage only asks.
 
 A client that declared no form elicitation is never sent a request: under the default policy
 (``auto``) nothing asks it; under a policy the operator named, a change that would ask is
@@ -36,7 +36,7 @@ from vfs_mcp.errors import Declined, VfsError
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
 
-if TYPE_CHECKING:  # the write path loads with the first change, not with this step
+if TYPE_CHECKING:  # the write path loads with the first change, not with this stage
     from vfs_mcp.changes.confirm import Asker, Question
 
 KEY = "vfs-mcp/confirm"
@@ -58,25 +58,25 @@ class AskFirst(Exception):
         self.question = question
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     settings = call.server.vfs_settings
     policy = settings.confirm if settings is not None else "never"
     if policy == "never" or call.tool is None:
-        return await next_step(call)
+        return await next_stage(call)
     asker = _asker(call, explicit=policy != "auto")
     if asker is None:
-        return await next_step(call)
+        return await next_stage(call)
     seen = seen_of(call)
     hints = call.tool.annotations
     if hints is not None and hints.read_only_hint:
-        result = await next_step(call)
+        result = await next_stage(call)
     else:
         from vfs_mcp.changes import confirm  # the write path loads with the first change
 
         confirming = confirm.Confirming("destructive" if policy == "auto" else policy, asker, seen)
         try:
             with confirm.asking(confirming):
-                result = await next_step(call)
+                result = await next_stage(call)
         except AskFirst as asking:
             return _round(asking.question)
     _note(call, result, seen)
@@ -216,4 +216,4 @@ def _note(call: Call, result: Result, seen: OrderedDict[str, str]) -> None:
         seen.popitem(last=False)
 
 
-__all__ = ["KEY", "AskFirst", "asks", "can_ask", "step"]
+__all__ = ["KEY", "AskFirst", "asks", "can_ask", "stage"]

@@ -6,7 +6,7 @@ from vfs_mcp.jail.tally import counting
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     with counting() as tally:
         call.tally = tally
-        return await next_step(call)
+        return await next_stage(call)

@@ -18,15 +18,15 @@ if TYPE_CHECKING:
     from vfs_mcp.changes.kept import Recording
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     hints = call.tool.annotations if call.tool is not None else None
     if hints is not None and hints.read_only_hint:
-        return await next_step(call)  # a read-only tool changes nothing: no record, no write path to import
+        return await next_stage(call)  # a read-only tool changes nothing: no record, no write path to import
     # The write path is imported by the first change, not at start (as the operations are, by the adapters).
     from vfs_mcp.changes.kept import recording
 
     with recording(call.name, DEFAULT_UNDO_BYTES) as record:
-        result = await next_step(call)
+        result = await next_stage(call)
     if isinstance(result, CallToolResult) and not result.is_error and (record.changes or record.why_not):
         return kept(call, record, result)
     return result

@@ -12,11 +12,11 @@ from vfs_mcp.server import toolset
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     unknown = unknown_arguments(call.tool, call.arguments) if call.tool is not None else ""
     if unknown:
         raise InvalidArgument(f"{call.name} has no argument {unknown}")
-    return await next_step(call)
+    return await next_stage(call)
 
 
 def unknown_arguments(tool: Tool, arguments: dict[str, Any]) -> str:

@@ -13,10 +13,10 @@ from vfs_mcp.server.calls.boundary import NotServed
 from vfs_mcp.server.calls.call import Call, Next, Result, Server
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     if call.tool is None:
         raise NotServed(why_not_served(call.server, call.name))
-    return await next_step(call)
+    return await next_stage(call)
 
 
 def why_not_served(server: Server, name: str) -> str:

@@ -6,5 +6,5 @@ from vfs_mcp.server import client_logs
 from vfs_mcp.server.calls.call import Call, Next, Result
 
 
-async def step(call: Call, next_step: Next) -> Result:
-    return await client_logs.forwarded(call.request, lambda: next_step(call))
+async def stage(call: Call, next_stage: Next) -> Result:
+    return await client_logs.forwarded(call.request, lambda: next_stage(call))

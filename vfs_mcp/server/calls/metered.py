@@ -13,10 +13,10 @@ from vfs_mcp.server.calls.call import Call, Next, Result
 from vfs_mcp.server.metrics import UNKNOWN_TOOL, outcome
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     started = time.perf_counter()
     try:
-        result = await next_step(call)
+        result = await next_stage(call)
     except VfsError as err:
         _record(call, err.code, started)
         raise

@@ -25,7 +25,7 @@ from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.resources import METRICS_URI
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     asking = await settle(call.server, call.context)
     if asking is not None:
         if call.kind in ("tool", "resource"):
@@ -36,7 +36,7 @@ async def step(call: Call, next_step: Next) -> Result:
     roots = call.server.client_roots
     if roots is not None and call.kind != "listen" and not (call.kind == "resource" and call.name == METRICS_URI):
         roots.check()
-    return await next_step(call)
+    return await next_stage(call)
 
 
 def watchable(server: Server, uri: str) -> Target:

@@ -1,4 +1,4 @@
-"""The last step: the SDK validates the arguments and runs the tool; arguments its schema
+"""The last stage: the SDK validates the arguments and runs the tool; arguments its schema
 rejects are INVALID_ARGUMENT naming each one and what it must be, our error raised by the tool
 is raised on, a crash is INTERNAL (logged)."""
 
@@ -16,7 +16,7 @@ from vfs_mcp.server.calls.confirmed import AskFirst
 from vfs_mcp.server.client_logs import log
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     assert isinstance(call.server, MCPServer)
     try:
         return await MCPServer.call_tool(call.server, call.name, call.arguments, call.context)

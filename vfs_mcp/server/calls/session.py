@@ -14,10 +14,10 @@ from vfs_mcp.server.calls.call import Call, Next, Result
 from vfs_mcp.sessions import SessionState, serving, session_state
 
 
-async def step(call: Call, next_step: Next) -> Result:
+async def stage(call: Call, next_stage: Next) -> Result:
     with session_of(call) as state:
         call.session = state
-        return await next_step(call)
+        return await next_stage(call)
 
 
 def session_of(call: Call) -> AbstractContextManager[SessionState | None]:
