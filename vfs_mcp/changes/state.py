@@ -47,6 +47,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vfs_mcp.changes.journal import SUFFIX, Journals
+from vfs_mcp.changes.journal import sweep as sweep_journal
 from vfs_mcp.changes.private import private_folder
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
@@ -189,6 +191,7 @@ class LocalState(StateStore):
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
         self._held["fds"] = [self._lock, root, *self._dirs.values()]
+        self._journals = Journals(self._dirs["instances"], self.instance, self._held["fds"])
 
     def _went(self) -> bool:
         """Whether the folder this store holds open is no longer at its path (removed, renamed
@@ -248,6 +251,9 @@ class LocalState(StateStore):
 
     def _write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         dir_fd, base = self._path(name)
+        if durable and Journals.takes(name, self.instance):
+            self._journals.put(name, data)  # one fdatasync, no new name (``journal.py``)
+            return
         # Every temp name is made in instances/ (one small folder: the sweep at start lists only
         # it, however many records and timeline entries the other folders hold).
         temps = self._dirs["instances"]
@@ -278,7 +284,13 @@ class LocalState(StateStore):
 
     def _read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
         dir_fd, base = self._path(name)
-        fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+        try:
+            fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            journaled = self._journals.get(name)
+            if journaled is None:
+                raise
+            return journaled[start:end]
         try:
             size = os.fstat(fd).st_size if end is None else end
             chunks, offset = [], start
@@ -305,6 +317,8 @@ class LocalState(StateStore):
                 with contextlib.suppress(FileNotFoundError):
                     info = entry.stat(follow_symlinks=False)
                     found.append(Listed(entry.name, info.st_size, info.st_mtime))
+        if folder == "pending":
+            found += [Listed(name, 0, 0.0) for name in self._journals.names()]
         return found
 
     def move(self, name: str, to: str) -> None:
@@ -312,7 +326,14 @@ class LocalState(StateStore):
 
     def _move(self, name: str, to: str) -> None:
         (from_fd, base), (to_fd, new) = self._path(name), self._path(to)
-        os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
+        try:
+            os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
+        except FileNotFoundError:
+            journaled = self._journals.get(name)
+            if journaled is None:
+                raise
+            self._write(to, journaled, create=False)
+            self._journals.drop(name)
 
     def delete(self, *names: str) -> None:
         self._retried(lambda: self._delete(*names))
@@ -320,6 +341,8 @@ class LocalState(StateStore):
     def _delete(self, *names: str) -> None:
         for name in names:
             dir_fd, base = self._path(name)
+            if self._journals.drop(name):
+                continue
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(base, dir_fd=dir_fd)
 
@@ -381,6 +404,10 @@ class LocalState(StateStore):
                     owner = name[5:].split("-", 1)[0]
                 elif dir_fd == self._dirs["instances"] and name.endswith(".lock"):
                     owner = name.removesuffix(".lock")
+                elif name.endswith(SUFFIX):
+                    if not self.alive(name.split(".", 1)[0]):
+                        sweep_journal(dir_fd, name)  # one holding a record stays: recovery finds it
+                    continue
                 else:
                     continue
                 if not self.alive(owner):
