@@ -28,6 +28,8 @@ def test_a_durable_pending_record_is_kept_in_the_journal_and_read_listed_and_fil
     store.move(name, "changes/abc.rec")
     assert store.read("changes/abc.rec") == b"the record"
     assert store.listing("pending") == [] and not store.exists(name)
+    store.close()
+    assert journals(tmp_path / "state") == []  # one holding no record goes with its instance
 
 
 def test_a_second_change_at_once_gets_a_journal_of_its_own_and_a_record_let_go_frees_its_journal(

@@ -109,6 +109,14 @@ class Journals:
             own = list(self._held)
         return [name.partition("/")[2] for name in [*own, *(found for _, found in self._others())]]
 
+    def close(self) -> None:
+        """The instance ends: its journal files that hold no record go (before their descriptors)."""
+        with self._lock:
+            for number in self._free:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._file(number), dir_fd=self.folder)
+            self._free.clear()
+
     def _others(self, name: str | None = None) -> list[tuple[str, str]]:
         """(journal file, the record name it holds) of the other instances' journals; only the
         files of ``name``'s instance when given (none when it is this one's, or no pending record)."""

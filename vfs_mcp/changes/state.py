@@ -8,6 +8,9 @@ mount — the change log with its before-images, the ide buffers, and who is ali
                                         beside it (``ChangeLog.beside``); moved to ``changes/``
                                         once the last is made
     pending/<id>.undo                   an undo of change <id> under way (it holds the undoer's iid)
+    images/<id>.<n>                     a file change <id> replaced on a local mount, kept by a hard
+                                        link, not a copy (``linked.py``): its record names it, and it
+                                        goes when the record is deleted
     buffers/<handle>                    an ide buffer
     quarantine/<name>                   a record recovery or review could not honour, moved aside
                                         (``recovery.quarantine``): kept for a person, never run
@@ -35,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import json
 import logging
 import os
@@ -58,8 +62,9 @@ log = logging.getLogger("vfs_mcp")
 
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
+QUARANTINE = "quarantine"
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline")
+FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline", "images")
 
 
 @dataclass(frozen=True)
@@ -191,7 +196,7 @@ class LocalState(StateStore):
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
         self._held["fds"] = [self._lock, root, *self._dirs.values()]
-        self._journals = Journals(self._dirs["instances"], self.instance, self._held["fds"])
+        self._journals = self._held["journals"] = Journals(self._dirs["instances"], self.instance, self._held["fds"])
 
     def _went(self) -> bool:
         """Whether the folder this store holds open is no longer at its path (removed, renamed
@@ -239,6 +244,10 @@ class LocalState(StateStore):
     @property
     def host_folder(self) -> str | None:
         return self.folder
+
+    def place(self, name: str) -> tuple[int, str]:
+        """The open folder and the name in it of the state name ``name`` (to make a hard link there)."""
+        return self._path(name)
 
     def _path(self, name: str) -> tuple[int, str]:
         folder, _, base = name.partition("/")
@@ -341,10 +350,20 @@ class LocalState(StateStore):
     def _delete(self, *names: str) -> None:
         for name in names:
             dir_fd, base = self._path(name)
-            if self._journals.drop(name):
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(base, dir_fd=dir_fd)
+            if not self._journals.drop(name):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(base, dir_fd=dir_fd)
+            if name.endswith(".rec") and not name.startswith(f"{QUARANTINE}/"):
+                self._unlink_images(base.split(".", 1)[0])
+
+    def _unlink_images(self, change_id: str) -> None:
+        """The before-images a change's record kept by hard link (``images/<id>.0``, ``.1``...)
+        go with the record."""
+        for number in itertools.count():
+            try:
+                os.unlink(f"{change_id}.{number}", dir_fd=self._dirs["images"])
+            except FileNotFoundError:
+                return
 
     def _open_lock(self, instance: str, create: bool = True) -> int:
         flags = os.O_RDWR | (os.O_CREAT if create else 0) | _FLAGS
@@ -416,9 +435,12 @@ class LocalState(StateStore):
 
 
 def _let_go(held: dict[str, Any]) -> None:
-    """An instance ends: its lock file goes, then its descriptors (the lock with them)."""
+    """An instance ends: its lock file goes, its journals holding no record, then its
+    descriptors (the lock with them)."""
     with contextlib.suppress(OSError, KeyError):
         os.unlink(held["lock"], dir_fd=held["instances"])
+    with contextlib.suppress(OSError, KeyError):
+        held["journals"].close()
     for fd in held.get("fds", []):
         with contextlib.suppress(OSError):
             os.close(fd)
