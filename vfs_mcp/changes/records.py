@@ -5,7 +5,9 @@ restore, in one object of the state store.
 
 The header names the change (id, owner, tool, time: its place in the log is ``Summary.order``),
 says whether it was made in one atomic step, and lists its steps; a file image in it points at
-its bytes after the header (offset, size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
+its bytes after the header (offset, size, sha256), or, for a file the change replaced on a local
+mount, at the state store's name that keeps it by a hard link (``at``: name, size, sha256;
+``linked.py``). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
 store, and checked, only when an undo restores it. Paths are kept as (mount URL, path inside):
 a record is taken back only through a server that serves that mount.
 """
