@@ -19,6 +19,7 @@ records, a dead one's above all, are read from their journals: recovery finds th
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import struct
@@ -86,6 +87,13 @@ class Journals:
                 record = _record(self.folder, file, whole=True)
                 return record[1] if record is not None else None
         return None
+
+    def read(self, name: str) -> bytes:
+        """The record ``name`` (``FileNotFoundError`` when no journal holds it)."""
+        found = self.get(name)
+        if found is None:
+            raise FileNotFoundError(errno.ENOENT, "no such record", name)
+        return found
 
     def drop(self, name: str) -> bool:
         """Let the record ``name`` go (a dead instance's journal file goes with it); whether one was held."""

@@ -15,21 +15,29 @@ or, for a change that fails or is never recorded, with ``release``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import itertools
+import os
+from typing import Protocol
 
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.resolve import Target
 
-if TYPE_CHECKING:
-    from vfs_mcp.changes.state import LocalState
-
 IMAGES = "images"
+
+
+class Store(Protocol):
+    """A state store on this machine's disk (``state.LocalState``)."""
+
+    def place(self, name: str) -> tuple[int, str]:
+        """The open folder and the name in it of the state name ``name``."""
+
+    def delete(self, *names: str) -> None: ...
 
 
 class Links:
     """The images one change (``change_id``) keeps by hard link in the local state ``store``."""
 
-    def __init__(self, store: LocalState, change_id: str) -> None:
+    def __init__(self, store: Store, change_id: str) -> None:
         self.store, self.change_id = store, change_id
         self.made: list[str] = []
 
@@ -54,3 +62,13 @@ class Links:
         if self.made:
             self.store.delete(*self.made)
             self.made.clear()
+
+
+def unlink_images(folder: int, change_id: str) -> None:
+    """The images a change's record kept (``<id>.0``, ``.1``... in the open ``images/`` folder) go
+    with the record: ``LocalState`` calls this for every record it deletes."""
+    for number in itertools.count():
+        try:
+            os.unlink(f"{change_id}.{number}", dir_fd=folder)
+        except FileNotFoundError:
+            return

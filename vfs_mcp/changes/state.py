@@ -31,6 +31,11 @@ object per name, created with ``If-None-Match: *`` where the store has condition
 replicas never write one name both), durable when the PUT returns. An instance is alive while
 its lease object is fresh: a thread renews it, and a replica whose lease ran out is dead.
 ``claim`` lets one survivor (and only one) take over a dead instance's unfinished work.
+
+Why its lines are one job: both stores keep one contract (``StateStore``: names holding bytes,
+and who is alive to own them), and every verb of the local one applies the same rules of names
+(temp names, journals, images going with their record) in one place, where a rule added to one
+verb is seen missing from the next.
 """
 
 from __future__ import annotations
@@ -38,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import itertools
 import json
 import logging
 import os
@@ -53,6 +57,7 @@ from typing import Any
 
 from vfs_mcp.changes.journal import SUFFIX, Journals
 from vfs_mcp.changes.journal import sweep as sweep_journal
+from vfs_mcp.changes.linked import unlink_images
 from vfs_mcp.changes.private import private_folder
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
@@ -62,7 +67,6 @@ log = logging.getLogger("vfs_mcp")
 
 LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 """How long an instance on a shared store counts as alive after it last renewed its lease."""
-QUARANTINE = "quarantine"
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 FOLDERS = ("instances", "changes", "pending", "buffers", "review", "quarantine", "index", "timeline", "images")
 
@@ -296,10 +300,7 @@ class LocalState(StateStore):
         try:
             fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:
-            journaled = self._journals.get(name)
-            if journaled is None:
-                raise
-            return journaled[start:end]
+            return self._journals.read(name)[start:end]  # FileNotFoundError when it holds none either
         try:
             size = os.fstat(fd).st_size if end is None else end
             chunks, offset = [], start
@@ -338,10 +339,7 @@ class LocalState(StateStore):
         try:
             os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
         except FileNotFoundError:
-            journaled = self._journals.get(name)
-            if journaled is None:
-                raise
-            self._write(to, journaled, create=False)
+            self._write(to, self._journals.read(name), create=False)
             self._journals.drop(name)
 
     def delete(self, *names: str) -> None:
@@ -353,17 +351,8 @@ class LocalState(StateStore):
             if not self._journals.drop(name):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(base, dir_fd=dir_fd)
-            if name.endswith(".rec") and not name.startswith(f"{QUARANTINE}/"):
-                self._unlink_images(base.split(".", 1)[0])
-
-    def _unlink_images(self, change_id: str) -> None:
-        """The before-images a change's record kept by hard link (``images/<id>.0``, ``.1``...)
-        go with the record."""
-        for number in itertools.count():
-            try:
-                os.unlink(f"{change_id}.{number}", dir_fd=self._dirs["images"])
-            except FileNotFoundError:
-                return
+            if name.endswith(".rec") and not name.startswith("quarantine/"):
+                unlink_images(self._dirs["images"], base.split(".", 1)[0])  # they go with their record
 
     def _open_lock(self, instance: str, create: bool = True) -> int:
         flags = os.O_RDWR | (os.O_CREAT if create else 0) | _FLAGS
