@@ -96,6 +96,35 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+class Syncs:
+    """The ``os.fsync`` and ``os.fdatasync`` calls made while it counts (no strace: the calls
+    themselves, wrapped), as the S3 proxy counts requests."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def during(self, work: Any) -> int:
+        """How many ``work()`` made."""
+        self.calls.clear()
+        work()
+        return len(self.calls)
+
+
+@pytest.fixture
+def syncs(monkeypatch: pytest.MonkeyPatch) -> Syncs:
+    """Every fsync and fdatasync of this process counted (and still made) while the test runs."""
+    counted = Syncs()
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+
+        def wrapped(fd: int, real: Any = real, name: str = name) -> None:
+            counted.calls.append((name, fd))
+            real(fd)
+
+        monkeypatch.setattr(os, name, wrapped)
+    return counted
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """moto's real S3 HTTP API on a free loopback port, for the whole session."""

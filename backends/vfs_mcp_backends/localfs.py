@@ -189,6 +189,18 @@ class DescriptorFileSystem(DescriptorReads):
             os.symlink(src, name, dir_fd=fd)
 
     @names_path
+    def link_out(self, path: str, dir_fd: int, name: str) -> None:
+        """A second name, ``name`` in the open folder ``dir_fd``, for the regular file at ``path``
+        (a link there is not followed), which has no other: a staged write that replaces the file
+        then leaves its old content to that name, uncopied. ``EXDEV`` across filesystems,
+        ``EMLINK`` when the file has other names already (someone else holds it)."""
+        with self._dir.parent(self._parts(path), follow=False) as (fd, base, _):
+            info = os.stat(base, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                raise OSError(errno.EMLINK, "not a regular file of one name", path)
+            os.link(base, name, src_dir_fd=fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+
+    @names_path
     def readlink(self, path: str) -> str:
         with self._dir.parent(self._parts(path), follow=False) as (fd, name, _):
             return os.readlink(name, dir_fd=fd)

@@ -106,14 +106,17 @@ class Place:
         return [str(p) for p in self.state.rglob("pending/*")]
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "local-copied", "s3"])
 def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
     state_home = tmp_path / "state-home"
-    if request.param == "local":
+    if request.param.startswith("local"):
         paths = [str(tmp_path / "one"), str(tmp_path / "two")]
         fs = fsspec.filesystem("file", auto_mkdir=True)
-        # The default state store: a private folder under $XDG_STATE_HOME for these mounts.
-        yield Place(paths, fs, paths, (), {"XDG_STATE_HOME": str(state_home)}, state_home)
+        # The default state store: a private folder under $XDG_STATE_HOME for these mounts. A file
+        # a change replaces is kept there by a second name; on a mount that refuses hard-linked
+        # files, by a copy in the record (``vfs_mcp.changes.state.linked``): both forms are killed.
+        args = ("--deny-hardlinked",) if request.param == "local-copied" else ()
+        yield Place(paths, fs, paths, args, {"XDG_STATE_HOME": str(state_home)}, state_home)
         return
     endpoint = request.getfixturevalue("s3_endpoint")
     keys = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}

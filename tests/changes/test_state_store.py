@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Sandbox
+from conftest import Sandbox, Syncs
 from results import assert_error, changed, ok
 
 from vfs_mcp import changes
@@ -211,33 +211,36 @@ def test_every_temp_name_is_made_in_instances_so_the_start_never_lists_the_recor
     assert (tmp_path / "state" / "changes" / "x.rec").read_bytes() == b"a record"
 
 
-def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_of_several_files_two(
-    local_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_of_several_files_one(
+    local_sandbox: Sandbox, syncs: Syncs
 ) -> None:
     """What durability costs: a change of one atomic step is recorded without waiting for the
     disk (a crash cannot cut it in two), so it fsyncs what it writes and its folder, as before
-    there was a record; a change of several steps makes its record durable first: the record and
-    its folder."""
+    there was a record; a change of several steps makes its record durable first, in place in
+    its instance's journal: one fdatasync, no name made (the journal's own name is made, and
+    its folder fsynced, by the instance's first such change)."""
     box = local_sandbox
     box.put("one.txt", "alpha\n")
     for n in range(3):
         box.put(f"p{n}.txt", "one\ntwo\n")
     vfs = box.vfs()
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
 
-    def fsyncs(change: Callable[[], object]) -> int:
-        synced.clear()
-        with recording("test"):
-            change()
-        return len(synced)
+    def change(work: Callable[[], object]) -> Callable[[], None]:
+        def recorded() -> None:
+            with recording("test"):
+                work()
+
+        return recorded
 
     one_file = "--- a/one.txt\n+++ b/one.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
-    three = "".join(f"--- a/p{n}.txt\n+++ b/p{n}.txt\n@@ -1,2 +1,2 @@\n-one\n+1\n two\n" for n in range(3))
-    assert fsyncs(lambda: write.write_file(vfs, "one.txt", "gamma\n")) == 2  # the file, its folder
-    assert fsyncs(lambda: patch.apply_patch(vfs, one_file.replace("alpha", "gamma"))) == 2
-    assert fsyncs(lambda: patch.apply_patch(vfs, three)) == 3 * 2 + 2  # three files' and the record's
+    three = "".join(f"--- a/p{n}.txt\n+++ b/p{n}.txt\n@@ -1,2 +1,2 @@\n-{{0}}\n+{{1}}\n two\n" for n in range(3))
+    assert syncs.during(change(lambda: write.write_file(vfs, "one.txt", "gamma\n"))) == 2  # the file, its folder
+    assert syncs.during(change(lambda: patch.apply_patch(vfs, one_file.replace("alpha", "gamma")))) == 2
+    first = syncs.during(change(lambda: patch.apply_patch(vfs, three.format("one", "1"))))
+    assert first == 3 * 2 + 1 + 1  # three files and their folder, the record, the journal's name
+    assert syncs.during(change(lambda: patch.apply_patch(vfs, three.format("1", "2")))) == 3 * 2 + 1
+    assert [name for name, _ in syncs.calls].count("fdatasync") == 1  # the record, in place
+    assert box.get("p0.txt") == b"2\ntwo\n"
 
 
 KILLED_EDIT = """

@@ -38,6 +38,7 @@ from typing import Any, Generic, TypeVar
 
 from vfs_mcp.changes import confirm, kept, log
 from vfs_mcp.changes.commit import commit, roll_back
+from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.state.records import Record
@@ -61,6 +62,7 @@ from vfs_mcp.changes.steps import (
     Stored,
     written,
 )
+from vfs_mcp.changes.state import LocalState
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail import state_place, versions
@@ -292,6 +294,7 @@ class _Pending:
         self.created = changelog.clock()  # planned, about to commit: its place in the log
         self.written: Future[list[Step]] | None = None
         """The record being written beside the change's one step (``beside``)."""
+        self.kept_by_link: Links | None = None
 
     def pending(self, back: list[Step], finish: list[Step]) -> None:
         try:
@@ -317,6 +320,12 @@ class _Pending:
         self.written = self.changelog.beside(self.id, self.tool, back, self.created)
         return self.written is not None
 
+    def links(self) -> Links | None:
+        store = self.changelog.store
+        if self.keeps and isinstance(store, LocalState):
+            self.kept_by_link = Links(store, self.id)
+        return self.kept_by_link
+
     def made(self, undo: list[Step] | None, why_not: str | None, recorded: bool) -> None:
         if not self.keeps:
             undo, why_not = None, "no tool call keeps it"
@@ -330,6 +339,8 @@ class _Pending:
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
             self.changelog.unrecorded(f"the state store could not be written ({_why(err)})")
+        if self.kept_by_link is not None and self.kept_by_link.made and not self.changelog.holds(self.id):
+            self.kept_by_link.release()  # not recorded (too large, the store failing): they are no one's
 
 
 def log_of(vfs: JailedFS) -> ChangeLog:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
+from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.prepared import Preparation, Prepared, many_calls, prepare
 from vfs_mcp.changes.steps import Put, Remove, Step, written
 from vfs_mcp.errors import TooLarge, VfsError
@@ -52,6 +53,10 @@ class Journal(Protocol):
         steps back had by calling ``back``), filed once it is made, let go by ``abandoned``
         if it fails; whether it is being written."""
 
+    def links(self) -> Links | None:
+        """Where the change keeps a file it replaces by a second name, not a copy (None: copies);
+        they go with its record, or with ``abandoned``."""
+
 
 class Progress(Protocol):
     """What an undo of several records notes as its steps are made (``changes._Undoing``)."""
@@ -84,22 +89,28 @@ def commit(
     steps, ``Record.drops``, must be finished by recovery after a crash)."""
     if not ahead and (sequential or (len(ops) == 1 and not many_calls(ops[0]))):
         keeping = journal if journal is not None and journal.keeps else None
-        return _one_by_one(vfs, ops, Preparation(keep, recorded=keeping is not None), progress, keeping), False
-    state = Preparation(keep, recorded=journal is not None)
+        state = Preparation(keep, recorded=keeping is not None, links=keeping.links() if keeping is not None else None)
+        return _one_by_one(vfs, ops, state, progress, keeping), False
+    state = Preparation(keep, recorded=journal is not None, links=journal.links() if journal is not None else None)
     steps: list[Prepared] = []
-    for index, op in enumerate(ops):
-        steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
-    unkept = next((step for step in steps if step.unkept), None)
-    if unkept is not None and len(steps) > 1 and not isinstance(unkept.op, Remove):
-        # After a crash, a last step whose before-image was not kept could be neither taken
-        # back nor told made or not; a delete can always be finished.
-        raise TooLarge(f"{unkept.unkept}; the change would not be undoable: split it")
-    recorded = journal is not None and (ahead or not (len(steps) == 1 and steps[0].atomic))
-    if recorded and journal is not None:
-        kept = steps[:-1] if unkept is not None else steps
-        journal.pending(
-            [op for step in reversed(kept) for op in step.back()], [unkept.op] if unkept is not None else []
-        )
+    try:
+        for index, op in enumerate(ops):
+            steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
+        unkept = next((step for step in steps if step.unkept), None)
+        if unkept is not None and len(steps) > 1 and not isinstance(unkept.op, Remove):
+            # After a crash, a last step whose before-image was not kept could be neither taken
+            # back nor told made or not; a delete can always be finished.
+            raise TooLarge(f"{unkept.unkept}; the change would not be undoable: split it")
+        recorded = journal is not None and (ahead or not (len(steps) == 1 and steps[0].atomic))
+        if recorded and journal is not None:
+            kept = steps[:-1] if unkept is not None else steps
+            journal.pending(
+                [op for step in reversed(kept) for op in step.back()], [unkept.op] if unkept is not None else []
+            )
+    except BaseException:
+        if state.links is not None:
+            state.links.release()  # nothing was changed: what the steps prepared kept goes
+        raise
     done = _make(vfs, steps, journal if recorded else None)
     if unkept is not None:
         return Receipt(None, unkept.unkept), recorded

@@ -299,7 +299,9 @@ class ChangeLog:
         end = records.header_size(head)
         if len(head) < end:
             head = self.store.read(name, 0, end)
-        return records.decode(head, mount_of, lambda start, stop: self.store.read(name, start, stop))
+        return records.decode(
+            head, mount_of, lambda start, stop: self.store.read(name, start, stop), kept=self.store.read
+        )
 
     def summary(self, name: str) -> Summary:
         """What the header of the record ``name`` says (its images left unread)."""

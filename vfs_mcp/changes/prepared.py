@@ -8,12 +8,14 @@ be prepared whole before its first step is made, and its record written first (`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vfs_mcp.changes import images, store
 from vfs_mcp.changes.folders import absent_folders, make, parent_is_there, remove_made, unmake
+from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.steps import (
     ABSENT,
     Absent,
@@ -89,6 +91,9 @@ class Preparation:
     touched: set[Key] = field(default_factory=set)
     read: dict[Key, bytes] = field(default_factory=dict)
     """Files a step read whole (to keep them, to hash a copy's source): read once a change."""
+    links: Links | None = None
+    """Where a file a step replaces whole is kept by a second name, not a copy (a change
+    recorded in a local state store): ``linked.py``."""
 
 
 def many_calls(op: Step) -> bool:
@@ -191,14 +196,27 @@ def _as_read(vfs: JailedFS, target: Target, expect: Expect, state: Preparation) 
 
 
 def _replaced(
-    vfs: JailedFS, state: Preparation, target: Target, entry: Entry, data: bytes | None, step: Prepared
+    vfs: JailedFS,
+    state: Preparation,
+    target: Target,
+    entry: Entry,
+    data: bytes | None,
+    step: Prepared,
+    renamed: bool = False,
 ) -> Image | None:
     """What a step that replaces the file ``target`` keeps of it: ``data``, the bytes it holds
-    when the step has them (it checks they are still there), else a capture."""
+    when the step has them (it checks they are still there), else a capture; for a step that
+    replaces it by a rename (``renamed``), the file itself too, by a second name where it can."""
     if data is not None and state.left is not None and len(data) <= state.left:
         state.left -= len(data)
-        return FileImage(data, entry.mode, sha256_aside(data) if state.recorded else None)
-    return _keep(vfs, state, target, entry, step)
+        image: Image | None = FileImage(data, entry.mode, sha256_aside(data) if state.recorded else None)
+    else:
+        image = _keep(vfs, state, target, entry, step)
+    if renamed and state.links is not None and isinstance(image, FileImage):
+        kept = state.links.keep(target, entry)
+        if kept is not None:
+            image = dataclasses.replace(image, kept=kept)
+    return image
 
 
 def _missing(vfs: JailedFS, state: Preparation, target: Target, *, for_a_file: bool) -> list[Target]:
@@ -253,7 +271,9 @@ def _put(vfs: JailedFS, op: Put, state: Preparation) -> Prepared:
 
     step = Prepared(op, run, back, atomic=not made)
     if entry is not None:
-        image = _replaced(vfs, state, target, entry, data if data is not None else op.expect.content, step)
+        image = _replaced(
+            vfs, state, target, entry, data if data is not None else op.expect.content, step, renamed=True
+        )
     return step
 
 

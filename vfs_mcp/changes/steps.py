@@ -132,6 +132,9 @@ class FileImage:
     data: bytes
     mode: int | None = None
     digest: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+    kept: str | None = field(default=None, compare=False)
+    """The state store's name that holds these bytes as they are (the replaced file itself,
+    ``linked.Links``): a record names it rather than holding a copy."""
 
 
 @dataclass(frozen=True)

@@ -173,9 +173,13 @@ server decided where its state store is (``--state``): a server that only reads 
 
 def pending_in(mounts: Sequence[Any]) -> bool:
     """Whether the default state folder of ``mounts`` holds work a dead server left under way
-    (one listing: a server starts without opening the store when there is none)."""
+    (a listing of ``pending/`` and of ``instances/``, where a server's journal keeps the record
+    of a change of several steps: a server starts without opening the store when there is none)."""
     try:
         folder = decided(None, mounts)
-        return folder is not None and bool(os.listdir(os.path.join(folder, "pending")))
+        if folder is None:
+            return False
+        journals = (name.endswith(".journal") for name in os.listdir(os.path.join(folder, "instances")))
+        return bool(os.listdir(os.path.join(folder, "pending"))) or any(journals)
     except OSError:
         return False

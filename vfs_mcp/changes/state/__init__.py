@@ -17,6 +17,11 @@ object per name, created with ``If-None-Match: *`` where the store has condition
 replicas never write one name both), durable when the PUT returns. An instance is alive while
 its lease object is fresh: a thread renews it, and a replica whose lease ran out is dead.
 ``claim`` lets one survivor (and only one) take over a dead instance's unfinished work.
+
+Why its lines are one job: both stores keep one contract (``StateStore``: names holding bytes,
+and who is alive to own them), and every verb of the local one applies the same rules of names
+(temp names, journals, images going with their record) in one place, where a rule added to one
+verb is seen missing from the next.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vfs_mcp.changes.state.journal import SUFFIX, Journals
+from vfs_mcp.changes.state.journal import sweep as sweep_journal
+from vfs_mcp.changes.state.linked import unlink_images
 from vfs_mcp.changes.private import private_folder
 from vfs_mcp.changes.state.layout import FOLDERS
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
@@ -178,6 +186,7 @@ class LocalState(StateStore):
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
         self._held["fds"] = [self._lock, root, *self._dirs.values()]
+        self._journals = self._held["journals"] = Journals(self._dirs["instances"], self.instance, self._held["fds"])
 
     def _went(self) -> bool:
         """Whether the folder this store holds open is no longer at its path (removed, renamed
@@ -226,6 +235,10 @@ class LocalState(StateStore):
     def host_folder(self) -> str | None:
         return self.folder
 
+    def place(self, name: str) -> tuple[int, str]:
+        """The open folder and the name in it of the state name ``name`` (to make a hard link there)."""
+        return self._path(name)
+
     def _path(self, name: str) -> tuple[int, str]:
         folder, _, base = name.partition("/")
         if folder not in self._dirs or not base or "/" in base or base.startswith("."):
@@ -237,6 +250,9 @@ class LocalState(StateStore):
 
     def _write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
         dir_fd, base = self._path(name)
+        if durable and Journals.takes(name, self.instance):
+            self._journals.put(name, data)  # one fdatasync, no new name (``journal.py``)
+            return
         # Every temp name is made in instances/ (one small folder: the sweep at start lists only
         # it, however many records and timeline entries the other folders hold).
         temps = self._dirs["instances"]
@@ -267,7 +283,10 @@ class LocalState(StateStore):
 
     def _read(self, name: str, start: int = 0, end: int | None = None) -> bytes:
         dir_fd, base = self._path(name)
-        fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+        try:
+            fd = os.open(base, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return self._journals.read(name)[start:end]  # FileNotFoundError when it holds none either
         try:
             size = os.fstat(fd).st_size if end is None else end
             chunks, offset = [], start
@@ -294,6 +313,8 @@ class LocalState(StateStore):
                 with contextlib.suppress(FileNotFoundError):
                     info = entry.stat(follow_symlinks=False)
                     found.append(Listed(entry.name, info.st_size, info.st_mtime))
+        if folder == "pending":
+            found += [Listed(name, 0, 0.0) for name in self._journals.names()]
         return found
 
     def move(self, name: str, to: str) -> None:
@@ -301,7 +322,11 @@ class LocalState(StateStore):
 
     def _move(self, name: str, to: str) -> None:
         (from_fd, base), (to_fd, new) = self._path(name), self._path(to)
-        os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
+        try:
+            os.rename(base, new, src_dir_fd=from_fd, dst_dir_fd=to_fd)
+        except FileNotFoundError:
+            self._write(to, self._journals.read(name), create=False)
+            self._journals.drop(name)
 
     def delete(self, *names: str) -> None:
         self._retried(lambda: self._delete(*names))
@@ -309,8 +334,11 @@ class LocalState(StateStore):
     def _delete(self, *names: str) -> None:
         for name in names:
             dir_fd, base = self._path(name)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(base, dir_fd=dir_fd)
+            if not self._journals.drop(name):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(base, dir_fd=dir_fd)
+            if name.endswith(".rec") and not name.startswith("quarantine/"):
+                unlink_images(self._dirs["images"], base.split(".", 1)[0])  # they go with their record
 
     def _open_lock(self, instance: str, create: bool = True) -> int:
         flags = os.O_RDWR | (os.O_CREAT if create else 0) | _FLAGS
@@ -370,6 +398,10 @@ class LocalState(StateStore):
                     owner = name[5:].split("-", 1)[0]
                 elif dir_fd == self._dirs["instances"] and name.endswith(".lock"):
                     owner = name.removesuffix(".lock")
+                elif name.endswith(SUFFIX):
+                    if not self.alive(name.split(".", 1)[0]):
+                        sweep_journal(dir_fd, name)  # one holding a record stays: recovery finds it
+                    continue
                 else:
                     continue
                 if not self.alive(owner):
@@ -378,9 +410,12 @@ class LocalState(StateStore):
 
 
 def _let_go(held: dict[str, Any]) -> None:
-    """An instance ends: its lock file goes, then its descriptors (the lock with them)."""
+    """An instance ends: its lock file goes, its journals holding no record, then its
+    descriptors (the lock with them)."""
     with contextlib.suppress(OSError, KeyError):
         os.unlink(held["lock"], dir_fd=held["instances"])
+    with contextlib.suppress(OSError, KeyError):
+        held["journals"].close()
     for fd in held.get("fds", []):
         with contextlib.suppress(OSError):
             os.close(fd)

@@ -3,9 +3,13 @@ its making and undoing, the timeline's index, what is quarantined, an ide buffer
 segment, a long call's task. Everything else asks here (``tests/changes/test_state_names.py`` holds it).
 
     instances/<iid>.lock | .lease | .claim    an instance alive, a dead one claimed
+    instances/<iid>.<n>.journal               the pending records an instance writes in place
+                                              (``journal.py``: one fdatasync a record)
     changes/<id>.rec                          a change's record (``records.py``)
     pending/<id>.<iid>.rec                    the record of a change instance <iid> is making
     pending/<id>.undo                         an undo of change <id> under way
+    images/<id>.<n>                           a file change <id> replaced on a local mount, kept by
+                                              a hard link, not a copy (``linked.py``)
     timeline/e-<seq> | head | tail            the timeline's entries and hints (``timeline.py``)
     timeline/u-<id> | n-<name>                "undone by", a checkpoint's name
     quarantine/<name>                         a record set aside (``recovery.quarantine``)
@@ -31,7 +35,8 @@ QUARANTINE = "quarantine"
 INDEX = "index"
 TIMELINE = "timeline"
 TASKS = "tasks"
-FOLDERS = (INSTANCES, CHANGES, PENDING, BUFFERS, REVIEW, QUARANTINE, INDEX, TIMELINE, TASKS)
+IMAGES = "images"
+FOLDERS = (INSTANCES, CHANGES, PENDING, BUFFERS, REVIEW, QUARANTINE, INDEX, TIMELINE, TASKS, IMAGES)
 
 RECORD = ".rec"
 UNDO = ".undo"

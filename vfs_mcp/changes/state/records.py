@@ -5,15 +5,19 @@ restore, in one object of the state store.
 
 The header names the change (id, owner, tool, time: its place in the log is ``Summary.order``),
 says whether it was made in one atomic step, and lists its steps; a file image in it points at
-its bytes after the header (offset, size, sha256). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
+its bytes after the header (offset, size, sha256), or, for a file the change replaced on a local
+mount, at the state store's name that keeps it by a hard link (``at``: name, size, sha256;
+``linked.py``). Read back, such an image is a ``Stored`` image: its bytes are fetched from the
 store, and checked, only when an undo restores it. Paths are kept as (mount URL, path inside):
 a record is taken back only through a server that serves that mount.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +44,10 @@ _LENGTH = struct.Struct(">I")
 HEAD = len(MAGIC) + _LENGTH.size
 FIRST_READ = 64 * 1024
 """Bytes read to find a header (most fit; a longer one costs a second read)."""
+
+
+IMAGE_NAME = re.compile(r"images/[A-Za-z0-9_-]{22}\.[0-9]{1,6}")
+"""How the name of an image kept by hard link is spelt (``linked.Links``)."""
 
 
 class Corrupt(ValueError):
@@ -117,6 +125,9 @@ class _Blobs:
 
 
 def _image(value: Image, blobs: _Blobs) -> dict[str, Any]:
+    if isinstance(value, FileImage) and value.kept is not None:
+        digest = value.digest() if value.digest is not None else hashlib.sha256(value.data).hexdigest()
+        return {"k": "file", "at": [value.kept, len(value.data), digest], "mode": value.mode}
     if isinstance(value, FileImage):
         return {"k": "file", "blob": blobs.add(value.data, value.digest), "mode": value.mode}
     if isinstance(value, Stored):
@@ -157,11 +168,16 @@ def header_size(first: bytes) -> int:
 
 
 def decode(
-    head: bytes, mount_of: Callable[[str], Mount], fetch: Callable[[int, int], bytes], base: int | None = None
+    head: bytes,
+    mount_of: Callable[[str], Mount],
+    fetch: Callable[[int, int], bytes],
+    base: int | None = None,
+    kept: Callable[[str, int, int], bytes] | None = None,
 ) -> Record:
     """The record whose first bytes (its whole header at least) are ``head``; ``mount_of``
     gives the mount of a URL (NOT_FOUND when it is not served), ``fetch(start, end)`` reads the
-    record's bytes for the images (``base``: where they start, the header's end)."""
+    record's bytes for the images (``base``: where they start, the header's end), ``kept(name,
+    start, end)`` those of an image the state store keeps under a name of its own (``images/``)."""
     header = _header(head)
     start = header_size(head) if base is None else base
 
@@ -170,6 +186,11 @@ def decode(
 
     def image(value: dict[str, Any]) -> Image:
         kind = value["k"]
+        if kind == "file" and "at" in value:
+            name, size, digest = value["at"]
+            if kept is None or not isinstance(name, str) or not IMAGE_NAME.fullmatch(name):
+                raise ValueError(f"an image kept at {str(name)[:40]!r}, not a name of the state store's images")
+            return Stored(functools.partial(kept, name), 0, size, digest, value.get("mode"))
         if kind == "file":
             offset, size, digest = value["blob"]
             return Stored(fetch, start + offset, size, digest, value.get("mode"))
