@@ -20,6 +20,7 @@ from conftest import MiB, Scale, write_log
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording as recorded
 from vfs_mcp.changes.state import LocalState
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
@@ -67,7 +68,7 @@ def test_edit_of_a_big_file_kept_for_undo(benchmark: Any, big: BigFile, scale: S
     kept: list[str] = []
 
     def edit() -> None:
-        with log.recording("edit_file", limit) as recording:
+        with recorded("edit_file", limit) as recording:
             edit_file(vfs, str(big.path), [TextEdit(old_text=OLD.decode(), new_text=NEW.decode())], max_bytes=limit)
         kept.extend(change.id for change in recording.changes)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vfs_mcp.changes.state.journal import SUFFIX
 from vfs_mcp.changes.state import LocalState
+from vfs_mcp.changes.state.journal import SUFFIX
 
 
 def journals(state: Path) -> list[str]:

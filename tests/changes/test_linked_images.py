@@ -15,6 +15,7 @@ from conftest import Sandbox
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording as recorded
 from vfs_mcp.changes.state import LocalState
 from vfs_mcp.errors import Stale
 from vfs_mcp.jail.filesystem import JailedFS
@@ -35,7 +36,7 @@ def served(folder: Path, state: Path, **policy: bool) -> JailedFS:
 
 
 def edited(vfs: JailedFS, path: str = "big.bin") -> str:
-    with log.recording("edit_file") as recording:
+    with recorded("edit_file") as recording:
         edit_file(vfs, path, [TextEdit(old_text="alpha", new_text="omega")])
     return recording.changes[0].id
 
@@ -100,7 +101,7 @@ def test_a_patch_of_several_files_keeps_each_by_a_second_name_and_a_failed_one_k
     vfs = box.vfs()
     state = Path(changes.log_of(vfs).store.host_folder or "")
     three = "".join(f"--- a/p{n}.txt\n+++ b/p{n}.txt\n@@ -1,2 +1,2 @@\n-one {n}\n+1\n two\n" for n in range(3))
-    with log.recording("apply_patch") as recording:
+    with recorded("apply_patch") as recording:
         patch.apply_patch(vfs, three)
     change_id = recording.changes[0].id
     assert kept(state) == [f"{change_id}.{n}" for n in range(3)]
@@ -108,13 +109,13 @@ def test_a_patch_of_several_files_keeps_each_by_a_second_name_and_a_failed_one_k
     # kept), the last finds p3 changed, and the change is given up with nothing changed.
     targets = [vfs.resolve(box.path(f"p{n}.txt"), write=True) for n in range(4)]
     box.put("p3.txt", "written meanwhile\n")
-    ops: list[changes.Op] = [
+    ops: list[changes.Step] = [
         changes.Put(t, b"2\n", expect=changes.Expect("file", content=box.get(f"p{n}.txt")))
         for n, t in enumerate(targets)
     ]
     ops[3] = changes.Put(targets[3], b"2\n", expect=changes.Expect("file", content=b"what the plan read\n"))
-    with log.recording("apply_patch"), pytest.raises(Stale):
-        changes.run(vfs, lambda: changes.Plan(None, list(ops)), replans=1)
+    with recorded("apply_patch"), pytest.raises(Stale):
+        changes.make(vfs, lambda: changes.Plan(None, list(ops)), replans=1)
     assert kept(state) == [f"{change_id}.{n}" for n in range(3)]  # the failed one's went
     undo(vfs, changes.log_of(vfs), None, change_id=change_id)
     assert [box.get(f"p{n}.txt") for n in range(3)] == [f"one {n}\ntwo\n".encode() for n in range(3)]
@@ -122,7 +123,7 @@ def test_a_patch_of_several_files_keeps_each_by_a_second_name_and_a_failed_one_k
 
 
 def test_a_record_naming_an_image_outside_the_images_folder_is_refused_as_corrupt(tmp_path: Path) -> None:
-    from vfs_mcp.changes import records
+    from vfs_mcp.changes.state import records
 
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "big.bin").write_bytes(BEFORE)

@@ -87,7 +87,9 @@ CONVERSIONS = {"failed", "MCPError", "ResourceError", "ResourceNotFoundError", "
 or the SDK's errors that become one."""
 BOUNDARY = Path("vfs_mcp/server/calls/boundary.py")
 OUTSIDE_THE_PIPELINE = {
-    Path("vfs_mcp/server/tasks.py"): "tasks/get's error for an unknown task, a JSON-RPC error the schema fixes (-32602)",
+    Path(
+        "vfs_mcp/server/tasks.py"
+    ): "tasks/get's error for an unknown task, a JSON-RPC error the schema fixes (-32602)",
     Path("vfs_mcp/testing/task_client.py"): "the client side of the tasks extension: it raises what a client meets",
 }
 """Modules that raise a protocol error of a request no tool pipeline runs, and why."""

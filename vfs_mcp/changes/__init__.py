@@ -38,9 +38,10 @@ from typing import Any, Generic, TypeVar
 
 from vfs_mcp.changes import confirm, kept, log
 from vfs_mcp.changes.commit import commit, roll_back
-from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
+from vfs_mcp.changes.state import LocalState
+from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.state.records import Record
 from vfs_mcp.changes.steps import (
     ABSENT,
@@ -62,7 +63,6 @@ from vfs_mcp.changes.steps import (
     Stored,
     written,
 )
-from vfs_mcp.changes.state import LocalState
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail import state_place, versions

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, Protocol
 
-from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.prepared import Preparation, Prepared, many_calls, prepare
+from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.steps import Put, Remove, Step, written
 from vfs_mcp.errors import TooLarge, VfsError
 from vfs_mcp.jail.filesystem import JailedFS

@@ -41,11 +41,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vfs_mcp.changes.private import private_folder
 from vfs_mcp.changes.state.journal import SUFFIX, Journals
 from vfs_mcp.changes.state.journal import sweep as sweep_journal
-from vfs_mcp.changes.state.linked import unlink_images
-from vfs_mcp.changes.private import private_folder
 from vfs_mcp.changes.state.layout import FOLDERS
+from vfs_mcp.changes.state.linked import unlink_images
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
 from vfs_mcp_backends.layers import Layer
