@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -100,9 +100,12 @@ T = TypeVar("T")
 
 REPLANS = 8
 """Plans of one change that met another writer's change at commit before it gives up (CONFLICT)."""
-MADE: Slot[list[Callable[[Sequence[Step]], None]]] = Slot("who is told of each change made")
-"""Where a ``JailedFS`` keeps the callables told of each change made, with its steps (the
-search index files the bytes a change wrote: ``ops.search.index``); they never raise."""
+MADE: Slot[list[Callable[[Sequence[Step], Mapping[tuple[str, str], str]], None]]] = Slot(
+    "who is told of each change made"
+)
+"""Where a ``JailedFS`` keeps the callables told of each change made, with its steps and the
+version tokens the store gave what it wrote, by (mount URL, path) (the search index files the
+bytes a change wrote: ``ops.search.index``); they never raise."""
 
 
 @dataclass
@@ -196,7 +199,7 @@ def _make(
                     _drop(vfs, changelog, planned.drops, receipt.undo, pending)
                 pending.made(receipt.undo, receipt.why_not, recorded)
                 for told in vfs.kept.get(MADE) or ():
-                    told(planned.steps)
+                    told(planned.steps, receipt.versions)
         if question is not None and confirming is not None:
             # Asked with no lock held (a person may take minutes), then planned again under them:
             # only the very plan the person accepted is committed (``_unconfirmed``).

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn, Protocol
 
-from vfs_mcp.changes.prepared import Preparation, Prepared, many_calls, prepare
+from vfs_mcp.changes.prepared import Key, Preparation, Prepared, many_calls, prepare
 from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.steps import Put, Remove, Step, written
 from vfs_mcp.errors import TooLarge, VfsError
@@ -33,6 +33,8 @@ class Receipt:
 
     undo: list[Step] | None
     why_not: str | None = None
+    versions: dict[Key, str] = field(default_factory=dict)
+    """The version tokens the store gave what the change wrote (``Preparation.versions``)."""
 
 
 class Journal(Protocol):
@@ -113,8 +115,8 @@ def commit(
         raise
     done = _make(vfs, steps, journal if recorded else None)
     if unkept is not None:
-        return Receipt(None, unkept.unkept), recorded
-    return Receipt([op for step in reversed(done) for op in step.back()]), recorded
+        return Receipt(None, unkept.unkept, state.versions), recorded
+    return Receipt([op for step in reversed(done) for op in step.back()], None, state.versions), recorded
 
 
 def _one_by_one(
@@ -150,8 +152,8 @@ def _one_by_one(
         _taken_back(vfs, done, err, journal if beside else None)
     unkept = next((step for step in done if step.unkept), None)
     if unkept is not None:
-        return Receipt(None, unkept.unkept)
-    return Receipt([op for step in reversed(done) for op in step.back()])
+        return Receipt(None, unkept.unkept, state.versions)
+    return Receipt([op for step in reversed(done) for op in step.back()], None, state.versions)
 
 
 def _make(vfs: JailedFS, steps: list[Prepared], journal: Journal | None) -> list[Prepared]:

@@ -94,6 +94,9 @@ class Preparation:
     links: Links | None = None
     """Where a file a step replaces whole is kept by a second name, not a copy (a change
     recorded in a local state store): ``linked.py``."""
+    versions: dict[Key, str] = field(default_factory=dict)
+    """The version tokens the store gave the objects the steps wrote (a conditional put's
+    answer: GCS's generation, Azure's ETag), for whoever is told of the change made."""
 
 
 def many_calls(op: Step) -> bool:
@@ -258,7 +261,7 @@ def _put(vfs: JailedFS, op: Put, state: Preparation) -> Prepared:
     def run() -> str | None:
         make(vfs, made)
         try:
-            return _write(vfs, op, entry, mode, state.read.get(_key(op.source)) if op.source else None)
+            return _write(vfs, op, entry, mode, state)
         except BaseException:
             unmake(vfs, made)
             raise
@@ -295,12 +298,13 @@ def _digest_of(vfs: JailedFS, op: Put, state: Preparation) -> str:
     return sha256(state.read[source])
 
 
-def _write(vfs: JailedFS, op: Put, entry: Entry | None, mode: int | None, read: bytes | None = None) -> str:
-    """Write a Put's bytes (``read``: its source's, when the change read them already); their sha256."""
+def _write(vfs: JailedFS, op: Put, entry: Entry | None, mode: int | None, state: Preparation) -> str:
+    """Write a Put's bytes (its source's are in ``state.read`` when the change read them already); their sha256."""
     target = op.target
     capabilities = target.mount.capabilities
     if op.source is not None:
         source = op.source
+        read = state.read.get(_key(source))
         size = len(read) if read is not None else vfs.info(source).size
         if entry is None and capabilities.conditional_writes and size <= CREATE_ONLY_BYTES:
             # A copy onto a new name lands only while the name is free: one of two copies wins.
@@ -318,7 +322,9 @@ def _write(vfs: JailedFS, op: Put, entry: Entry | None, mode: int | None, read: 
     assert op.data is not None
     if capabilities.conditional_writes and (entry is None or op.expect.token is not None):
         # The service decides: no other writer, of this server or another, slips in between.
-        store.put_if(vfs, target, op.data, token=None if entry is None else op.expect.token)
+        version = store.put_if(vfs, target, op.data, token=None if entry is None else op.expect.token)
+        if version is not None:
+            state.versions[_key(target)] = version
     else:
         store.put(vfs, target, op.data, mode=mode)
     return op.digest() if op.digest is not None else sha256(op.data)
@@ -465,7 +471,7 @@ def _copy_tree(vfs: JailedFS, op: CopyTree, state: Preparation) -> Prepared:
                     store.make_dir(vfs, to)
                     folders.append((to, mode))
                 else:
-                    _write(vfs, Put(to, source=origin), None, mode)
+                    _write(vfs, Put(to, source=origin), None, mode, state)
             for at, mode in reversed(folders):  # deepest first: a read-only folder is filled before
                 if mode is not None:
                     store.chmod(vfs, at, mode)

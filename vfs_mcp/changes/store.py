@@ -75,13 +75,14 @@ def put(vfs: JailedFS, target: Target, data: bytes, *, mode: int | None = None) 
         target.mount.backend.invalidate(target.fs_path)
 
 
-def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> None:
+def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> str | None:
     """One conditional put on a store with conditional writes: lands only while the object
-    still has ``token`` (or, with None, while nothing is there); else ``Stale``/ALREADY_EXISTS."""
+    still has ``token`` (or, with None, while nothing is there); else ``Stale``/ALREADY_EXISTS.
+    The new object's version token, where the store gives one."""
     with vfs.guard(target):
         ensure_wanted()
         try:
-            target.mount.backend.put_if(target.fs_path, data, if_match=token, create_only=token is None)
+            written = target.mount.backend.put_if(target.fs_path, data, if_match=token, create_only=token is None)
         except PreconditionFailed:
             # The plan is made again on what is there now (a create-only one then says ALREADY_EXISTS).
             how = "was created by someone else meanwhile" if token is None else "changed since it was read"
@@ -89,6 +90,7 @@ def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> 
         finally:
             target.mount.backend.invalidate(target.fs_path)
         vfs.wrote(len(data))
+        return written
 
 
 def stream(vfs: JailedFS, target: Target, chunks: Iterable[bytes], *, mode: int | None = None) -> str:

@@ -8,9 +8,10 @@ searched, and indexed on the side. Every match is still found on the bytes read,
 (matches, order, context, limits, counts, notes) is the full scan's; a pattern with no literal
 of three characters reads everything, as before. A write behind the server's back changes the
 version: the next search reads that object again. A file written whole through the server is
-known at once where its version follows from its bytes (S3: the ETag is their MD5): the change
-tells the index (``changes.MADE``), which keeps its text (``MountIndex.written``) until the
-next search's segment files it, so the next search reads it only if it may match.
+known at once, its version at hand (S3: the ETag is the bytes' MD5; GCS and Azure: the
+conditional put answered the new generation or ETag, ``Receipt.versions``): the change tells
+the index (``changes.MADE``), which keeps its text (``MountIndex.written``) until the next
+search's segment files it, so the next search reads it only if it may match.
 
 Versions. On S3 an object is known by its ETag, and its bytes are indexed only when their MD5
 is that ETag (a single PUT's): bytes written between the listing and the read are never filed
@@ -56,7 +57,7 @@ import sys
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -191,7 +192,7 @@ class MountIndex:
     def version(self, entry: Entry) -> str | None:
         """What the index knows ``entry``'s version by (None: not indexed, read every time)."""
         if self.by_token:
-            return entry.token
+            return _unquoted(entry.token)
         etag = (entry.etag or "").lower()
         return etag if len(etag) == 32 else None  # an ETag that is no MD5 (multipart, SSE-KMS): never indexed
 
@@ -206,12 +207,14 @@ class MountIndex:
             return version
         return None
 
-    def wrote(self, target: Target, data: bytes) -> None:
+    def wrote(self, target: Target, data: bytes, token: str | None) -> None:
         """``data`` is now the object at ``target``, written through this server: known from
-        here on without a read (S3, where its version, the ETag, is the bytes' MD5)."""
-        if self.by_token or len(data) > MAX_INDEXED_BYTES:
+        here on without a read. Its version: on S3 the ETag, the bytes' MD5; on GCS and Azure
+        ``token``, what the store answered the write with (none: the next search reads it)."""
+        version = _unquoted(token) if self.by_token else hashlib.md5(data, usedforsecurity=False).hexdigest()
+        if version is None or len(data) > MAX_INDEXED_BYTES:
             return
-        known = Filed(target.rel, hashlib.md5(data, usedforsecurity=False).hexdigest(), len(data), text_of(data))
+        known = Filed(target.rel, version, len(data), text_of(data))
         with self.lock:
             old = self.written.pop(known.rel, None)
             self.written_bytes += known.weight - (old.weight if old else 0)
@@ -396,7 +399,7 @@ class Indexes:
                     listeners.append(self.made)
             return found
 
-    def made(self, steps: Sequence[Any]) -> None:
+    def made(self, steps: Sequence[Any], versions: Mapping[tuple[str, str], str]) -> None:
         """A change was made through this server: the files it wrote whole, bytes at hand, are
         known to the index of their mount without a read (``changes.MADE``)."""
         from vfs_mcp.changes import FileImage, Put, Restore
@@ -411,12 +414,17 @@ class Indexes:
             index = self.mounts.get(step.target.mount.url)
             if index is not None and indexable(step.target):
                 try:
-                    index.wrote(step.target, data)
+                    index.wrote(step.target, data, versions.get((step.target.mount.url, step.target.rel)))
                 except Exception:  # never fatal to the change: the next search reads the object
                     log.warning("the search index could not note a write", exc_info=True)
 
     def settle(self, timeout: float = 60.0) -> bool:
         return all(index.settle(timeout) for index in list(self.mounts.values()))
+
+
+def _unquoted(token: str | None) -> str | None:
+    """A version token as listings and writes both spell it (an ETag's quotes are not part of it)."""
+    return token.strip('"') if token else None
 
 
 def indexes(vfs: JailedFS) -> Indexes | None:
