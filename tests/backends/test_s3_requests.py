@@ -272,8 +272,10 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_two_puts_its_record_and
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """Replicas keep the change log on a shared bucket: a change of one step adds two PUTs, its
-    record and its timeline entry, each created only where nothing of that name is (two replicas
-    never write one). The first change of a process reads where the timeline ends first."""
+    timeline entry and then its record (a crash between leaves a line whose undo says "not in the
+    undo log", never a change history does not show), each created only where nothing of that
+    name is (two replicas never write one). The first change of a process reads where the
+    timeline ends first."""
     sandbox = make_sandbox("s3", tmp_path, request)
     sandbox.put("a.txt", "hello world\n")
     vfs = sandbox.vfs()
@@ -291,8 +293,8 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_two_puts_its_record_and
     assert [(method, path.rsplit("/", 1)[0]) for method, path in made if path not in leases] == [
         ("GET", "pre"),
         ("PUT If-Match", "pre"),
-        ("PUT If-None-Match", "state/changes"),
         ("PUT If-None-Match", "state/timeline"),
+        ("PUT If-None-Match", "state/changes"),
     ]
     state.close()
 
