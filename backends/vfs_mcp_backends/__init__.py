@@ -23,7 +23,7 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
 )
 from vfs_mcp_backends.descriptors import OutsideRoot
-from vfs_mcp_backends.locks import LockBusy
+from vfs_mcp_backends.folder_locks import LockBusy
 from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
 from vfs_mcp_backends.scopes import Abandoned, commit_scope, ensure_wanted
 from vfs_mcp_backends.writes import COPY_CHUNK

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from fsspec import AbstractFileSystem
 
 from vfs_mcp_backends.fetches import LoopFetches
+from vfs_mcp_backends.folder_locks import held_here
 from vfs_mcp_backends.hostpaths import real_path
-from vfs_mcp_backends.locks import held_here
 
 if TYPE_CHECKING:
     from vfs_mcp_backends.layers import Layer
@@ -250,7 +250,7 @@ class BackendMount:
     def hold(self, folders: Mapping[str, bool], wait: float | None = None) -> contextlib.AbstractContextManager[None]:
         """Hold off the other writers while a change is checked and committed: each folder
         (an fsspec path) exclusively (its entries change) or shared (a change lies below it),
-        in this process, and in other processes on stores with ``locked_writes`` (``locks.py``).
+        in this process, and in other processes on stores with ``locked_writes`` (``folder_locks.py``).
         ``LockBusy`` (nothing held) when a folder stays held for ``wait`` seconds."""
         return held_here(self.fs, folders, wait)
 

@@ -17,8 +17,8 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Keep, Names, Options
+from vfs_mcp_backends.folder_locks import Folders, LockBusy, deadline_of, held_here
 from vfs_mcp_backends.localfs import DescriptorFileSystem
-from vfs_mcp_backends.locks import Folders, LockBusy, deadline_of, held_here
 from vfs_mcp_backends.options import StoreOptions
 from vfs_mcp_backends.scopes import ensure_wanted
 

@@ -26,7 +26,7 @@ from vfs_mcp.profiles.results import error_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing.faults import FaultyMount
-from vfs_mcp_backends import locks
+from vfs_mcp_backends import folder_locks
 
 pytestmark = pytest.mark.anyio
 
@@ -129,7 +129,7 @@ async def test_a_dry_run_deleting_a_big_file_answers_within_the_read_cap(local_s
 async def test_a_lock_another_program_holds_is_waited_for_a_bounded_time_then_conflict_naming_it(
     local_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(locks, "LOCK_WAIT", 0.5)
+    monkeypatch.setattr(folder_locks, "LOCK_WAIT", 0.5)
     local_sandbox.put("busy/a.txt", "before\n")
     held = os.open(local_sandbox.mount.fs_path("busy"), os.O_RDONLY | os.O_DIRECTORY)
     try:
