@@ -22,7 +22,7 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
     check_conditions,
 )
-from vfs_mcp_backends.options import StoreOptions
+from vfs_mcp_backends.store_options import StoreOptions
 
 CAPABILITIES = Capabilities(empty_dirs=False, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True)
 _BOUNDARY = "vfs-mcp-boundary"

@@ -19,8 +19,8 @@ from urllib.parse import unquote, urlsplit
 from vfs_mcp_backends.base import BackendMount, Capabilities, Keep, Names, Options
 from vfs_mcp_backends.folder_locks import Folders, LockBusy, deadline_of, held_here
 from vfs_mcp_backends.localfs import DescriptorFileSystem
-from vfs_mcp_backends.options import StoreOptions
 from vfs_mcp_backends.scopes import ensure_wanted
+from vfs_mcp_backends.store_options import StoreOptions
 
 CAPABILITIES = Capabilities(
     symlinks=True,

@@ -18,7 +18,7 @@ from fsspec.implementations.memory import MemoryFile, MemoryFileSystem
 from pydantic import Field
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Options
-from vfs_mcp_backends.options import StoreOptions
+from vfs_mcp_backends.store_options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=True,

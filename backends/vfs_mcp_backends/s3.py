@@ -30,8 +30,8 @@ from vfs_mcp_backends.base import (
     PreconditionFailed,
     check_conditions,
 )
-from vfs_mcp_backends.options import StoreOptions
 from vfs_mcp_backends.store_errors import error_code
+from vfs_mcp_backends.store_options import StoreOptions
 
 CAPABILITIES = Capabilities(
     empty_dirs=False, native_copy=True, timestamps=frozenset({"modified"}), etags=True, conditional_writes=True
