@@ -26,7 +26,7 @@ from vfs_mcp_backends.descriptors import OutsideRoot
 from vfs_mcp_backends.folder_locks import LockBusy
 from vfs_mcp_backends.registry import create_mount, known_schemes, scheme_of
 from vfs_mcp_backends.scopes import Abandoned, commit_scope, ensure_wanted
-from vfs_mcp_backends.writes import COPY_CHUNK
+from vfs_mcp_backends.staged_files import COPY_CHUNK
 
 __all__ = [
     "COPY_CHUNK",

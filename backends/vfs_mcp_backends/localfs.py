@@ -42,8 +42,8 @@ from typing import Any
 from vfs_mcp_backends.descriptors import DIR_FLAGS, remove_tree, walk_tree
 from vfs_mcp_backends.localreads import DescriptorReads, QuietReader, names_path
 from vfs_mcp_backends.regular_files import APPEND_FLAGS, READ_FLAGS, open_regular, refuse
+from vfs_mcp_backends.staged_files import COPY_CHUNK, AppendFile, StagedFile
 from vfs_mcp_backends.tempfiles import is_temp_name
-from vfs_mcp_backends.writes import COPY_CHUNK, AppendFile, StagedFile
 
 SWEEP_PAUSE_EVERY = 256
 """Entries a sweep walks between two calls of its ``pause``: short enough that a call waits on a

@@ -24,7 +24,7 @@ from vfs_mcp_backends.base import PreconditionFailed
 from vfs_mcp_backends.layers import Node, Op, parent_of
 from vfs_mcp_backends.overlayview import DEFAULT_DIR_MODE, OverlayReads, Seen
 from vfs_mcp_backends.scopes import current_label, ensure_wanted
-from vfs_mcp_backends.writes import SpooledFile
+from vfs_mcp_backends.staged_files import SpooledFile
 
 
 class OverlayFS(OverlayReads):

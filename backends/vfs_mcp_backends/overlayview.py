@@ -32,7 +32,7 @@ from vfs_mcp_backends.base import (
     BackendMount,
 )
 from vfs_mcp_backends.layers import Layer, Node, join, parent_of
-from vfs_mcp_backends.writes import COPY_CHUNK, DEFAULT_MODE, UMASK
+from vfs_mcp_backends.staged_files import COPY_CHUNK, DEFAULT_MODE, UMASK
 
 DEFAULT_DIR_MODE = 0o777 & ~UMASK
 MAX_LINKS = 40

@@ -115,7 +115,7 @@ async def test_no_space_left_leaves_the_original_intact_and_says_so(
                 raise OSError(errno.ENOSPC, "No space left on device")
             return real_write(fd, data)
 
-        monkeypatch.setattr("vfs_mcp_backends.writes.os.write", full_disk)
+        monkeypatch.setattr("vfs_mcp_backends.staged_files.os.write", full_disk)
     else:
 
         def full_store(*args: Any, **kwargs: Any) -> None:

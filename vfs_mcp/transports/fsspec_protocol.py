@@ -50,7 +50,7 @@ from vfs_mcp.jail.mounts import Config, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
 from vfs_mcp.ops.files import transfers, write
 from vfs_mcp.ops.files.write import writable_target
-from vfs_mcp_backends.writes import SpooledFile
+from vfs_mcp_backends.staged_files import SpooledFile
 
 _AS_OS_ERROR: tuple[tuple[type[VfsError], type[OSError], int], ...] = (
     (NotFound, FileNotFoundError, errno.ENOENT),

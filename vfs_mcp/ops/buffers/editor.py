@@ -48,7 +48,7 @@ from vfs_mcp.ops.files.write import writable_target
 from vfs_mcp.ops.text.codings import UTF8, Coding, chosen, detect
 from vfs_mcp.ops.text.encoding import split_lines
 from vfs_mcp.ops.text.names import uri_of
-from vfs_mcp_backends.writes import DEFAULT_MODE
+from vfs_mcp_backends.staged_files import DEFAULT_MODE
 
 DEFAULT_MAX_BUFFERS = 64
 DEFAULT_MAX_SAVE_BYTES = 16 * 1024 * 1024
