@@ -28,28 +28,35 @@ RETIRED = {
 }
 
 
+PACKAGES = (ROOT / "vfs_mcp", ROOT / "backends" / "vfs_mcp_backends")
+"""The server and its stores: one ``locks.py`` in each would read as one module."""
+
+
 def modules() -> list[Path]:
-    return sorted(p for p in (ROOT / "vfs_mcp").rglob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    return sorted(
+        p for package in PACKAGES for p in package.rglob("*.py") if p.name not in ("__init__.py", "__main__.py")
+    )
 
 
 def shared_basenames(paths: list[Path]) -> dict[str, list[str]]:
     """Basenames that more than one of ``paths`` has, adapters aside when they front a module
-    of their name in a lower layer."""
+    of their name in a lower layer of the server (a store is fronted by no adapter)."""
     where: dict[str, list[str]] = {}
     for path in paths:
         where.setdefault(path.name, []).append(path.relative_to(ROOT).as_posix())
     twice = {}
     for name, places in where.items():
         kept = [p for p in places if not p.startswith(ADAPTERS)]
-        fronted = bool(kept) or (ROOT / "vfs_mcp" / name.removesuffix(".py")).is_dir()
+        fronted = any(p.startswith("vfs_mcp/") for p in kept) or (ROOT / "vfs_mcp" / name.removesuffix(".py")).is_dir()
         if len(kept) > 1 or (len(places) > 1 and not fronted):
             twice[name] = places
     return twice
 
 
-def test_no_two_modules_of_the_package_share_a_name() -> None:
-    """Two ``roots.py`` (the client's roots, and the call step that asks for them) read as one
-    module in a traceback, a call graph or a search; an adapter may share the name it fronts."""
+def test_no_two_modules_of_the_packages_share_a_name() -> None:
+    """Two ``roots.py`` (the client's roots, and the call stage that asks for them) read as one
+    module in a traceback, a call graph or a search, in one package or across the two; an
+    adapter may share the name it fronts."""
     twice = shared_basenames(modules())
     assert not twice, f"give each module a name of its own: {twice}"
 
@@ -58,6 +65,11 @@ def test_two_modules_of_one_name_are_found() -> None:
     """The rule above fails on a planted pair, and lets an adapter share its operation's name."""
     planted = [ROOT / "vfs_mcp/server/roots.py", ROOT / "vfs_mcp/server/calls/roots.py"]
     assert shared_basenames(planted) == {"roots.py": ["vfs_mcp/server/roots.py", "vfs_mcp/server/calls/roots.py"]}
+    across = [ROOT / "vfs_mcp/changes/locks.py", ROOT / "backends/vfs_mcp_backends/locks.py"]
+    assert shared_basenames(across) == {"locks.py": ["vfs_mcp/changes/locks.py", "backends/vfs_mcp_backends/locks.py"]}
+    beside_a_store = [ROOT / "vfs_mcp/cli/options.py", ROOT / "backends/vfs_mcp_backends/options.py"]
+    assert shared_basenames(beside_a_store) == {"options.py": [p.relative_to(ROOT).as_posix() for p in beside_a_store]}
+    assert {path.parent.name for path in modules()} >= {"vfs_mcp_backends", "changes"}
     fronting = [ROOT / "vfs_mcp/ops/trees/analytics.py", ROOT / "vfs_mcp/profiles/default/analytics.py"]
     assert shared_basenames(fronting) == {}
 
