@@ -8,20 +8,14 @@ memory stays under ``PEAK_MB``."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
-from processes import wait_for_port
+from processes import peak_rss_mb, vfs_mcp_http_process
 from raw_http import RawSession, text_of
-
-from vfs_mcp.transports.http import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -31,31 +25,6 @@ AT_ONCE = 32
 PEAK_MB = 200
 """The server's peak resident memory over the soak: it holds at most 1,000 sessions (140 MB
 measured; before sessions were bounded, 250 MB for these 3,000)."""
-
-
-@contextmanager
-def http_server(folder: Path) -> Iterator[tuple[str, int]]:
-    """`vfs-mcp FOLDER --transport http` at its defaults: its URL and process id."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vfs_mcp", str(folder), "--transport", "http", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ),
-    )
-    try:
-        wait_for_port(port, proc, "vfs-mcp")
-        yield f"http://127.0.0.1:{port}/mcp", proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM in /proc")
 
 
 async def crowd(count: int, at_once: int, one: object) -> None:
@@ -77,7 +46,8 @@ async def test_sessions_soak_steady_clients_keep_their_state_and_memory_stays_bo
     (tmp_path / "config.txt").write_text("the root's\n")
     problems: list[str] = []
     steady_calls = [0] * STEADY
-    with http_server(tmp_path) as (url, pid):
+    with vfs_mcp_http_process(str(tmp_path), {}) as (port, pid):
+        url = f"http://127.0.0.1:{port}/mcp"
         async with AsyncExitStack() as stack:
 
             async def peer(address: str) -> httpx2.AsyncClient:
