@@ -1,8 +1,10 @@
 """The tests keep no clock: no assert on how long something took, and no sleep to let something
 happen first (order with events and barriers; bound work by counts: steps, bytes, calls). What
 is left is named below, each with why: a poll with a deadline (waiting for what gives no
-event, such as a process's port opening) and the moments of a kill. A new one fails this test;
-one that is gone must leave the list."""
+event, such as a process's port opening), the moments of a kill, the pauses of the warm-up's
+tests (its subject is a time: no call for ``WARM_AFTER``) and a finalizer that lets threads
+run. The scripts tests run in child processes are read too. A new one fails this test; one
+that is gone must leave the list."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ POLLS = "a poll with a deadline: what it waits for gives no event to wait on"
 REPLAYED = "test_a_broken_call_stream_is_resumed_and_the_reply_comes_on_the_new_connection"
 LEASE = "test_a_change_a_dead_replica_left_half_made_is_taken_back_by_a_live_one_within_its_lease"
 TORN = "test_a_server_killed_mid_write_leaves_old_or_new_content_never_a_torn_file"
+WARM_GAPS = "test_the_warm_up_waits_while_a_client_reads_each_large_reply_before_its_next_call"
 
 ALLOWED: dict[tuple[str, str, str], str] = {
     # -- polls, each within a deadline (a sleep between looks, an assert on the deadline) ---------
@@ -32,6 +35,14 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("transports/test_stdio.py", "ask", "sleep"): POLLS + " (a reply the server writes to a file, not a pipe)",
     ("transports/test_resumption.py", REPLAYED, "assert"): POLLS + " (the server handing a broken stream over)",
     ("changes/test_replicas.py", LEASE, "sleep"): POLLS + " (the first copies in the bucket; the survivor's takeover)",
+    ("changes/test_state_store.py", "put", "sleep"): POLLS + " (a record file another thread writes beside the step)",
+    # -- sleeps that are the subject: the warm-up waits for WARM_AFTER seconds with no call -------
+    ("server/test_schemas.py", "test_the_warm_up_waits_while_calls_follow_each_other", "sleep"): (
+        "calls that last 5 ms each, one after another for longer than WARM_AFTER"
+    ),
+    ("server/test_schemas.py", WARM_GAPS, "sleep"): "a client's pauses between calls, shorter than WARM_AFTER",
+    # -- a sleep that lets other threads run: the race it provokes, not an order it waits for -----
+    ("testing/test_testing_plugin.py", "__del__", "sleep"): "a finalizer that lets the server's thread parse meanwhile",
     # -- sleeps that pick the moment of a kill (a random point of a write, not an order of events) --
     ("ops/test_faults.py", TORN, "sleep"): "the random moment of a SIGKILL mid-write",
     (
@@ -40,7 +51,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "sleep",
     ): "the moments of the SIGKILLs, spread over a measured call",
 }
-"""(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays."""
+"""(file under tests/, enclosing function, ``sleep`` or ``assert``) -> why it stays. A script a test
+runs in a child process counts as the test's (its functions by their own names)."""
 
 
 def clocked(path: Path, root: Path = TESTS) -> set[tuple[str, str, str]]:
@@ -58,10 +70,24 @@ def clocked(path: Path, root: Path = TESTS) -> set[tuple[str, str, str]]:
                     found.add((rel, function, "sleep"))
             if isinstance(child, ast.Assert) and CLOCKED.search(ast.unparse(child.test)):
                 found.add((rel, function, "assert"))
+            script = _script(child)
+            if script is not None:
+                visit(script, function)
             visit(child, inner)
 
     visit(ast.parse(path.read_text(encoding="utf-8")), "<module>")
     return found
+
+
+def _script(node: ast.AST) -> ast.Module | None:
+    """A string of Python lines a test runs in a child process (``python -c SCRIPT``), parsed:
+    its sleeps and asserts are the test's too."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value):
+        return None
+    try:
+        return ast.parse(node.value)
+    except SyntaxError:
+        return None
 
 
 def _is_self(called: ast.expr) -> bool:
@@ -94,4 +120,16 @@ def test_the_scan_finds_a_sleep_and_a_timing_assert_but_not_a_fake_clock(tmp_pat
     assert clocked(planted, tmp_path) == {
         ("test_planted.py", "test_x", "sleep"),
         ("test_planted.py", "test_x", "assert"),
+    }
+
+
+def test_the_scan_reads_the_scripts_a_test_runs_in_a_child_process(tmp_path: Path) -> None:
+    planted = tmp_path / "test_planted.py"
+    planted.write_text(
+        'CHILD = """\nimport time\ntime.sleep(0.2)\n"""\n\n\n'
+        "def test_y():\n    run('import time\\ntime.sleep(0.3)\\n')\n    run('not a script: sleep(1)')\n"
+    )
+    assert clocked(planted, tmp_path) == {
+        ("test_planted.py", "<module>", "sleep"),
+        ("test_planted.py", "test_y", "sleep"),
     }

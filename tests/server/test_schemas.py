@@ -239,7 +239,7 @@ def warm_up_meanwhile(calls: str, warm_after: float | None = None) -> list[str]:
     to ``loaded()`` while calls are still made) looked, and once it is over (``warm_after``:
     the quiet it waits for, None for the server's own)."""
     script = (
-        "import sys, time\n"
+        "import sys, threading, time\n"
         "from vfs_mcp.server import tools\n"
         "from vfs_mcp.settings import Settings\n"
         + ("" if warm_after is None else f"tools.WARM_AFTER = {warm_after}\n")
@@ -253,8 +253,18 @@ def warm_up_meanwhile(calls: str, warm_after: float | None = None) -> list[str]:
 
 
 def test_the_warm_up_imports_nothing_while_a_call_is_in_flight() -> None:
+    # The warm-up asks whether a call is in flight before each import: once it has asked twice,
+    # it has seen one and gone round without importing.
     in_flight = (
-        "with tools.in_flight():\n    warming = tools.warm(Settings())\n    time.sleep(0.3)\n    during = loaded()\n"
+        "asks = []\n"
+        "asked_twice = threading.Event()\n"
+        "def ask(timeout=None, wait=tools._NO_CALL.wait):\n"
+        "    asks.append(timeout)\n"
+        "    if len(asks) == 2:\n"
+        "        asked_twice.set()\n"
+        "    return wait(timeout)\n"
+        "tools._NO_CALL.wait = ask\n"
+        "with tools.in_flight():\n    warming = tools.warm(Settings())\n    asked_twice.wait(60)\n    during = loaded()\n"
     )
 
     assert warm_up_meanwhile(in_flight, 0.01) == ["during", "False", "after", "True"]
@@ -265,8 +275,7 @@ def test_the_warm_up_waits_while_calls_follow_each_other() -> None:
     # interpreter with the warm-up (it starts once no call came for WARM_AFTER).
     calls = (
         "warming = tools.warm(Settings())\n"
-        "until = time.monotonic() + 0.5\n"
-        "while time.monotonic() < until:\n"
+        "for _ in range(100):\n"
         "    with tools.in_flight():\n"
         "        time.sleep(0.005)\n"
         "during = loaded()\n"
@@ -292,22 +301,24 @@ def test_the_warm_up_waits_while_a_client_reads_each_large_reply_before_its_next
 
 def test_a_process_that_ends_while_the_warm_up_imports_stops_it_before_the_interpreter_finalizes() -> None:
     # A thread still importing while the interpreter finalizes crashes in native modules
-    # (pydantic-core panicked under `vfs-mcp call`). Here the warm-up has 10 s of work left
-    # when the script ends; a hook registered first runs last, after ours, and looks.
+    # (pydantic-core panicked under `vfs-mcp call`). Here the warm-up has begun 500 imports of
+    # some work each when the script ends; a hook registered first runs last, after ours, and looks.
     script = (
-        "import atexit, threading, time\n"
+        "import atexit, threading\n"
         "atexit.register(lambda: print('alive' if any(t.name == 'vfs-mcp-warm' and t.is_alive()"
         " for t in threading.enumerate()) else 'stopped'))\n"
         "from vfs_mcp.server import tools\n"
         "from vfs_mcp.settings import Settings\n"
+        "begun = threading.Event()\n"
         "class Slow:\n"
         "    @property\n"
         "    def adapter(self):\n"
-        "        time.sleep(0.02)\n"
+        "        begun.set()\n"
+        "        sum(range(200_000))\n"
         "tools.profiles.tools_of = lambda profile: [Slow() for _ in range(500)]\n"
         "tools.WARM_AFTER = 0\n"
         "tools.warm(Settings())\n"
-        "time.sleep(0.2)\n"
+        "begun.wait()\n"
     )
     printed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
 
