@@ -102,8 +102,13 @@ def layer_of(path: Path) -> int:
     return best[1]
 
 
+NAMED_AT_LEAST = 20
+"""Modules the note names, at the least: fewer, and the names were not found (the check that
+each exists would pass on none)."""
+
+
 def test_the_note_names_modules() -> None:
-    assert len(named_modules()) > 20
+    assert len(named_modules()) >= NAMED_AT_LEAST
 
 
 @pytest.mark.parametrize("name", sorted(named_modules()))
