@@ -1,4 +1,4 @@
-"""Contract tests for compare_files (SPEC §4 "Analytics", seed 000 §6.16).
+"""Contract tests for compare_files (SPEC §4 "Analytics"; the default profile's original, §6.16).
 
 A unified diff as text; with format="json" the hunks and added/removed counts, which must
 describe the same changes the text diff shows. The two files may live on different mounts.

@@ -1,4 +1,4 @@
-"""Contract tests for edit_file and edit_file_at_line (SPEC §4, seed 000 §6.9/§6.21, seed 004).
+"""Contract tests for edit_file and edit_file_at_line (SPEC §4; the default profile's original, §6.9/§6.21; the original XML interface).
 
 Every test runs on memory, local and s3 (moto's server); files are seeded and checked
 through the sandbox's back door, byte for byte, so "nothing changed" means exactly that.
@@ -197,7 +197,7 @@ async def test_a_match_ending_in_a_newline_reports_the_line_it_ends_on(sandbox):
 
 
 async def test_a_substring_with_different_spacing_never_takes_the_rest_of_its_line_with_it(sandbox):
-    """oldText 'can be substring' (seed 004): text outside it must survive, whatever the strategy."""
+    """oldText 'can be substring' (the original XML interface): text outside it must survive, whatever the strategy."""
     original = b"x = compute(alpha,  beta); y = 1\nz = 2\n"
     sandbox.put("s.py", original)
     result = await edit(
@@ -336,7 +336,7 @@ async def test_turning_preserve_indentation_off_writes_new_text_as_given(sandbox
     ids=["dryRun", "options.partialMatch"],
 )
 async def test_seed_004_camel_case_spellings_are_honoured_or_refused_never_silently_ignored(sandbox, spelling, value):
-    """Seed 004 names dryRun and options.partialMatch; a preview must never write the file."""
+    """The original XML interface names dryRun and options.partialMatch; a preview must never write the file."""
     sandbox.put("greet.py", GREET)
     result = await edit(
         sandbox, "greet.py", [{"oldText": "print('helo world')", "newText": "print('bye')"}], **{spelling: value}

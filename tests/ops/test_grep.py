@@ -1,7 +1,7 @@
-"""Contract tests of grep_files (SPEC §2 pattern safety, §4 "Search"; seed 000 §6.19).
+"""Contract tests of grep_files (SPEC §2 pattern safety, §4 "Search"; the default profile's original, §6.19).
 
 Two halves. On a local mount the ripgrep and the Python engine must give the same
-``GrepResult`` (the ``engine`` field aside) for every parameter seed 000 §6.19 names, on a
+``GrepResult`` (the ``engine`` field aside) for every parameter its original names (§6.19), on a
 corpus built to trip them up: sibling names that sort differently as whole strings and as
 path components (``a``, ``a-c``, ``a.b``, ``a.txt``), hidden files, binary and non-UTF-8
 files, CRLF, several matches on one line, matches on the first and last line (context at

@@ -1,4 +1,4 @@
-"""Contract tests for read_file_lines, head_file and tail_file (SPEC §4, seed 000 §6.10/6.11/6.20).
+"""Contract tests for read_file_lines, head_file and tail_file (SPEC §4; the default profile's original, §6.10/6.11/6.20).
 
 Paging must give back the file exactly (CRLF, a last line without newline, multi-byte
 characters cut by block boundaries), deep pages must reuse the per-version line index,

@@ -1,4 +1,4 @@
-"""Contract tests of search_files, directory_tree and the analytics tools (SPEC §4; seed 000
+"""Contract tests of search_files, directory_tree and the analytics tools (SPEC §4; the default profile's original,
 §6.12-6.15, 6.17-6.18), through the MCP client on every backend.
 
 One corpus per backend (module scope, uploaded once) holds three areas: ``proj/`` for name

@@ -1,4 +1,4 @@
-"""The ``fs`` profile (SPEC §5, seed 001) checked against the seed, through MCP clients.
+"""The ``fs`` profile (SPEC §5) checked against its original, the `fs` tools guide, through MCP clients.
 
 The seed is the reference for names, arguments, defaults and result JSON, so the golden
 tests compare whole results (every key, no extra) rather than picking fields. Most tests
@@ -30,9 +30,9 @@ pytestmark = pytest.mark.anyio
 
 SAFE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 REQUIRED = object()
-DOCUMENTED = object()  # optional, with the seed's default applied by the tool (null in the schema)
+DOCUMENTED = object()  # optional, with the original's default applied by the tool (null in the schema)
 
-# Seed 001, argument by argument: REQUIRED, or the default the schema announces.
+# The original, argument by argument: REQUIRED, or the default the schema announces.
 SEED: dict[str, dict[str, Any]] = {
     "list_files": {
         "root": ".",

@@ -1,9 +1,9 @@
-"""The ide profile (SPEC §5, seed 003): file_open / file_read / file_save / file_close.
+"""The ide profile (SPEC §5; its original: the Emacs IDE integration): file_open / file_read / file_save / file_close.
 
-The tool list is checked against the seed over a real stdio subprocess; result shapes are
+The tool list is checked against the original over a real stdio subprocess; result shapes are
 golden (field for field) on memory, local and s3; then the buffer behaviour: clamping,
 backups, encodings, changes made on disk behind an open buffer, closing with unsaved
-content, error codes with the seed's JSON-RPC numbers, and jail escapes through ``uri``.
+content, error codes with the original's JSON-RPC numbers, and jail escapes through ``uri``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.anyio
 
 IDE = ("ide",)
 REQUIRED = object()
-# Seed 003's request parameters: required, or optional with the default we give them.
+# The original's request parameters: required, or optional with the default we give them.
 ORIGINAL_ARGS: dict[str, dict[str, Any]] = {
     "file_open": {"uri": REQUIRED, "line": None, "column": None},
     "file_read": {"uri": REQUIRED, "start_line": None, "end_line": None},
@@ -100,13 +100,13 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
 
 
 def uri(box: Sandbox, rel: str) -> str:
-    """How seed 003 names a file: file:// plus the percent-encoded path locally, the URL otherwise."""
+    """How the original names a file: file:// plus the percent-encoded path locally, the URL otherwise."""
     path = box.path(rel)
     return "file://" + quote(path) if box.kind == "local" else path
 
 
 def error(result: CallToolResult, code: str, jsonrpc: int) -> dict[str, Any]:
-    """The error data of a failed call, checked for our code and the seed's JSON-RPC number."""
+    """The error data of a failed call, checked for our code and the original's JSON-RPC number."""
     assert result.is_error, f"expected {code}, got {data_of(result)}"
     data: dict[str, Any] = error_of(result) or {}
     assert (data["code"], data["jsonrpc_code"]) == (code, jsonrpc), data
@@ -644,7 +644,7 @@ async def test_errors_carry_the_seed_jsonrpc_codes(memory: Sandbox) -> None:
 
 
 def escapes(box: Sandbox) -> list[str]:
-    """URIs that leave the mount, written the ways the seed and its clients write them."""
+    """URIs that leave the mount, written the ways the original and its clients write them."""
     root = box.root
     if box.kind == "local":
         outside = str(box.outside / "secret.txt")

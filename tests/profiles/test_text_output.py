@@ -96,7 +96,7 @@ async def test_a_partly_applied_line_edit_says_so_on_its_first_line_and_in_its_s
         none = await client.call_tool("edit_file_at_line", {"path": memory.path("a.txt"), "line_edits": edits[1:]})
         third = [{"line_number": 3, "action": "replace", "content": "THREE", "expected_content": "three"}]
         full = await client.call_tool("edit_file_at_line", {"path": memory.path("a.txt"), "line_edits": third})
-    assert not partial.is_error  # the seed's default: the edits that verified are applied
+    assert not partial.is_error  # the original's default: the edits that verified are applied
     first, second, *_ = text(partial).splitlines()
     assert first == "PARTIAL: applied 1 of 2 line edits; 1 not (see below)"
     assert second == "line 2: not applied, expected_content does not match the line (it holds 'two')"
