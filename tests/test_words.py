@@ -21,10 +21,11 @@ RETIRED = {
     r"(?<![-\w])compat\b|\bdialects[./]reference\b|\bcli[./]reference\b": (
         "the official profile is 'official' (``ops/dialects/official.py``, ``profiles/official/render.py``)"
     ),
-    r"\bchanges\.run\b|\b[Pp]lan(?:ned)?\.ops\b|\w\.caches\b|\bSTEPS\b|\bnext_step\b|\bpipeline step\b": (
+    r"\bchanges\.run\b|\b[Pp]lan(?:ned)?\.ops\b|\bOp\b|\w\.caches\b|\bSTEPS\b|\bnext_step\b|\bpipeline step\b": (
         "a change is made by ``changes.make`` from a plan's steps (``Plan.steps``); what a server keeps is in "
         "typed slots (``JailedFS.kept``); a request runs through the pipeline's stages (``calls.STAGES``)"
     ),
+    r"\bide_buffers\b": "buffers are an operation family of their own (``vfs_mcp/ops/buffers/``)",
 }
 
 
@@ -105,9 +106,10 @@ def test_retired_words_stay_out_of_the_code_the_tests_the_docs_and_the_note() ->
 def test_each_retired_word_is_caught_and_the_harness_seed_is_not() -> None:
     caught = (
         "Tool(seed_name='fs.x'); SEED_EXACT; the seed's text; seed 004; as compat; ops.dialects.reference; "
-        "changes.run(vfs, plan); plan.ops; vfs.caches; calls.STEPS; next_step; the pipeline step"
+        "changes.run(vfs, plan); plan.ops; vfs.caches; calls.STEPS; next_step; the pipeline step; list[Op]; "
+        "dialects/ide_buffers.py"
     )
-    assert len(retired_in(caught)) == 12
+    assert len(retired_in(caught)) == 14
     assert (
         retired_in("fs.seed(files): a seeded mount; --tool-names seed; Fault.flaky(seed=7); C10-forward-compat") == []
     )

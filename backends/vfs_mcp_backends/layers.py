@@ -128,7 +128,7 @@ class Node:
         )
 
 
-Op = tuple[str, str, Node | None]
+IndexEdit = tuple[str, str, Node | None]
 """One change to the index: ("set", path, node), ("drop", path, None): the node at path and
 every node below it go."""
 
@@ -339,7 +339,7 @@ class Layer:
 
     # -- changing ---------------------------------------------------------------------------
 
-    def change(self, build: Callable[[], list[Op]]) -> None:
+    def change(self, build: Callable[[], list[IndexEdit]]) -> None:
         """Change the index by what ``build`` says, on the index as it is now (read fresh first;
         again, if another process recorded a change meanwhile). ``build`` may raise: nothing
         changes."""
@@ -373,7 +373,7 @@ class Layer:
         recovery drops again what it may have dropped before a crash)."""
         gone: list[Node] = []
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             gone.clear()
             chosen = roots if planned is None else self.as_planned(planned)
             for root in chosen:
@@ -400,7 +400,7 @@ class Layer:
         with contextlib.suppress(FileExistsError):
             self.store.write(self.name, json.dumps(meta).encode(), durable=True)
 
-    def _apply(self, ops: list[Op]) -> list[str]:
+    def _apply(self, ops: list[IndexEdit]) -> list[str]:
         freed: list[str] = []
         for verb, rel, node in ops:
             if verb == "drop":
@@ -455,11 +455,11 @@ def _above(paths: set[str], rel: str) -> bool:
     return False
 
 
-def _encode(ops: list[Op]) -> bytes:
+def _encode(ops: list[IndexEdit]) -> bytes:
     return json.dumps([[verb, rel, node.dump() if node else None] for verb, rel, node in ops]).encode()
 
 
-def _decode(name: str, data: bytes) -> list[Op]:
+def _decode(name: str, data: bytes) -> list[IndexEdit]:
     """The changes the record ``name`` holds, each checked (``_checked``)."""
     try:
         ops = json.loads(data)
@@ -477,7 +477,7 @@ _EPOCH = re.compile(r"[0-9a-f]{16}")
 _KINDS = frozenset({"file", "link", "dir", "gone", "moved"})
 
 
-def _checked(name: str, item: Any) -> Op | None:
+def _checked(name: str, item: Any) -> IndexEdit | None:
     """One change a record holds, as the index takes it; None (logged) when it cannot be."""
     try:
         verb, rel, data = item

@@ -21,7 +21,7 @@ from typing import Any
 from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import PreconditionFailed
-from vfs_mcp_backends.layers import Node, Op, parent_of
+from vfs_mcp_backends.layers import IndexEdit, Node, parent_of
 from vfs_mcp_backends.overlayview import DEFAULT_DIR_MODE, OverlayReads, Seen
 from vfs_mcp_backends.scopes import current_label, ensure_wanted
 from vfs_mcp_backends.staged_files import SpooledFile
@@ -71,7 +71,7 @@ class OverlayFS(OverlayReads):
         old = node.changes if node is not None else ()
         return old if label is None or label in old else (*old, label)
 
-    def _parent_ready(self, rel: str) -> list[Op]:
+    def _parent_ready(self, rel: str) -> list[IndexEdit]:
         """Check that ``rel``'s folder is there (FileNotFoundError, NotADirectoryError); on stores
         that make the folders a file's path names, the ops that make it (whiteouts on the way
         become folders again)."""
@@ -85,7 +85,7 @@ class OverlayFS(OverlayReads):
             return []
         if not self.implicit_parents:
             raise FileNotFoundError(errno.ENOENT, "no such folder", self._fs(parent))
-        ops: list[Op] = []
+        ops: list[IndexEdit] = []
         folder = parent
         while folder:
             node = self.layer.nodes.get(folder)
@@ -118,7 +118,7 @@ class OverlayFS(OverlayReads):
             rel = self._followed(rel)
         sha = self.layer.put_blob(data)
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             ops = self._parent_ready(rel)
             node = self.layer.nodes.get(rel)
             seen = self._lookup(rel)
@@ -147,18 +147,18 @@ class OverlayFS(OverlayReads):
         token = self.base.version_token(seen.info)
         return token.strip('"') if token else None
 
-    def _absent_ops(self, rel: str, node: Node | None, keep: str | None = None) -> list[Op]:
+    def _absent_ops(self, rel: str, node: Node | None, keep: str | None = None) -> list[IndexEdit]:
         """The ops that leave nothing at ``rel``: its nodes go, and a whiteout hides what the
         store holds there, if it holds anything; then ``_emptied`` (``keep``: a path the change
         writes, whose folders it keeps)."""
-        ops: list[Op] = [("drop", rel, None)]
+        ops: list[IndexEdit] = [("drop", rel, None)]
         mapped = self._below_mapped(rel)
         if mapped is not None and self._base_info(mapped) is not None:
             gone = Node("gone", time=time.time(), was=self._was(rel, node), changes=self._labels(node))
             ops.append(("set", rel, gone))
         return ops + self._emptied(rel, keep)
 
-    def _emptied(self, rel: str, keep: str | None) -> list[Op]:
+    def _emptied(self, rel: str, keep: str | None) -> list[IndexEdit]:
         """On stores whose folders are key prefixes, a folder shows while something is in it:
         the folders above ``rel`` left with nothing in them once it is gone (and no marker of
         their own) are whited out themselves, now, so that no read asks the store whether the
@@ -166,7 +166,7 @@ class OverlayFS(OverlayReads):
         hide shows; a key added behind the agent's back under a folder it emptied does not)."""
         if self.empty_dirs:
             return []
-        ops: list[Op] = []
+        ops: list[IndexEdit] = []
         gone, folder = rel, parent_of(rel)
         while folder and not (keep is not None and (keep + "/").startswith(folder + "/")):
             node = self.layer.nodes.get(folder)
@@ -192,7 +192,7 @@ class OverlayFS(OverlayReads):
         self.layer.fresh()
         rel = self._followed(rel, last=False)
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             seen = self._lookup(rel)
             if seen is None:
                 raise FileNotFoundError(errno.ENOENT, "no such file or folder", self._fs(rel))
@@ -216,7 +216,7 @@ class OverlayFS(OverlayReads):
                 return
             raise FileExistsError(errno.EEXIST, "file exists", self._fs(rel))
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             seen = self._lookup(rel)
             if seen is not None:
                 if (exist_ok or marker) and seen.kind == "directory":
@@ -238,7 +238,7 @@ class OverlayFS(OverlayReads):
         ensure_wanted()
         self.layer.change(build)
 
-    def _folder_ops(self, rel: str, node: Node | None, *, marker: bool) -> list[Op]:
+    def _folder_ops(self, rel: str, node: Node | None, *, marker: bool) -> list[IndexEdit]:
         hidden = self._below_mapped(rel)
         there = node is not None and node.kind == "dir" and not node.opaque
         opaque = not there and (node is not None or (hidden is not None and self._base_info(hidden) is not None))
@@ -258,7 +258,7 @@ class OverlayFS(OverlayReads):
         if not rel1 or not rel2 or rel2 == rel1 or rel2.startswith(rel1 + "/"):
             raise OSError(errno.EINVAL, "cannot move a folder into itself, or a mount root", self._fs(rel2))
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             source = self._lookup(rel1)
             if source is None:
                 raise FileNotFoundError(errno.ENOENT, "no such file or folder", self._fs(rel1))
@@ -294,7 +294,7 @@ class OverlayFS(OverlayReads):
     def _symlink(self, rel: str, text: str) -> None:
         self.layer.fresh()
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             if self._lookup(rel) is not None:
                 raise FileExistsError(errno.EEXIST, "file exists", self._fs(rel))
             node = self.layer.nodes.get(rel)
@@ -308,7 +308,7 @@ class OverlayFS(OverlayReads):
         self.layer.fresh()
         rel = self._followed(rel)
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             seen = self._lookup(rel)
             if seen is None:
                 raise FileNotFoundError(errno.ENOENT, "no such file or folder", self._fs(rel))
@@ -356,7 +356,7 @@ class OverlayFS(OverlayReads):
         """A folder's marker gone: the folder with it when nothing else is in it."""
         self.layer.fresh()
 
-        def build() -> list[Op]:
+        def build() -> list[IndexEdit]:
             seen = self._lookup(rel)
             if seen is None or seen.kind != "directory":
                 raise FileNotFoundError(errno.ENOENT, "no such folder marker", self._fs(rel) + "/")
