@@ -39,7 +39,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vfs_mcp.changes.private import private_folder
 from vfs_mcp.changes.state.journal import SUFFIX, Journals
@@ -48,7 +48,9 @@ from vfs_mcp.changes.state.layout import FOLDERS
 from vfs_mcp.changes.state.linked import unlink_images
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
-from vfs_mcp_backends.layers import Layer
+
+if TYPE_CHECKING:
+    from vfs_mcp_backends.layers import Layer
 
 log = logging.getLogger("vfs_mcp")
 
@@ -140,6 +142,8 @@ class StateStore(ABC):
         """The pending layer of the mount served as ``url`` under review (one per store and URL
         in a process): read afresh at each use where the store is on this machine, at most every
         ``LOOK_SECONDS`` elsewhere (and before each change)."""
+        from vfs_mcp_backends.layers import Layer  # loaded only where a mount is under review, not by a first edit
+
         with _layers_lock:
             found = self._layers.get(url)
             if found is None:
