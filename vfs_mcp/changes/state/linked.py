@@ -26,7 +26,7 @@ from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.resolve import Target
 
 IMAGES = "images"
-_NAME = re.compile(r"([A-Za-z0-9_-]{22})\.[0-9]{1,6}")
+NAME = re.compile(r"([A-Za-z0-9_-]{22})\.[0-9]{1,6}")
 """An image's name in ``images/``: its change's id, and its number in the change."""
 
 
@@ -97,7 +97,7 @@ def orphans(folder: int, started: int, named: Callable[[list[str]], set[str]]) -
     old: dict[str, list[str]] = {}
     with os.scandir(folder) as entries:
         for entry in entries:
-            spelt = _NAME.fullmatch(entry.name)
+            spelt = NAME.fullmatch(entry.name)
             try:
                 if spelt is not None and entry.stat(follow_symlinks=False).st_ctime_ns < started:
                     old.setdefault(spelt[1], []).append(entry.name)
