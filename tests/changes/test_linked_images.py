@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from vfs_mcp import changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.kept import recording as recorded
 from vfs_mcp.changes.state import LocalState
+from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.errors import Stale
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
@@ -134,3 +138,130 @@ def test_a_record_naming_an_image_outside_the_images_folder_is_refused_as_corrup
     path.write_bytes(path.read_bytes().replace(f"images/{change_id}.0".encode(), aside))
     with pytest.raises(records.Corrupt):
         changes.log_of(vfs).read(f"changes/{change_id}.rec", lambda url: vfs.mounts[0])
+
+
+KILLED_ONCE_LINKED = """
+import os, signal, sys
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import LocalState
+from vfs_mcp.changes.state.linked import Links
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.patch import apply_patch
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+
+folder, state, change = sys.argv[1:]
+vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
+changelog = changes.attach(vfs, log.ChangeLog(LocalState(state)))
+real_keep = Links.keep
+linked = []
+
+
+def keep(self, target, entry):
+    name = real_keep(self, target, entry)
+    linked.append(name)
+    if len(linked) == (1 if change == "edit_file" else 2):  # each file kept, no record written yet
+        os.kill(os.getpid(), signal.SIGKILL)
+    return name
+
+
+Links.keep = keep
+with recording(change):
+    if change == "edit_file":
+        edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+    else:
+        apply_patch(vfs, "".join(f"--- a/{n}.txt\\n+++ b/{n}.txt\\n@@ -1 +1 @@\\n-alpha\\n+omega\\n" for n in "ab"))
+"""
+
+
+@pytest.mark.parametrize("change", ["edit_file", "apply_patch"])
+def test_an_image_a_killed_change_linked_before_its_record_was_written_is_swept_by_the_next_instance(
+    tmp_path: Path, change: str
+) -> None:
+    """A SIGKILL between the second name of a replaced file and the change's record (one step:
+    the record written beside it; several: before the first): no record names the image. The
+    next instance to open the store finds the dead one's lock and removes it; the file, never
+    replaced, is as it was, and nothing is in the history."""
+    folder, state = tmp_path / "served", tmp_path / "state"
+    folder.mkdir()
+    for name in "ab":
+        (folder / f"{name}.txt").write_bytes(b"alpha\n")
+    child = subprocess.run([sys.executable, "-c", KILLED_ONCE_LINKED, str(folder), str(state), change])
+    assert child.returncode == -signal.SIGKILL
+    assert len(kept(state)) == (1 if change == "edit_file" else 2), "killed once the file(s) were linked"
+    assert not os.listdir(state / "pending") and not os.listdir(state / "changes"), "and before any record"
+    vfs = served(folder, state)
+    assert kept(state) == []
+    assert [(folder / f"{name}.txt").read_bytes() for name in "ab"] == [b"alpha\n", b"alpha\n"]
+    assert [entry.tool for entry in changes.log_of(vfs).timeline.newest_first()] == []
+
+
+def test_an_image_a_live_instance_linked_and_has_not_recorded_yet_is_never_swept(tmp_path: Path) -> None:
+    """An instance alive between linking a file and writing the record that names it: another
+    instance that sweeps meanwhile (it found a dead one's lock) leaves the image, which is newer
+    than the live one's start though older than the sweeper's."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "b.bin").write_bytes(BEFORE)
+    state = tmp_path / "state"
+    vfs = served(tmp_path / "app", state)
+    live = changes.log_of(vfs).store
+    assert isinstance(live, LocalState)
+    target = vfs.resolve(str(tmp_path / "app" / "b.bin"), write=True)
+    entry = vfs.lookup(target)
+    assert entry is not None and Links(live, "A" * 22).keep(target, entry) == f"images/{'A' * 22}.0"
+    # An instance killed since (its process started after the link), whose lock makes the next sweep.
+    child = subprocess.run([sys.executable, "-c", KILLED_ONCE_OPEN, str(state)])
+    assert child.returncode == -signal.SIGKILL
+    LocalState(str(state))
+    assert kept(state) == [f"{'A' * 22}.0"]
+    assert [name for name in os.listdir(state / "instances") if name.endswith(".lock")] == [f"{live.instance}.lock"]
+
+
+KILLED_ONCE_OPEN = """
+import os, signal, sys
+from vfs_mcp.changes.state import LocalState
+
+store = LocalState(sys.argv[1])  # held: a store let go of removes its lock
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_images_of_a_killed_instances_records_filed_or_set_aside_are_never_swept(tmp_path: Path) -> None:
+    """A dead instance's changes, recorded before it was killed: their images are older than
+    every live instance, and stay (one's record in the log, the other's set aside in quarantine)."""
+    app, state = tmp_path / "app", tmp_path / "state"
+    app.mkdir()
+    for name in "cd":
+        (app / f"{name}.bin").write_bytes(BEFORE)
+    child = subprocess.run([sys.executable, "-c", EDITED_THEN_KILLED, str(app), str(state)], capture_output=True)
+    assert child.returncode == -signal.SIGKILL
+    filed, set_aside = child.stdout.decode().split()
+    (state / "changes" / f"{set_aside}.rec").rename(state / "quarantine" / f"changes.{set_aside}.rec")
+    LocalState(str(state))
+    assert kept(state) == sorted([f"{filed}.0", f"{set_aside}.0"])
+    assert [name for name in os.listdir(state / "instances") if name.endswith(".lock")] == []
+
+
+EDITED_THEN_KILLED = """
+import os, signal, sys
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.kept import recording
+from vfs_mcp.changes.state import LocalState
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+
+folder, state = sys.argv[1:]
+vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
+changes.attach(vfs, log.ChangeLog(LocalState(state)))
+for name in "cd":
+    with recording("edit_file") as made:
+        edit_file(vfs, f"{name}.bin", [TextEdit(oldText="alpha", newText="omega")])
+    print(made.changes[0].id, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""

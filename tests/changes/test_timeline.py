@@ -198,6 +198,29 @@ def test_retention_lets_changes_older_than_its_days_go() -> None:
     assert [entry.id for entry in timeline.newest_first()] == [fresh.id] and timeline.tail() == old[-1].seq + 1
 
 
+class Writes(ObjectState):
+    """A store that counts the names it is asked to write."""
+
+    written: list[str]
+
+    def write(self, name: str, data: bytes, *, durable: bool = False, create: bool = True) -> None:
+        self.written.append(name)
+        super().write(name, data, durable=durable, create=create)
+
+
+def test_a_first_change_after_others_writes_its_entry_once_without_trying_the_numbers_taken() -> None:
+    """The head hint is written every ``HINT_EVERY`` entries: a new instance's first change finds
+    the newest entry by reading forward from it, and writes its own entry at the first try."""
+    store = Writes("memory://first-append")
+    store.written = []
+    first = Timeline(store, Retention(10**9))
+    for n in range(12):
+        first.append(TimelineEntry(f"c{n}".ljust(22, "x"), "write_file", time.time()))
+    store.written.clear()
+    later = Timeline(store, Retention(10**9)).append(TimelineEntry("later".ljust(22, "x"), "write_file", time.time()))
+    assert later.seq == 13 and store.written == ["timeline/e-000000000013"]
+
+
 async def test_a_sessions_limit_bounds_only_its_bare_undo_and_the_id_still_takes_the_change_back(
     sandbox: Sandbox,
 ) -> None:

@@ -39,16 +39,18 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vfs_mcp.changes.private import private_folder
 from vfs_mcp.changes.state.journal import SUFFIX, Journals
 from vfs_mcp.changes.state.journal import sweep as sweep_journal
-from vfs_mcp.changes.state.layout import FOLDERS
-from vfs_mcp.changes.state.linked import unlink_images
+from vfs_mcp.changes.state.layout import FOLDERS, PENDING, QUARANTINE, record, set_aside, under_way
+from vfs_mcp.changes.state.linked import orphans, unlink_images
 from vfs_mcp.jail.state_place import StateUnavailable, check_outside, default_folder, host_folder
 from vfs_mcp_backends import BackendMount, PreconditionFailed, create_mount
-from vfs_mcp_backends.layers import Layer
+
+if TYPE_CHECKING:
+    from vfs_mcp_backends.layers import Layer
 
 log = logging.getLogger("vfs_mcp")
 
@@ -140,6 +142,8 @@ class StateStore(ABC):
         """The pending layer of the mount served as ``url`` under review (one per store and URL
         in a process): read afresh at each use where the store is on this machine, at most every
         ``LOOK_SECONDS`` elsewhere (and before each change)."""
+        from vfs_mcp_backends.layers import Layer  # loaded only where a mount is under review, not by a first edit
+
         with _layers_lock:
             found = self._layers.get(url)
             if found is None:
@@ -181,12 +185,18 @@ class LocalState(StateStore):
         root = _open_folder(self.folder)
         self._identity = _identity(os.fstat(root))
         self._dirs = {sub: _open_folder(private_folder(os.path.join(self.folder, sub))) for sub in FOLDERS}
-        self._sweep()
+        dead = self._sweep()
         self._lock = self._open_lock(self.instance)
         fcntl.flock(self._lock, fcntl.LOCK_EX)
         self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
         self._held["fds"] = [self._lock, root, *self._dirs.values()]
         self._journals = self._held["journals"] = Journals(self._dirs["instances"], self.instance, self._held["fds"])
+        if dead:  # an instance died without closing: it may have been killed between a link and its record
+            self._sweep_orphans()
+            for owner in dead:
+                if not self.alive(owner):  # claimed meanwhile by a survivor finishing its work: its lock stays
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{owner}.lock", dir_fd=self._dirs["instances"])
 
     def _went(self) -> bool:
         """Whether the folder this store holds open is no longer at its path (removed, renamed
@@ -385,28 +395,66 @@ class LocalState(StateStore):
             self._closed = True
             self._finalizer()
 
-    def _sweep(self) -> None:
-        """Remove the half-written names of instances that died writing them, and the lock
-        files of dead instances (one with work left under way gets it back when claimed): in
-        instances/, where every temp name is made — the folders of records and timeline entries
-        are never listed here, however large."""
-        for dir_fd in [self._dirs["instances"]]:
-            with os.scandir(dir_fd) as entries:
-                names = [entry.name for entry in entries]
-            for name in names:
-                if name.startswith(".tmp-"):
-                    owner = name[5:].split("-", 1)[0]
-                elif dir_fd == self._dirs["instances"] and name.endswith(".lock"):
-                    owner = name.removesuffix(".lock")
-                elif name.endswith(SUFFIX):
-                    if not self.alive(name.split(".", 1)[0]):
-                        sweep_journal(dir_fd, name)  # one holding a record stays: recovery finds it
-                    continue
-                else:
-                    continue
+    def _sweep(self) -> list[str]:
+        """Remove the half-written names of instances that died writing them: in instances/,
+        where every temp name is made — the folders of records and timeline entries are never
+        listed here, however large. The dead instances whose lock files are left (they died
+        without closing: ``_make`` removes them once it has swept their orphaned images; one
+        with work left under way gets it back when claimed)."""
+        folder = self._dirs["instances"]
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+        dead = []
+        for name in names:
+            if name.endswith(".lock"):
+                owner = name.removesuffix(".lock")
                 if not self.alive(owner):
+                    dead.append(owner)
+            elif name.endswith(SUFFIX):
+                if not self.alive(name.split(".", 1)[0]):
+                    sweep_journal(folder, name)  # one holding a record stays: recovery finds it
+            elif name.startswith(".tmp-") and not self.alive(name[5:].split("-", 1)[0]):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=folder)
+        return dead
+
+    def _sweep_orphans(self) -> None:
+        """Remove the images no record names that were linked before every live instance
+        started, this one included (``linked.orphans`` says why that is safe; this one's own
+        start bounds it by a time before the lock files were listed: an instance starting
+        after that links only newer images)."""
+        started = os.fstat(self._lock).st_ctime_ns
+        with os.scandir(self._dirs["instances"]) as entries:
+            for entry in entries:
+                owner = entry.name.removesuffix(".lock")
+                if entry.name.endswith(".lock") and owner != self.instance and self.alive(owner):
                     with contextlib.suppress(FileNotFoundError):
-                        os.unlink(name, dir_fd=dir_fd)
+                        started = min(started, entry.stat(follow_symlinks=False).st_ctime_ns)
+        images = self._dirs["images"]
+        for name in orphans(images, started, self._named):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=images)
+            log.warning(
+                "the state store %s held images/%s, which no record names (its change was cut short): removed",
+                self.folder,
+                name,
+            )
+
+    def _named(self, change_ids: list[str]) -> set[str]:
+        """Which of ``change_ids`` a record names: pending, then filed, then quarantined (the
+        way a record moves, so that one moving meanwhile is seen at one place or the next)."""
+        pending = {found.change_id for item in self._listing(PENDING) if (found := under_way(item.name))}
+        named = {one for one in change_ids if one in pending or self._exists(record(one))}
+        aside = {one for item in self._listing(QUARANTINE) if (one := set_aside(item.name))}
+        return named | aside.intersection(change_ids)
+
+    def _exists(self, name: str) -> bool:
+        dir_fd, base = self._path(name)
+        try:
+            os.stat(base, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return True
 
 
 def _let_go(held: dict[str, Any]) -> None:

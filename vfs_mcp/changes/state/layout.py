@@ -115,6 +115,16 @@ def under_way(listed: str) -> UnderWay | None:
     return None
 
 
+def set_aside(listed: str) -> str | None:
+    """The id of the change whose record (or undo's mark) the name ``listed`` of ``quarantine/``
+    is (``quarantined``); None: not one of ours."""
+    folder, _, name = listed.partition(".")
+    if folder == CHANGES and name.endswith(RECORD) and name.count(".") == 1:
+        return name.removesuffix(RECORD)
+    found = under_way(name) if folder == PENDING else None
+    return found.change_id if found is not None else None
+
+
 def of_change(listed: str, change_id: str) -> bool:
     """Whether the name ``listed`` of ``pending/`` is of the change ``change_id``."""
     return listed.startswith(change_id + ".")

@@ -11,18 +11,23 @@ the content the record keeps through it), and the state store is on the same fil
 record keeps the content's sha256: an image changed behind its back is refused when restored.
 
 The names go with the record (``LocalState`` deletes ``images/<id>.*`` with ``<id>``'s record),
-or, for a change that fails or is never recorded, with ``release``."""
+or, for a change that fails or is never recorded, with ``release``; one a killed process linked
+before it wrote the record, with the next instance's sweep (``orphans``)."""
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
+from collections.abc import Callable
 from typing import Protocol
 
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.resolve import Target
 
 IMAGES = "images"
+NAME = re.compile(r"([A-Za-z0-9_-]{22})\.[0-9]{1,6}")
+"""An image's name in ``images/``: its change's id, and its number in the change."""
 
 
 class Store(Protocol):
@@ -72,3 +77,33 @@ def unlink_images(folder: int, change_id: str) -> None:
             os.unlink(f"{change_id}.{number}", dir_fd=folder)
         except FileNotFoundError:
             return
+
+
+def orphans(folder: int, started: int, named: Callable[[list[str]], set[str]]) -> list[str]:
+    """The images in the open ``images/`` folder that no record names and none ever will: a
+    process killed between linking a file and writing the record that names it left them.
+
+    An image is linked before its record is written (the record names it), so an image no record
+    names may be one a live instance is about to record. It is an orphan only when it was linked
+    before every live instance of the store started: its ``st_ctime`` (set by the link; anything
+    done to the file since makes it only newer) is before ``started``, when the oldest live
+    instance made its lock file (nanoseconds, by the same filesystem's clock). An instance links
+    only while it holds its lock, so an older image was linked by an instance that is dead now.
+    ``named`` gives, of the change ids it is asked about, those a record names (pending, filed
+    or quarantined; it looks at the pending records first, then the filed ones, the way a record
+    moves): what no record names, none will — its instance died before writing it (a pending
+    record written before the crash would name it, recovered or not).
+    """
+    old: dict[str, list[str]] = {}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            spelt = NAME.fullmatch(entry.name)
+            try:
+                if spelt is not None and entry.stat(follow_symlinks=False).st_ctime_ns < started:
+                    old.setdefault(spelt[1], []).append(entry.name)
+            except FileNotFoundError:
+                continue
+    if not old:
+        return []
+    kept = named(list(old))
+    return [name for change_id, names in old.items() if change_id not in kept for name in names]

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vfs_mcp.changes.state.linked import IMAGES, NAME
 from vfs_mcp.changes.steps import (
     Absent,
     DirImage,
@@ -46,7 +47,7 @@ FIRST_READ = 64 * 1024
 """Bytes read to find a header (most fit; a longer one costs a second read)."""
 
 
-IMAGE_NAME = re.compile(r"images/[A-Za-z0-9_-]{22}\.[0-9]{1,6}")
+IMAGE_NAME = re.compile(f"{IMAGES}/{NAME.pattern}")
 """How the name of an image kept by hard link is spelt (``linked.Links``)."""
 
 

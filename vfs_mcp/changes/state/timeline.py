@@ -185,9 +185,11 @@ class Timeline:
         go of what retention no longer keeps."""
         with self.lock:
             last = self._last
-            # After this instance's own last entry (the hint read only when there is none, or
-            # when another instance took that number: a request saved on every later change).
-            seq = (last.seq if last is not None else self._hint("head", 0)) + 1
+            # After this instance's own last entry (the newest looked for only when there is
+            # none, or when another instance took that number: a request saved on every later
+            # change). Looked for by reading forward from the hint (``head``), not by trying to
+            # create each number past it: a first change after up to ``HINT_EVERY`` others.
+            seq = (last.seq if last is not None else self.head()) + 1
             before = last
             while True:
                 if before is None:
@@ -198,7 +200,7 @@ class Timeline:
                     self.store.write(layout.entry(seq), entry.encode())
                     break
                 except FileExistsError:
-                    seq, before = max(seq, self._hint("head", 0)) + 1, None
+                    seq, before = max(seq, self.head()) + 1, None
             self._last = entry
             if seq % HINT_EVERY == 0 or seq == 1:
                 self.store.write(layout.hint("head"), str(seq).encode(), create=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Append, Expect, MakeDir, Plan, Put, Remove, Step
@@ -27,8 +27,14 @@ from vfs_mcp.ops.text.encoding import encode
 
 E = TypeVar("E", bound=VfsError)
 
+BUILT_ON_FIRST_USE = ConfigDict(defer_build=True)
+"""This module's results are built (validator, serializer) when first used, not when imported:
+the edits import the module for ``writable`` alone, on their first call."""
+
 
 class WriteResult(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
+
     path: str
     bytes_written: int
     created: bool = Field(description="True when the file did not exist before")
@@ -161,6 +167,8 @@ def write_bytes(
 
 
 class DirectoryResult(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
+
     path: str
     created: bool = Field(description="False when it already existed")
 
@@ -185,6 +193,8 @@ def create_directory(vfs: JailedFS, path: str, parents: bool = True, exist_ok: b
 
 
 class DeleteResult(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
+
     path: str
     existed: bool
     type: str | None

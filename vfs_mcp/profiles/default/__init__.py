@@ -10,9 +10,20 @@ from __future__ import annotations
 
 from vfs_mcp.profiles.table import Tool
 
-FILES, WRITES, LINES, TEXT, PATCHES, LINE_EDITS, SEARCH, ANALYTICS, REVIEW = (
+FILES, WRITES, LINES, TEXT, COMPARISONS, PATCHES, LINE_EDITS, SEARCH, ANALYTICS, REVIEW = (
     f"{__name__}.{module}:"
-    for module in ("files", "writes", "lines", "text", "patches", "line_edits", "search", "analytics", "review")
+    for module in (
+        "files",
+        "writes",
+        "lines",
+        "text",
+        "comparisons",
+        "patches",
+        "line_edits",
+        "search",
+        "analytics",
+        "review",
+    )
 )
 
 TOOLS = (
@@ -53,7 +64,7 @@ TOOLS = (
     ),
     Tool(LINES + "head_file", "Head of file", "First lines of a text file."),
     Tool(LINES + "tail_file", "Tail of file", "Last lines of a text file; fast on huge logs."),
-    Tool(TEXT + "compare_files", "Compare files", "Unified diff of two text files."),
+    Tool(COMPARISONS + "compare_files", "Compare files", "Unified diff of two text files."),
     # searching
     Tool(
         SEARCH + "grep_files",

@@ -1,5 +1,5 @@
-"""Default profile: edits of text files by their text, and comparisons (patches are in
-``patches``, edits by line number in ``line_edits``, line reads in ``lines``)."""
+"""Default profile: edits of text files by their text (patches are in ``patches``, edits by
+line number in ``line_edits``, line reads in ``lines``, comparisons in ``comparisons``)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,10 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from vfs_mcp.jail.filesystem import JailedFS
-from vfs_mcp.ops.diff import compare
 from vfs_mcp.ops.edits import replace as edit
-from vfs_mcp.profiles.args import EncodingArg, FormatArg, Hidden, PathArg, TextCoding
-from vfs_mcp.profiles.results import answer, report
+from vfs_mcp.profiles.args import EncodingArg, Hidden, PathArg
+from vfs_mcp.profiles.results import answer
 from vfs_mcp.settings import Settings
-
-
-def compare_files(
-    vfs: JailedFS,
-    settings: Settings,
-    file1: PathArg,
-    file2: PathArg,
-    encoding: TextCoding = "utf-8",
-    format: FormatArg = "text",
-) -> CallToolResult:
-    result = compare.compare_files(vfs, file1, file2, encoding, settings.max_edit_bytes, settings.diff_chars)
-    return report(result, result.diff or f"{result.file1} and {result.file2} are identical", format)
 
 
 def edit_text(result: edit.EditResult) -> str:
