@@ -77,15 +77,21 @@ class Place:
     state: Path
 
     def snapshot(self) -> Tree:
-        tree: Tree = {}
+        """Every entry of both mounts; the files' bytes read in one batch (concurrent on S3)."""
+        self.fs.invalidate_cache()
+        entries: dict[str, str] = {}
         for number, top in enumerate(self.paths):
-            self.fs.invalidate_cache()
             for path, info in self.fs.find(top, withdirs=True, detail=True).items():
                 rel = f"{number}:{str(path)[len(top) :].strip('/')}"
-                if rel.endswith(":"):
-                    continue
-                is_dir = info["type"] == "directory"
-                tree[rel] = "dir" if is_dir else hashlib.sha256(self.fs.cat_file(path)).hexdigest()
+                if not rel.endswith(":"):
+                    entries[rel] = "dir" if info["type"] == "directory" else str(path)
+        files = [path for path in entries.values() if path != "dir" and not path.endswith("/")]
+        contents = self.fs.cat(files) if files else {}
+        # a folder marker ("key/", an object on S3) is read by its own name: a batch strips the slash
+        contents |= {path: self.fs.cat_file(path) for path in entries.values() if path.endswith("/")}
+        tree = {
+            rel: hashlib.sha256(contents[path]).hexdigest() if path != "dir" else path for rel, path in entries.items()
+        }
         return {rel: kind for rel, kind in tree.items() if kind != "dir" or self.fs.protocol == "file"}
 
     def temp_files(self) -> list[str]:
@@ -97,9 +103,8 @@ class Place:
                 self.fs.rm(top, recursive=True)
             self.fs.makedirs(top, exist_ok=True)
             self.fs.pipe_file(f"{top}/keep.txt", b"a root of an object store holds something\n")
-        for n in range(FILES):
-            self.fs.pipe_file(f"{self.paths[0]}/tree/f{n:03d}.txt", body(n).encode())
-        self.fs.pipe_file(f"{self.paths[0]}/tree/gone.txt", b"to be deleted\n")
+        files = {f"{self.paths[0]}/tree/f{n:03d}.txt": body(n).encode() for n in range(FILES)}
+        self.fs.pipe({**files, f"{self.paths[0]}/tree/gone.txt": b"to be deleted\n"})  # concurrent on S3
 
     def server(self) -> RawStdio:
         return RawStdio(self.roots[0], self.roots[1], *self.args, env=self.env)
