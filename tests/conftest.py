@@ -215,7 +215,29 @@ pytest_terminal_summary = emulators.skipped_suites
 """The suites this run skipped, and why, at the end of its summary."""
 
 
+LONGEST_FIRST = (
+    "test_crash",
+    "test_diff_property",
+    "test_diff_bounds",
+    "test_timeline_properties",
+    "test_outside_grade",
+    "test_conformance",
+    "test_bundle",
+    "test_inspector",
+)
+"""The modules whose tests run longest (minutes of child processes, kill loops, property
+searches, installs from npm): handed out first, so that ``./dev test``'s workers end together
+instead of one running a long test while the others have nothing left (the other modules keep
+their order; the ``distribution`` group goes first, the largest unit of ``--dist loadgroup``)."""
+
+
+def _longest_first(item: pytest.Item) -> int:
+    name = item.module.__name__ if item.module is not None else ""
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_longest_first)  # stable: every worker collects the same order
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if (
