@@ -97,6 +97,20 @@ async def test_a_client_without_elicitation_over_stdio_is_never_asked(tmp_path: 
     assert files(folder) == {"keep.txt": b"keep\n", "notes.txt": b"new\n"}
 
 
+@pytest.mark.parametrize(("mode", "flags"), [("legacy", ()), ("auto", ("--stateless",))], ids=MODES)
+async def test_a_client_without_elicitation_over_http_is_never_asked(
+    tmp_path: Path, mode: str, flags: tuple[str, ...]
+) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    seed(folder)
+    with vfs_mcp_http(str(folder), {}, *flags) as port:
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:  # type: ignore[arg-type]
+            for tool, arguments in CALLS:
+                changed(await client.call_tool(tool, arguments))
+    assert files(folder) == {"keep.txt": b"keep\n", "notes.txt": b"new\n"}
+
+
 def _replicas(stack: ExitStack, folder: Path, keys: list[Path], tmp_path: Path) -> int:
     replicas = [
         stack.enter_context(vfs_mcp_http(str(folder), {}, "--stateless", "--request-state-key-file", str(key)))
