@@ -148,6 +148,30 @@ async def test_a_copy_that_fails_midway_removes_what_it_created(
     assert files_under(sandbox.mount) == before
 
 
+@pytest.mark.parametrize("sandbox", ["s3"], indirect=True)
+async def test_a_file_someone_else_creates_in_a_copys_way_meanwhile_is_theirs_and_stays(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy's create-only put of ``copy/b/c.txt`` is refused (another writer made it first):
+    the copy takes back what it wrote, and not their file."""
+    for rel in ("src/a.txt", "src/b/c.txt", "src/b/d.txt"):
+        sandbox.put(rel, rel)
+    backend = sandbox.mount.backend
+    put_if = backend.put_if
+
+    def theirs_first(path: str, data: bytes, **conditions: Any) -> str | None:
+        if path.endswith("copy/b/c.txt") and not sandbox.mount.fs.exists(path):
+            sandbox.mount.fs.pipe_file(path, b"theirs")
+        return put_if(path, data, **conditions)
+
+    monkeypatch.setattr(backend, "put_if", theirs_first)
+    async with sandbox.client() as client:
+        result = await client.call_tool("copy_file", {"source": "src", "destination": "copy", "recursive": True})
+    assert sandbox.get("copy/b/c.txt") == b"theirs"
+    assert code(result) == "ALREADY_EXISTS"
+    assert [rel for rel in files_under(sandbox.mount) if rel.startswith("copy/") and "." in rel] == ["copy/b/c.txt"]
+
+
 async def test_a_move_across_mounts_that_fails_midway_leaves_the_source_whole(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -223,6 +223,88 @@ async def test_cancelling_a_recursive_copy_midway_leaves_the_destination_as_it_w
         assert not [entry for entry in history.get("changes", []) if entry.get("tool") == "copy_file"]
 
 
+NESTED = {"src/a/f1.txt": "1\n", "src/a/b/": "", "src/a/c/f2.txt": "2\n", "src/e/": "", "src/g.txt": "g\n"}
+"""A tree with folders empty and not, nested, on S3 (``key/``: a folder's marker)."""
+NESTED_WRITES = 8
+"""The copy's writes: its destination's marker, then one for each of the 7 paths below ``src``."""
+
+
+def bucket_keys(sandbox: Sandbox) -> list[str]:
+    """Every key of the sandbox's bucket, markers included (straight from the store)."""
+    fs, bucket = sandbox.mount.fs, sandbox.mount.backend.root.split("/")[0]
+    return sorted(key.partition("/")[2] for key in fs.find(bucket, withdirs=False, refresh=True))
+
+
+class HeldWrites:
+    """A copy's writes to the store, counted: write ``at`` waits, once it is under way, until the
+    task is cancelled; with ``hold_rollback`` the first removal that takes it back waits for
+    ``release`` (the worker is then still at work when its call gives up on it)."""
+
+    def __init__(self, fs: Any, at: int, hold_rollback: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.at, self.written, self.run = at, 0, None
+        self.reached, self.removing, self.release = threading.Event(), threading.Event(), threading.Event()
+        pipe, rm_file, rm = fs.pipe_file, fs.rm_file, fs.rm
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            self.written += 1
+            if self.written == self.at:
+                self.run = tasks._running.get()
+                self.reached.set()
+                assert self.run is not None and self.run.cancelled.wait(30)
+            return pipe(*args, **kwargs)
+
+        def removing(remove: Callable[..., Any]) -> Callable[..., Any]:
+            def held(*args: Any, **kwargs: Any) -> Any:
+                if hold_rollback and not self.removing.is_set():
+                    self.removing.set()
+                    assert self.release.wait(30)
+                return remove(*args, **kwargs)
+
+            return held
+
+        monkeypatch.setattr(fs, "pipe_file", write)
+        monkeypatch.setattr(fs, "rm_file", removing(rm_file))
+        monkeypatch.setattr(fs, "rm", removing(rm))
+
+
+@pytest.mark.parametrize("sandbox", store_params("s3"), indirect=True)
+@pytest.mark.parametrize("given_up", [False, True], ids=["waited-for", "given-up-midway"])
+@pytest.mark.parametrize("at", range(1, NESTED_WRITES + 1))
+async def test_a_copy_cancelled_at_any_write_leaves_the_buckets_keys_as_they_were(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, at: int, given_up: bool
+) -> None:
+    """The cancel lands while write ``at`` is under way (it reaches the store; the next finds
+    the call given up; after the last, the change's commit does). ``given-up-midway``: the call
+    then stops waiting for its worker while it takes the copy back (what the call's time limit
+    does), and the task still reads ``working`` until the worker is done."""
+    for rel, data in NESTED.items():
+        sandbox.mount.fs.pipe_file(f"{sandbox.mount.backend.root}/{rel}", data.encode())
+    before = bucket_keys(sandbox)
+    monkeypatch.setattr(tasks, "CANCEL_WAIT", 0.0)
+    held = HeldWrites(sandbox.mount.fs, at, given_up, monkeypatch)
+    served = build_server([sandbox.mount], Settings(task_after=0, state=str(tmp_path / "state")))
+    async with Client(served, extensions=[polling()]) as client:
+        arguments = {"source": "src", "destination": "copy/src", "recursive": True}
+        handle = await task_of(client, "copy_file", arguments)
+        assert await anyio.to_thread.run_sync(held.reached.wait, 30)
+        await cancel(client, handle.task_id)
+        if given_up:
+            assert held.run is not None
+            held.run.scope.cancel()
+            await held.run.done.wait()
+            for _ in range(POLLS):
+                state = await get(client, handle.task_id)
+                if state["status"] != "working" or state.get("statusMessage") == tasks.STOPPING:
+                    break
+            assert state["status"] == "working", state
+            held.release.set()
+        state = await settled(client, handle.task_id)
+    assert state["status"] == "cancelled", state
+    assert held.written == at
+    monkeypatch.undo()
+    assert bucket_keys(sandbox) == before
+
+
 async def test_a_copy_that_becomes_a_task_and_ends_is_the_change_it_makes_in_its_request(folder: Path) -> None:
     async with Client(server(folder, task_after=0), extensions=[polling()]) as client:
         arguments = {"source": str(folder / "src"), "destination": str(folder / "copy"), "recursive": True}

@@ -97,6 +97,20 @@ async def test_a_client_without_elicitation_over_stdio_is_never_asked(tmp_path: 
     assert files(folder) == {"keep.txt": b"keep\n", "notes.txt": b"new\n"}
 
 
+@pytest.mark.parametrize(("mode", "flags"), [("legacy", ()), ("auto", ("--stateless",))], ids=MODES)
+async def test_a_client_without_elicitation_over_http_is_never_asked(
+    tmp_path: Path, mode: str, flags: tuple[str, ...]
+) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    seed(folder)
+    with vfs_mcp_http(str(folder), {}, *flags) as port:
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:  # type: ignore[arg-type]
+            for tool, arguments in CALLS:
+                changed(await client.call_tool(tool, arguments))
+    assert files(folder) == {"keep.txt": b"keep\n", "notes.txt": b"new\n"}
+
+
 def _replicas(stack: ExitStack, folder: Path, keys: list[Path], tmp_path: Path) -> int:
     replicas = [
         stack.enter_context(vfs_mcp_http(str(folder), {}, "--stateless", "--request-state-key-file", str(key)))
@@ -108,23 +122,20 @@ def _replicas(stack: ExitStack, folder: Path, keys: list[Path], tmp_path: Path) 
         pytest.skip(str(exc))
 
 
-async def test_two_replicas_behind_haproxy_finish_each_others_question(tmp_path: Path) -> None:
+async def test_two_replicas_behind_haproxy_finish_each_others_question_for_each_destructive_kind(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "work"
     folder.mkdir()
-    before = seed(folder)
     key = tmp_path / "key"
     key.write_text("a shared secret of at least thirty-two bytes\n")
     with ExitStack() as stack:
         port = _replicas(stack, folder, [key, key], tmp_path)
-        url = f"http://127.0.0.1:{port}/mcp"
-        declining, accepting = Person("decline"), Person("accept")
-        async with Client(url, mode="auto", elicitation_callback=declining) as client:  # type: ignore[arg-type]
-            assert_error(await client.call_tool(*CALLS[0]), "DECLINED")
-        assert files(folder) == before
-        async with Client(url, mode="auto", elicitation_callback=accepting) as client:  # type: ignore[arg-type]
-            changed(await client.call_tool(*CALLS[0]))
-    assert not (folder / "build").exists()
-    assert len(declining.asked) == len(accepting.asked) == 1
+
+        def connect(person: Person) -> Client:
+            return Client(f"http://127.0.0.1:{port}/mcp", mode="auto", elicitation_callback=person)  # type: ignore[arg-type]
+
+        await each_kind_declined_then_accepted(connect, folder)
 
 
 async def test_replicas_with_different_keys_refuse_each_others_state(tmp_path: Path) -> None:

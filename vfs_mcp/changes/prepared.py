@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vfs_mcp.changes import images, store
@@ -37,7 +37,16 @@ from vfs_mcp.changes.steps import (
     trees,
     written,
 )
-from vfs_mcp.errors import AccessDenied, AlreadyExists, Internal, IsADirectory, NotFound, TooLarge, VfsError
+from vfs_mcp.errors import (
+    AccessDenied,
+    AlreadyExists,
+    Internal,
+    IsADirectory,
+    NotFound,
+    Stale,
+    TooLarge,
+    VfsError,
+)
 from vfs_mcp.jail.entries import Entry, sha256, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
@@ -462,11 +471,14 @@ def _copy_tree(vfs: JailedFS, op: CopyTree, state: Preparation) -> Prepared:
     def run() -> str | None:
         make(vfs, made)
         folders: list[tuple[Target, int | None]] = []
+        begun: list[tuple[Target, str]] = []
         try:
             for rel, kind in names:
                 to = Target(dest.mount, posixpath.join(dest.rel, rel))
                 origin = Target(source.mount, posixpath.join(source.rel, rel))
                 mode = vfs.info(origin, follow=False).mode if modes else None
+                # Noted before the write: one cut short once it reached the store is taken back too.
+                begun.append((to, kind))
                 if kind == "directory":
                     store.make_dir(vfs, to)
                     folders.append((to, mode))
@@ -475,8 +487,9 @@ def _copy_tree(vfs: JailedFS, op: CopyTree, state: Preparation) -> Prepared:
             for at, mode in reversed(folders):  # deepest first: a read-only folder is filled before
                 if mode is not None:
                     store.chmod(vfs, at, mode)
-        except BaseException:
-            _remove_copied(vfs, dest, names)
+        except BaseException as err:
+            # A create-only put the store refused wrote nothing: what is there is someone else's.
+            _remove_copied(vfs, begun[:-1] if isinstance(err, Stale) else begun)
             unmake(vfs, made)
             raise
         return None
@@ -489,11 +502,11 @@ def _copy_tree(vfs: JailedFS, op: CopyTree, state: Preparation) -> Prepared:
     return Prepared(op, run, back, atomic=False)
 
 
-def _remove_copied(vfs: JailedFS, dest: Target, names: Iterable[tuple[str, str]]) -> None:
-    """What a copy wrote goes, folders only while empty."""
+def _remove_copied(vfs: JailedFS, begun: list[tuple[Target, str]]) -> None:
+    """What a copy began to write goes, newest first (a folder only while empty): a lookup or
+    two for each, however much of the copy was still to come."""
     with commit_scope():
-        for rel, kind in reversed(list(names)):
-            at = Target(dest.mount, posixpath.join(dest.rel, rel))
+        for at, kind in reversed(begun):
             entry = store.probe(vfs, at)
             if entry is not None and (kind == "file" or not any(True for _ in store.raw_tree(vfs, at))):
                 with contextlib.suppress(VfsError):

@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -53,6 +53,8 @@ from vfs_mcp.server.client_logs import log
 from vfs_mcp.server.replies import encodable_reply
 from vfs_mcp.settings import Settings
 from vfs_mcp_backends.scopes import Abandoned
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # the write path (and its state store) loads with the first task
     from vfs_mcp.changes.state import StateStore
@@ -91,6 +93,8 @@ POLL_MS = 1000
 SHARED_EVERY = 2.0
 """Seconds between two writes of a working task's progress to the state store (for the other
 replicas; this one answers from memory)."""
+STOPPING = "stopping: taking back what it changed"
+"""A task's status line once its call has stopped and its worker still takes back its change."""
 CANCEL_WAIT = 5.0
 """Seconds ``tasks/cancel`` waits for a task to stop (taking back what it changed) before it
 acknowledges anyway: cancelling is cooperative, its outcome is seen with ``tasks/get``."""
@@ -123,6 +127,8 @@ class Run:
     progress: str | None = None
     shared: float = 0.0
     store: StateStore | None = None
+    workers: list[Worker[Any]] = field(default_factory=list)
+    """The worker threads of a call that changes things (``watched``)."""
 
     def report(self, done: int, total: int | None, message: str) -> bool:
         """The call's progress (from its worker thread), kept as its task's status line; True
@@ -141,6 +147,11 @@ class Run:
                 kept.save(self.store, record.progressed(self.progress))
         return record is not None
 
+    def join(self) -> None:
+        """Wait until each of its worker threads has returned (one that never started never will)."""
+        for worker in self.workers:
+            worker.join()
+
     def cancel(self) -> None:
         self.cancelled.set()
         for stop in self.stops:
@@ -150,6 +161,46 @@ class Run:
 
 
 _running: ContextVar[Run | None] = ContextVar("vfs_mcp_task_run", default=None)
+
+
+class Worker(Generic[T]):
+    """A call's work in its worker thread, as its task sees it: the request may stop waiting
+    for it (the call's time limit), but the work goes on, taking back what it changed."""
+
+    def __init__(self, call: Callable[[], T]) -> None:
+        self.call = call
+        self.lock = threading.Lock()
+        self.started = self.dropped = False
+        self.returned = threading.Event()
+
+    def __call__(self) -> T:
+        with self.lock:
+            if self.dropped:
+                raise Abandoned
+            self.started = True
+        try:
+            return self.call()
+        finally:
+            self.returned.set()
+
+    def join(self) -> None:
+        with self.lock:
+            if not self.started:
+                self.dropped = True
+                return
+        self.returned.wait()
+
+
+def watched(call: Callable[[], T]) -> Callable[[], T]:
+    """``call`` as the current call's worker thread runs it: when the call may change things,
+    its task ends only once the worker has returned (``Run.join``), not when the request stopped
+    waiting for it, so a task that reads ``cancelled`` has taken back what it changed."""
+    run = _running.get()
+    if run is None or run.read_only:
+        return call
+    worker = Worker(call)
+    run.workers.append(worker)
+    return worker
 
 
 def progress_sink() -> Callable[[int, int | None, str], bool] | None:
@@ -285,6 +336,11 @@ class Tasks(Extension):
         from vfs_mcp.changes.state import task_records as kept
 
         assert run.record is not None and run.store is not None
+        if not all(worker.returned.is_set() for worker in run.workers):
+            # Its request stopped waiting for its worker (the call's time limit): the worker
+            # is still taking back what it changed, and the task says so until it is done.
+            run.progress = STOPPING
+            await anyio.to_thread.run_sync(run.join, abandon_on_cancel=True)
         run.record = _outcome(run, run.record)
         record, store = run.record, run.store
         try:

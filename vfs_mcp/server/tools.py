@@ -268,13 +268,14 @@ def in_worker(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[Call
     The SDK waits for a sync tool's thread even after the call was cancelled or timed out.
     Here the thread is abandoned on cancellation (it finishes in the background), so a slow
     mount cannot hang the caller; ``commit_scope`` makes sure the abandoned thread commits no
-    change after that.
+    change after that. A task waits for it still (``tasks.watched``): it ends once what the
+    thread changed is taken back.
     """
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
         with as_written(), commit_scope() as stop, tasks.stopping(stop):
-            call = functools.partial(fn, *args, **kwargs)
+            call = tasks.watched(functools.partial(fn, *args, **kwargs))
             return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
     return wrapper
