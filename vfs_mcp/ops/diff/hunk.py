@@ -22,6 +22,11 @@ from vfs_mcp.ops.text.encoding import split_lines
 
 _SIGNS = re.compile(r"^.", re.M)
 _TEXTS = re.compile(r"^.([^\n]*)", re.M)
+_OLD = re.compile(r"^[ -]([^\n]*)", re.M)
+_NEW = re.compile(r"^[ +]([^\n]*)", re.M)
+_ADDED = re.compile(r"^\+([^\n]*)", re.M)
+"""The texts of a body's lines of some signs, in one pass over it (every line of a body
+starts with its sign)."""
 _NOT_ADDED = re.compile(r"^[^+]", re.M)
 _RUNS = re.compile(r"( +|-+|\++)")
 _OTHER_SIDE = ("+", "-")
@@ -170,25 +175,22 @@ class Hunk:
     @property
     def old(self) -> list[str]:
         """Context and removed lines: what the file holds where the hunk applies."""
-        return self._of(" -")
+        return self._of(_OLD, "+".__ne__)
 
     @property
     def new(self) -> list[str]:
-        return self._of(" +")
+        return self._of(_NEW, "-".__ne__)
 
     def new_added(self) -> list[str]:
         """The added lines alone."""
-        return self._of("+")
+        return self._of(_ADDED, "+".__eq__)
 
-    def _of(self, signs: str) -> list[str]:
-        """The texts of the lines whose sign is one of ``signs``: cut from the body's lines
-        where the hunk has only that form (every line of a body starts with its sign; no signs
-        string nor list of texts made: a list comprehension over one ``split`` costs a third
-        of a regex's ``findall``, whose ``^`` is tried at every character), else picked from
-        ``texts``."""
+    def _of(self, texts: re.Pattern[str], signed: Callable[[str], bool]) -> list[str]:
+        """The texts of the lines whose sign ``signed`` takes: read from the body where the
+        hunk has only that form (no list of all its lines made), else picked from ``texts``."""
         if self._texts is None and self._rows is None and self._body is not None:
-            return [line[1:] for line in self._body.split("\n") if line[0] in signs] if self._body else []
-        return list(itertools.compress(self.texts, map(signs.__contains__, self.signs)))
+            return texts.findall(self._body)
+        return list(itertools.compress(self.texts, map(signed, self.signs)))
 
     def new_text(self) -> str:
         """The context and added lines, joined by newlines: cut from the body when every line
