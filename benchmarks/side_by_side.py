@@ -45,6 +45,9 @@ MEMORY_BOUND = 150 * 10**6
 HUGE_PATCH_MEMORY = 400 * 10**6
 """The second apply_patch row's bound: 280 MB in process (its 24 MB file as 1,000,000 lines, the
 new bytes, the reply's diff of 10,000 hunks)."""
+HUGE_PATCH_CONFIG = 'max_write_bytes = "64 MiB"\n'
+"""The second apply_patch row's server config: its 24 MB result is over the default 16 MiB write
+limit (a build without the ``max_write_bytes`` key refuses to start)."""
 SLOW_CALL = 2.0
 """Seconds from which one call of a build stands for all (f37b77b's apply_patch took 15 s)."""
 READ_BYTES = 10 * 10**6
@@ -170,9 +173,15 @@ def server_env() -> dict[str, str]:
 
 
 @contextmanager
-def started(build: Build, data: Data) -> Iterator[StdioServer]:
+def started(build: Build, data: Data, config: str = "") -> Iterator[StdioServer]:
+    """A server of ``build`` on the data, given ``config`` (TOML) as its ``--config`` file."""
+    options: tuple[str, ...] = OPTIONS
+    if config:
+        path = data.root / "server.toml"  # in the served folder, outside the rows' paths
+        path.write_text(config)
+        options += ("--config", str(path))
     # Run from the data folder: ``-m`` puts the working folder first on the import path.
-    server = StdioServer(data.root, *OPTIONS, python=build.python, cwd=data.root, env=server_env())
+    server = StdioServer(data.root, *options, python=build.python, cwd=data.root, env=server_env())
     try:
         yield server
     finally:
@@ -194,14 +203,16 @@ def calls(
     many: int = 1,
     before: Callable[[Data], None] | None = None,
     after: Callable[[Data], None] | None = None,
+    config: str = "",
 ) -> Callable[[Build, Data, Scale], Figures]:
-    """A row that starts a server and calls ``tool`` at once, then ``scale.calls * many``
-    times more; ``before`` runs ahead of each call (untimed), ``after`` once at the end."""
+    """A row that starts a server (with ``config`` as its config file, if any) and calls
+    ``tool`` at once, then ``scale.calls * many`` times more; ``before`` runs ahead of each call
+    (untimed), ``after`` once at the end. Every call must succeed (``StdioServer.call``)."""
 
     def measure(build: Build, data: Data, scale: Scale) -> Figures:
         figures = Figures()
         given = arguments(data) if callable(arguments) else arguments
-        with started(build, data) as server:
+        with started(build, data, config) as server:
             for n in range(1 + scale.calls * many):
                 if before:
                     before(data)
@@ -424,7 +435,7 @@ class Row:
     """The most a server of the row may hold (``VmHWM``), asserted."""
 
 
-def apply_patch_row(name: str, title: str, memory: int = MEMORY_BOUND) -> Row:
+def apply_patch_row(name: str, title: str, memory: int = MEMORY_BOUND, config: str = "") -> Row:
     """``apply_patch`` of ``patching/NAME.diff`` beside GNU ``patch`` of it."""
     measure = calls(
         "apply_patch",
@@ -432,6 +443,7 @@ def apply_patch_row(name: str, title: str, memory: int = MEMORY_BOUND) -> Row:
         patched(name),
         before=restored(name),
         after=restored(name),
+        config=config,
     )
     return Row(title, measure, "GNU `patch`", floor_patch(name), 2.0, memory)
 
@@ -459,9 +471,13 @@ ROWS = (
     ),
     Row("lines 500,000-500,100, warm", calls("read_file_lines", LINES, check_lines, many=4), "`sed -n`", floor_sed),
     Row("lines 500,000-500,100, first call", lines_first, "`sed -n`", floor_sed, 1.3),
-    apply_patch_row("big", "apply_patch"),
-    # A file of 1,000,000 lines (24 MB) is held as its lines to place 10,000 hunks: its own bound.
-    apply_patch_row("huge", "apply_patch, ten times the hunks and lines", memory=HUGE_PATCH_MEMORY),
+    # Each row's name holds its file's (big, huge), so ``-k`` picks one alone.
+    apply_patch_row("big", "apply_patch big"),
+    # A file of 1,000,000 lines (24 MB) is held as its lines to place 10,000 hunks: its own bound,
+    # and a write limit above its result.
+    apply_patch_row(
+        "huge", "apply_patch huge, ten times the hunks and lines", memory=HUGE_PATCH_MEMORY, config=HUGE_PATCH_CONFIG
+    ),
     Row(
         "trivial call",
         calls("list_allowed_directories", {}, check_nothing, many=4),

@@ -63,6 +63,8 @@ class StdioServer:
         self.write(request.encode() + b"\n")
         line = self.proc.stdout.readline()
         self.elapsed = time.perf_counter() - started
+        # A server that refused to start (an option or a config key its build does not take) says so.
+        assert line, f"{' '.join(map(str, self.proc.args))} exited ({self.proc.wait()}) before answering {method}"
         answer = json.loads(line)
         assert "result" in answer, answer
         result: dict[str, Any] = answer["result"]

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from vfs_mcp.cli.options import parser, settings_from
 from vfs_mcp.jail.mounts import Config
+from vfs_mcp.settings import DEFAULT_MAX_WRITE_BYTES
 
 
 def refusal(tmp_path: Path, text: str) -> str:
@@ -66,6 +68,15 @@ def test_sizes_may_be_written_with_units(tmp_path: Path) -> None:
     assert (loaded.max_read_bytes, loaded.deny) == (10 * 2**20, [".env"])
     config.write_text('max_read_bytes = "512k"\n')
     assert Config.load(config).max_read_bytes == 512 * 1024
+
+
+def test_the_write_limit_is_set_in_the_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "vfs.toml"
+    config.write_text('max_write_bytes = "64 MiB"\n')
+    settings = settings_from(parser().parse_args(["--config", str(config)]), Config.load(config))
+    assert settings.max_write_bytes == 64 * 2**20
+    config.write_text("max_read_bytes = 1024\n")
+    assert settings_from(parser().parse_args([]), Config.load(config)).max_write_bytes == DEFAULT_MAX_WRITE_BYTES
 
 
 @pytest.mark.parametrize("depth", [100_000, 5_000])

@@ -118,6 +118,22 @@ def test_the_byte_path_is_taken_for_an_exact_edit_of_a_plain_file_and_only_then(
     assert edit_ops._exact_bytes(b"y = 1\ny = 2\n", [TextEdit(oldText="y = ", newText="z")]) is None
 
 
+def test_edits_that_put_back_what_they_replaced_change_nothing_and_write_nothing(folder: Path) -> None:
+    # Whether the byte path changed the file is told from the bytes between its first and last
+    # places only (``edit_ops._changed``): edits of the same length there, one undoing the other.
+    path = folder / "undone.txt"
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+    data = b"head\n" * find.MEMMEM_CHARS + b"x = 1\n" + b"tail\n" * 100
+    path.write_bytes(data)
+    written = path.stat().st_mtime_ns, path.stat().st_ino
+    undone = [TextEdit(oldText="x = 1", newText="x = 2"), TextEdit(oldText="x = 2", newText="x = 1")]
+    result = edit_file(vfs, path.name, undone)
+    assert (result.changed, result.diff, result.sha256) == (False, "", None)
+    assert path.read_bytes() == data and (path.stat().st_mtime_ns, path.stat().st_ino) == written
+    changed = edit_file(vfs, path.name, [TextEdit(oldText="x = 1", newText="x = 3")])
+    assert changed.changed and path.read_bytes() == data.replace(b"x = 1", b"x = 3")
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     runs=st.lists(

@@ -129,6 +129,8 @@ def test_an_ascii_file_is_cut_from_its_bytes_as_from_its_text(
         placed = hunk_placing.place(old, parse_patch(diff)[0].hunks, "f", hunk_placing.Comparisons())
     except Conflict:
         return  # context lines that repeat
+    if placed and placed[-1].at + len(placed[-1].old) == len(old.texts):
+        return  # difflib aligned the change onto the last line after all (a text cut only short of it)
     cut = hunk_placing.spliced(raw, old, placed)
     assert cut is not None
     assert hunk_placing.spliced_bytes(raw.encode(), raw, old, placed) == cut.encode()

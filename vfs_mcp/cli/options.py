@@ -20,7 +20,7 @@ from vfs_mcp.server import tools
 from vfs_mcp.server.build import VfsServer, build_server
 from vfs_mcp.server.client_logs import calls
 from vfs_mcp.server.toolset import TOOLS_HELP, parse_tool_list
-from vfs_mcp.settings import Settings
+from vfs_mcp.settings import DEFAULT_MAX_WRITE_BYTES, Settings
 from vfs_mcp_backends import scheme_of
 
 EPILOG = """subcommands (as the first argument):
@@ -214,6 +214,7 @@ def settings_from(args: argparse.Namespace, config: Config | None) -> Settings:
         tool_names=args.tool_names,
         deny=tuple([*(config.deny if config else []), *args.deny]),
         max_read_bytes=int(max_read) if max_read else DEFAULT_MAX_READ_BYTES,
+        max_write_bytes=config.max_write_bytes if config and config.max_write_bytes else DEFAULT_MAX_WRITE_BYTES,
         max_response_chars=args.max_response_chars,
         call_timeout=args.call_timeout if args.call_timeout and args.call_timeout > 0 else None,
         audit_log=args.audit_log,

@@ -7,6 +7,7 @@ line naming the file, the key and, for a near-miss, the key meant (``readonly`` 
     read_only = false            # every mount read-only
     deny = [".env", "*.pem"]     # gitignore patterns hidden from every tool
     max_read_bytes = 10485760    # bytes, or a size: "10 MiB", "512k"
+    max_write_bytes = "16 MiB"   # the largest file a write, an edit or a patch leaves
     state = "s3://bucket/.vfs-mcp-state"   # where changes are recorded (default: a private local folder)
     index = true                 # grep keeps a content index of object-store mounts in the state store
 
@@ -52,6 +53,7 @@ class ConfigFile(BaseModel):
     read_only: bool = False
     deny: list[str] = Field(default_factory=list)
     max_read_bytes: Size | None = None
+    max_write_bytes: Size | None = None
     state: str | None = None
     confirm: Literal["auto", "never", "destructive", "writes"] | None = None
     task_after: Annotated[float, Field(ge=0)] | Literal["never"] | None = None

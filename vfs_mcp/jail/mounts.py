@@ -130,6 +130,7 @@ class Config:
     read_only: bool = False
     deny: list[str] = field(default_factory=list)
     max_read_bytes: int | None = None
+    max_write_bytes: int | None = None
     state: str | None = None
     confirm: str | None = None
     """Which changes a person is asked to accept first (``--confirm``)."""
@@ -168,6 +169,7 @@ class Config:
             read_only=checked.read_only,
             deny=list(checked.deny),
             max_read_bytes=checked.max_read_bytes,
+            max_write_bytes=checked.max_write_bytes,
             state=checked.state,
             confirm=checked.confirm,
             task_after=checked.task_after,

@@ -340,8 +340,9 @@ def _edit(
     spliced = _exact_bytes(doc.data, edits) if doc.plain else None
     if spliced is not None:
         data, reports = spliced
-        diff = unified_diff_bytes(doc.data, data, target.display, _known(reports), max_chars=max_diff)
-        changed = data != doc.data
+        known = _known(reports)
+        diff = unified_diff_bytes(doc.data, data, target.display, known, max_chars=max_diff)
+        changed = _changed(doc.data, data, known)
         ops = doc.saved_bytes(data) if not dry_run and changed else []
     else:
         text, reports = doc.text, []
@@ -356,6 +357,14 @@ def _edit(
         ops = doc.saved(text) if not dry_run and changed else []
     result = EditResult(path=target.display, dry_run=dry_run, changed=changed, matches=reports, diff=diff, sha256=None)
     return Plan(result, ops, after=hashed_into(result, ops))
+
+
+def _changed(old: bytes, new: bytes, known: Known) -> bool:
+    """Whether ``new`` (``old`` edited as ``known`` tells) differs from ``old``: only the bytes
+    between the edits' first and last places are compared (the rest is the same by making),
+    by ``memcmp`` in place (a slice of a memoryview is no copy; ``startswith`` compares it whole)."""
+    end = len(new) - known.tail
+    return len(new) != len(old) or not old.startswith(memoryview(new)[known.head : end], known.head)
 
 
 def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchReport]] | None:
