@@ -180,7 +180,10 @@ def _make(
                     # each path (a mount under review) keeps it. An undo's writes are not labelled:
                     # a review shows the changes it left, and a discard of one takes the record of
                     # the undo that took it back with it (``Timeline.discarded``).
-                    with versions.unnoted(vfs.context.reads), labelled(pending.id) if not undoing else contextlib.nullcontext():
+                    with (
+                        versions.unnoted(vfs.context.reads),
+                        labelled(pending.id) if not undoing else contextlib.nullcontext(),
+                    ):
                         receipt, recorded = commit(
                             vfs,
                             planned.steps,
