@@ -293,7 +293,8 @@ def in_worker(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[Call
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
         context = _calling.get() or CallContext(written={})
-        with as_written(context.written or {}), commit_scope() as stop, tasks.stopping(stop):
+        written = context.written if context.written is not None else {}
+        with as_written(written), commit_scope() as stop, tasks.stopping(stop):
             call = functools.partial(fn, context, *args, **kwargs)
             return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
