@@ -20,8 +20,8 @@ from conftest import MiB, Scale, write_log
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording as recorded
 from vfs_mcp.changes.state import LocalState
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -68,9 +68,10 @@ def test_edit_of_a_big_file_kept_for_undo(benchmark: Any, big: BigFile, scale: S
     kept: list[str] = []
 
     def edit() -> None:
-        with recorded("edit_file", limit) as recording:
-            edit_file(vfs, str(big.path), [TextEdit(old_text=OLD.decode(), new_text=NEW.decode())], max_bytes=limit)
-        kept.extend(change.id for change in recording.changes)
+        recording = Recording("edit_file", limit)
+        call = vfs.for_call(CallContext(recording=recording))
+        edit_file(call, str(big.path), [TextEdit(old_text=OLD.decode(), new_text=NEW.decode())], max_bytes=limit)
+        kept.extend(recording.changes)
 
     benchmark.pedantic(edit, setup=big.put_back, rounds=3 if scale.quick else 5)
     assert NEW in big.path.read_bytes()

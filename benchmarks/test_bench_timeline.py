@@ -18,11 +18,11 @@ from conftest import Scale
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.changes.state import LocalState, records
 from vfs_mcp.changes.state.timeline import Retention, TimelineEntry
 from vfs_mcp.changes.steps import FileImage, Restore
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail, Target
@@ -71,6 +71,11 @@ def _opened(folder: Path, state: str) -> JailedFS:
     return vfs
 
 
+def _calling(vfs: JailedFS, recording: Recording) -> JailedFS:
+    """The view a tool call works through, its changes recorded in ``recording``."""
+    return vfs.for_call(CallContext(recording=recording))
+
+
 @pytest.mark.parametrize("n", SIZES)
 def test_a_history_page(benchmark, scale: Scale, stores: dict[int, tuple[Path, str]], n: int) -> None:  # type: ignore[no-untyped-def]
     if n not in sizes(scale):
@@ -96,9 +101,9 @@ def test_start_and_first_write(benchmark, scale: Scale, stores: dict[int, tuple[
     def start_and_write() -> str:
         vfs = _opened(folder, state)
         try:
-            with recording("write_file") as record:
-                write.write_file(vfs, f"bench-{next(rounds)}.txt", "first write\n")
-            return record.changes[0].id
+            record = Recording("write_file")
+            write.write_file(_calling(vfs, record), f"bench-{next(rounds)}.txt", "first write\n")
+            return record.changes[0]
         finally:
             changes.log_of(vfs).close()
 
@@ -118,18 +123,17 @@ def test_redo_of_a_1_mb_edit_beside_its_undo(benchmark, tmp_path: Path, way: str
 
     def setup() -> tuple[tuple[str], dict[str, object]]:
         (folder / "big.txt").write_bytes(body)
-        with recording("write_file") as record:
-            write.write_file(vfs, "big.txt", body.decode().replace("line 000000", "LINE 000000"))
-        edit = record.changes[0].id
+        record = Recording("write_file")
+        write.write_file(_calling(vfs, record), "big.txt", body.decode().replace("line 000000", "LINE 000000"))
+        edit = record.changes[0]
         if way == "undo":
             return (edit,), {}
-        with recording("undo") as undone:
-            undo.undo(vfs, changelog, None, change_id=edit)
-        return (undone.changes[0].id,), {}
+        undone = Recording("undo")
+        undo.undo(_calling(vfs, undone), changelog, None, change_id=edit)
+        return (undone.changes[0],), {}
 
     def take_back(change_id: str) -> undo.UndoResult:
-        with recording("undo"):
-            return undo.undo(vfs, changelog, None, change_id=change_id)
+        return undo.undo(_calling(vfs, Recording("undo")), changelog, None, change_id=change_id)
 
     try:
         result = benchmark.pedantic(take_back, setup=setup, rounds=15)

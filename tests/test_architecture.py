@@ -326,3 +326,32 @@ def test_operations_are_family_packages_only() -> None:
     families = sorted(path.name for path in (ROOT / "vfs_mcp" / "ops").iterdir() if (path / "__init__.py").is_file())
     named = set(re.findall(r"`vfs_mcp/ops/(\w+)/`", section("The layers, bottom up")))
     assert set(families) == named, f"families the note does not list, or lists and are gone: {set(families) ^ named}"
+
+
+def ambient_named() -> set[str]:
+    """The ambient variables the note's "Per-call context" table names, as ``path name``: the
+    first cell of a row, a module and its variables (``vfs_mcp/sessions.py`` ``current``)."""
+    named = set()
+    for row in re.findall(r"^\| (`[^|]*)\|", section("Per-call context"), flags=re.M):
+        path, *names = re.findall(r"`([^`]+)`", row)
+        named |= {f"{path} {name}" for name in names}
+    return named
+
+
+def test_every_ambient_variable_is_one_the_note_says_why_of() -> None:
+    """Per-call state is passed down (``CallContext`` on the call's ``JailedFS`` view): a
+    ``ContextVar`` carries it only where no argument can, each one named in the note's table
+    with who sets it, who reads it and why; a row whose variable is gone goes too."""
+    found = {
+        f"{path.relative_to(ROOT)} {target.id}"
+        for path in sources()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and isinstance(node.value, ast.Call)
+        and getattr(node.value.func, "id", getattr(node.value.func, "attr", None)) == "ContextVar"
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    named = ambient_named()
+    assert found <= named, f"ambient variables the note's Per-call context does not name: {sorted(found - named)}"
+    assert named <= found, f"the note names ambient variables that are gone: {sorted(named - found)}"

@@ -29,6 +29,12 @@ NOTE = """# Architecture
 7. `vfs_mcp/transports/`
 8. `vfs_mcp/cli/`
 
+## Per-call context
+
+| variable | set by | read by | why ambient |
+|---|---|---|---|
+| `vfs_mcp/jail/resolve.py` `_here` | the server | the jail | no argument reaches it |
+
 ## Long functions, and why
 
 - `vfs_mcp/server/serve.py:serve`: one piece.
@@ -43,7 +49,8 @@ TREE = {
     "vfs_mcp/__init__.py": "",
     "vfs_mcp/errors.py": "class VfsError(Exception):\n    pass\n",
     "vfs_mcp/jail/__init__.py": "",
-    "vfs_mcp/jail/resolve.py": "from vfs_mcp.errors import VfsError\n",
+    "vfs_mcp/jail/resolve.py": "from contextvars import ContextVar\n\nfrom vfs_mcp.errors import VfsError\n\n"
+    "_here: ContextVar[str | None] = ContextVar('here', default=None)\n",
     "vfs_mcp/changes/__init__.py": "",
     "vfs_mcp/changes/commit.py": "def commit(fs, path):\n    fs.pipe_file(path, b'')\n",
     "vfs_mcp/ops/__init__.py": "",
@@ -137,6 +144,14 @@ PLANTS: dict[str, tuple[Callable[..., None], dict[str, str]]] = {
     "two classes of one name": (
         arch.test_one_class_for_each_concept_across_the_packages,
         {"vfs_mcp/ops/files/write.py": "class VfsError:\n    pass\n"},
+    ),
+    "an ambient variable the note does not name": (
+        arch.test_every_ambient_variable_is_one_the_note_says_why_of,
+        {"vfs_mcp/ops/files/read.py": "import contextvars\n\nreading = contextvars.ContextVar('reading')\n"},
+    ),
+    "a row naming an ambient variable that is gone": (
+        arch.test_every_ambient_variable_is_one_the_note_says_why_of,
+        {"vfs_mcp/jail/resolve.py": "from vfs_mcp.errors import VfsError\n"},
     ),
     "a flat module among the operation families": (
         arch.test_operations_are_family_packages_only,

@@ -17,9 +17,9 @@ from conftest import Sandbox, make_sandbox
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.errors import NotADirectory, NotFound
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.dialects import fs_writes, official
 from vfs_mcp.ops.edits import patch
@@ -284,11 +284,11 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_two_puts_its_record_and
     changes.attach(vfs, log.ChangeLog(state))
     sent = Sent(sandbox)
     state.mount.fs.s3.meta.events.register("before-send.s3", sent._sent)
-    with recording("edit_file"):
-        edit.edit_file(vfs, "a.txt", [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})])
-        made = sent.during(
-            lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit.model_validate({"oldText": "bye", "newText": "hi"})])
-        )
+    call = vfs.for_call(CallContext(recording=Recording("edit_file")))
+    edit.edit_file(call, "a.txt", [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})])
+    made = sent.during(
+        lambda: edit.edit_file(call, "a.txt", [edit.TextEdit.model_validate({"oldText": "bye", "newText": "hi"})])
+    )
     leases = [path for _, path in made if path.startswith("state/instances/")]  # renewed every 10 s
     assert [(method, path.rsplit("/", 1)[0]) for method, path in made if path not in leases] == [
         ("GET", "pre"),

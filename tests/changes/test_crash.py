@@ -256,7 +256,7 @@ KILLED_BEFORE_ITS_LINE = """
 import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.changes.state import LocalState, ObjectState
 from vfs_mcp.changes.state.timeline import Timeline
 from vfs_mcp.jail.filesystem import JailedFS
@@ -283,12 +283,12 @@ else:  # its line written, its record not yet filed
         real_append(self, entry, *args, **kwargs)
         killed()
     Timeline.append = append
-with recording(change):
-    if change == "edit_file":
-        edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
-    else:
-        patch = "".join(f"--- a/{n}.txt\\n+++ b/{n}.txt\\n@@ -1 +1 @@\\n-alpha\\n+omega\\n" for n in "ab")
-        apply_patch(vfs, patch)
+call = vfs.for_call(CallContext(recording=Recording(change)))
+if change == "edit_file":
+    edit_file(call, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+else:
+    patch = "".join(f"--- a/{n}.txt\\n+++ b/{n}.txt\\n@@ -1 +1 @@\\n-alpha\\n+omega\\n" for n in "ab")
+    apply_patch(call, patch)
 """
 
 
@@ -320,7 +320,7 @@ KILLED_BETWEEN_ITS_RECORD_AND_ITS_LINE = """
 import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.changes.state import ObjectState, layout
 from vfs_mcp.changes.state.timeline import Timeline
 from vfs_mcp.jail.filesystem import JailedFS
@@ -354,8 +354,7 @@ def write(self, name, *args, **kwargs):
 
 
 Timeline.append, ObjectState.write = append, write
-with recording("edit_file"):
-    edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+edit_file(vfs.for_call(CallContext(recording=Recording("edit_file"))), "a.txt", [TextEdit(oldText="alpha", newText="omega")])
 """
 
 

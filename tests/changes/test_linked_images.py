@@ -18,10 +18,10 @@ from conftest import Sandbox
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording as recorded
 from vfs_mcp.changes.state import LocalState
 from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.errors import Stale
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -40,9 +40,9 @@ def served(folder: Path, state: Path, **policy: bool) -> JailedFS:
 
 
 def edited(vfs: JailedFS, path: str = "big.bin") -> str:
-    with recorded("edit_file") as recording:
-        edit_file(vfs, path, [TextEdit(old_text="alpha", new_text="omega")])
-    return recording.changes[0].id
+    recording = Recording("edit_file")
+    edit_file(vfs.for_call(CallContext(recording=recording)), path, [TextEdit(old_text="alpha", new_text="omega")])
+    return recording.changes[0]
 
 
 def kept(state: Path) -> list[str]:
@@ -105,9 +105,9 @@ def test_a_patch_of_several_files_keeps_each_by_a_second_name_and_a_failed_one_k
     vfs = box.vfs()
     state = Path(changes.log_of(vfs).store.host_folder or "")
     three = "".join(f"--- a/p{n}.txt\n+++ b/p{n}.txt\n@@ -1,2 +1,2 @@\n-one {n}\n+1\n two\n" for n in range(3))
-    with recorded("apply_patch") as recording:
-        patch.apply_patch(vfs, three)
-    change_id = recording.changes[0].id
+    recording = Recording("apply_patch")
+    patch.apply_patch(vfs.for_call(CallContext(recording=recording)), three)
+    change_id = recording.changes[0]
     assert kept(state) == [f"{change_id}.{n}" for n in range(3)]
     # Planned on what p3 held before someone wrote it: the first steps are prepared (their files
     # kept), the last finds p3 changed, and the change is given up with nothing changed.
@@ -118,8 +118,9 @@ def test_a_patch_of_several_files_keeps_each_by_a_second_name_and_a_failed_one_k
         for n, t in enumerate(targets)
     ]
     ops[3] = changes.Put(targets[3], b"2\n", expect=changes.Expect("file", content=b"what the plan read\n"))
-    with recorded("apply_patch"), pytest.raises(Stale):
-        changes.make(vfs, lambda: changes.Plan(None, list(ops)), replans=1)
+    call = vfs.for_call(CallContext(recording=Recording("apply_patch")))
+    with pytest.raises(Stale):
+        changes.make(call, lambda: changes.Plan(None, list(ops)), replans=1)
     assert kept(state) == [f"{change_id}.{n}" for n in range(3)]  # the failed one's went
     undo(vfs, changes.log_of(vfs), None, change_id=change_id)
     assert [box.get(f"p{n}.txt") for n in range(3)] == [f"one {n}\ntwo\n".encode() for n in range(3)]
@@ -144,7 +145,7 @@ KILLED_ONCE_LINKED = """
 import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.changes.state import LocalState
 from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.jail.filesystem import JailedFS
@@ -169,11 +170,11 @@ def keep(self, target, entry):
 
 
 Links.keep = keep
-with recording(change):
-    if change == "edit_file":
-        edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
-    else:
-        apply_patch(vfs, "".join(f"--- a/{n}.txt\\n+++ b/{n}.txt\\n@@ -1 +1 @@\\n-alpha\\n+omega\\n" for n in "ab"))
+call = vfs.for_call(CallContext(recording=Recording(change)))
+if change == "edit_file":
+    edit_file(call, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+else:
+    apply_patch(call, "".join(f"--- a/{n}.txt\\n+++ b/{n}.txt\\n@@ -1 +1 @@\\n-alpha\\n+omega\\n" for n in "ab"))
 """
 
 
@@ -249,7 +250,7 @@ EDITED_THEN_KILLED = """
 import os, signal, sys
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.changes.state import LocalState
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
@@ -260,8 +261,8 @@ folder, state = sys.argv[1:]
 vfs = JailedFS(Jail([open_mount(MountSpec(folder))]))
 changes.attach(vfs, log.ChangeLog(LocalState(state)))
 for name in "cd":
-    with recording("edit_file") as made:
-        edit_file(vfs, f"{name}.bin", [TextEdit(oldText="alpha", newText="omega")])
-    print(made.changes[0].id, flush=True)
+    made = Recording("edit_file")
+    edit_file(vfs.for_call(CallContext(recording=made)), f"{name}.bin", [TextEdit(oldText="alpha", newText="omega")])
+    print(made.changes[0], flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """

@@ -198,7 +198,7 @@ def test_changes_made_within_one_tick_of_the_clock_keep_their_order(
 CUT_SHORT = """
 import os, sys
 from vfs_mcp.changes import log, prepared
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.ops.edits import replace as edit
 from vfs_mcp.ops.files import undo
@@ -210,15 +210,15 @@ root, state, after = sys.argv[1], sys.argv[2], int(sys.argv[3])
 vfs = build_server(open_mounts([MountSpec(root)]), Settings(state=state)).vfs
 ids = []
 for tool, make in [
-    ("write_file", lambda: write.write_file(vfs, "a.txt", "a2\\n")),
-    ("edit_file", lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit(oldText="a2", newText="a3")])),
-    ("write_file", lambda: write.write_file(vfs, "b.txt", "b2\\n")),
-    ("write_file", lambda: write.write_file(vfs, "a.txt", "a4\\n")),
-    ("edit_file", lambda: edit.edit_file(vfs, "a.txt", [edit.TextEdit(oldText="a4", newText="a5")])),
+    ("write_file", lambda call: write.write_file(call, "a.txt", "a2\\n")),
+    ("edit_file", lambda call: edit.edit_file(call, "a.txt", [edit.TextEdit(oldText="a2", newText="a3")])),
+    ("write_file", lambda call: write.write_file(call, "b.txt", "b2\\n")),
+    ("write_file", lambda call: write.write_file(call, "a.txt", "a4\\n")),
+    ("edit_file", lambda call: edit.edit_file(call, "a.txt", [edit.TextEdit(oldText="a4", newText="a5")])),
 ]:
-    with recording(tool) as record:
-        make()
-    ids += [kept.id for kept in record.changes]
+    record = Recording(tool)
+    make(vfs.for_call(CallContext(recording=record)))
+    ids += record.changes
 made, perform = 0, prepared.Prepared.perform
 
 def killed_after(step):

@@ -9,7 +9,6 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,9 @@ from results import assert_error, changed, ok
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail
@@ -109,20 +108,20 @@ def test_two_instances_on_one_store_never_collide_and_one_ending_leaves_the_othe
     box.put("a.txt", "before\n")
     first, second = box.vfs(), box.vfs()
     assert changes.log_of(first).store.instance != changes.log_of(second).store.instance
-    with recording("write_file") as record:
-        write.write_file(first, "a.txt", "after\n")
+    record = Recording("write_file")
+    write.write_file(first.for_call(CallContext(recording=record)), "a.txt", "after\n")
     changes.log_of(first).close()  # the first server ends
-    undone = undo(second, changes.log_of(second), None, change_id=record.changes[0].id)
+    undone = undo(second, changes.log_of(second), None, change_id=record.changes[0])
     assert undone.restored == [box.path("a.txt")] and box.get("a.txt") == b"before\n"
 
 
 def test_a_record_gives_way_to_its_undos_when_its_change_is_undone(sandbox: Sandbox) -> None:
     sandbox.put("big.bin", BINARY)
     vfs = sandbox.vfs()
-    with recording("delete_path") as record:
-        write.delete_path(vfs, "big.bin")
-    assert records(vfs) == [f"{record.changes[0].id}.rec"]
-    undone = undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
+    record = Recording("delete_path")
+    write.delete_path(vfs.for_call(CallContext(recording=record)), "big.bin")
+    assert records(vfs) == [f"{record.changes[0]}.rec"]
+    undone = undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0])
     assert sandbox.get("big.bin") == BINARY and records(vfs) == [f"{undone.change_id}.rec"]
 
 
@@ -131,15 +130,15 @@ def test_a_record_whose_image_is_not_what_was_kept_refuses_the_whole_undo(local_
     box.put("kit/a.txt", "a\n")
     box.put("kit/b.txt", "b\n")
     vfs = box.vfs()
-    with recording("delete_path") as record:
-        write.delete_path(vfs, "kit", recursive=True)
+    record = Recording("delete_path")
+    write.delete_path(vfs.for_call(CallContext(recording=record)), "kit", recursive=True)
     store = changes.log_of(vfs).store
     assert isinstance(store, LocalState)
-    name = os.path.join(store.folder, "changes", f"{record.changes[0].id}.rec")
+    name = os.path.join(store.folder, "changes", f"{record.changes[0]}.rec")
     data = Path(name).read_bytes()
     Path(name).write_bytes(data[:-3] + b"XXX")  # the last image's bytes
     with pytest.raises(Internal, match="is not what was kept"):
-        undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0].id)
+        undo(vfs, changes.log_of(vfs), None, change_id=record.changes[0])
     assert not box.exists("kit"), "a refused undo puts back nothing"
 
 
@@ -223,22 +222,14 @@ def test_an_edit_and_a_patch_of_one_file_cost_no_fsync_beyond_their_own_and_one_
     box.put("one.txt", "alpha\n")
     for n in range(3):
         box.put(f"p{n}.txt", "one\ntwo\n")
-    vfs = box.vfs()
-
-    def change(work: Callable[[], object]) -> Callable[[], None]:
-        def recorded() -> None:
-            with recording("test"):
-                work()
-
-        return recorded
-
+    call = box.vfs().for_call(CallContext(recording=Recording("test")))  # recorded, as a tool call's
     one_file = "--- a/one.txt\n+++ b/one.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"
     three = "".join(f"--- a/p{n}.txt\n+++ b/p{n}.txt\n@@ -1,2 +1,2 @@\n-{{0}}\n+{{1}}\n two\n" for n in range(3))
-    assert syncs.during(change(lambda: write.write_file(vfs, "one.txt", "gamma\n"))) == 2  # the file, its folder
-    assert syncs.during(change(lambda: patch.apply_patch(vfs, one_file.replace("alpha", "gamma")))) == 2
-    first = syncs.during(change(lambda: patch.apply_patch(vfs, three.format("one", "1"))))
+    assert syncs.during(lambda: write.write_file(call, "one.txt", "gamma\n")) == 2  # the file, its folder
+    assert syncs.during(lambda: patch.apply_patch(call, one_file.replace("alpha", "gamma"))) == 2
+    first = syncs.during(lambda: patch.apply_patch(call, three.format("one", "1")))
     assert first == 3 * 2 + 1 + 1  # three files and their folder, the record, the journal's name
-    assert syncs.during(change(lambda: patch.apply_patch(vfs, three.format("1", "2")))) == 3 * 2 + 1
+    assert syncs.during(lambda: patch.apply_patch(call, three.format("1", "2"))) == 3 * 2 + 1
     assert [name for name, _ in syncs.calls].count("fdatasync") == 1  # the record, in place
     assert box.get("p0.txt") == b"2\ntwo\n"
 
@@ -247,7 +238,7 @@ KILLED_EDIT = """
 import os, signal, sys, time
 from vfs_mcp import changes
 from vfs_mcp.changes import log, store
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -276,8 +267,7 @@ if when == "before the step":
     store.put = put
 else:
     log.ChangeLog.made = killed  # the step is made, its record written beside it: not yet filed
-with recording("edit_file"):
-    edit_file(vfs, "a.txt", [TextEdit(oldText="alpha", newText="omega")])
+edit_file(vfs.for_call(CallContext(recording=Recording("edit_file"))), "a.txt", [TextEdit(oldText="alpha", newText="omega")])
 """
 
 

@@ -14,7 +14,6 @@ from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import LocalState, ObjectState, records
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
 from vfs_mcp.changes.steps import Expect, FileImage, Restore
@@ -178,9 +177,10 @@ def test_retention_lets_the_oldest_changes_go_by_count_and_history_says_where_it
     mount = sandbox.vfs().mounts[0]
     ids = []
     for n in range(5):
-        with recording("write_file") as record:
-            changelog.atomic("write_file", [Restore(Target(mount, f"f{n}.txt"), FileImage(b"x" * 10))], None)
-        ids.append(record.changes[0].id)
+        ids.append(log.new_id())
+        changelog.atomic(
+            "write_file", [Restore(Target(mount, f"f{n}.txt"), FileImage(b"x" * 10))], None, change_id=ids[-1]
+        )
     vfs = JailedFS(Jail([mount]))
     page = history(vfs, changelog)
     assert [line.change_id for line in page.changes] == ids[:1:-1] and changelog.timeline.extent() == (3, 30)

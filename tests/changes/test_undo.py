@@ -13,7 +13,7 @@ from conftest import Sandbox
 from results import ok
 
 from vfs_mcp import changes
-from vfs_mcp.changes.kept import recording
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.ops.files import write
 from vfs_mcp.ops.files.undo import undo
 from vfs_mcp.profiles.results import error_of
@@ -148,11 +148,11 @@ def test_a_write_is_recorded_as_the_bytes_it_wrote_not_as_what_is_there_when_the
     expects the written bytes' hash, taken when they were written, and not a read-back."""
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    with recording("write_file") as record:
-        write.write_file(vfs, "a.txt", "mine\n")
-        sandbox.put("a.txt", "theirs\n")
-    (kept,) = record.changes
-    (step,) = changes.log_of(vfs).load(kept.id, lambda url: vfs.mounts[0]).steps
+    record = Recording("write_file")
+    write.write_file(vfs.for_call(CallContext(recording=record)), "a.txt", "mine\n")
+    sandbox.put("a.txt", "theirs\n")
+    (change_id,) = record.changes
+    (step,) = changes.log_of(vfs).load(change_id, lambda url: vfs.mounts[0]).steps
     assert isinstance(step, changes.Restore) and isinstance(step.image, changes.Stored)
     assert step.image.read() == b"before\n"
     assert step.expect.digest == hashlib.sha256(b"mine\n").hexdigest()
@@ -161,10 +161,11 @@ def test_a_write_is_recorded_as_the_bytes_it_wrote_not_as_what_is_there_when_the
 def test_a_file_written_then_deleted_in_one_call_comes_back_as_it_was_before_the_call(sandbox: Sandbox) -> None:
     sandbox.put("a.txt", "before\n")
     vfs = sandbox.vfs()
-    with recording("both") as record:
-        write.write_file(vfs, "a.txt", "mine\n")
-        write.delete_path(vfs, "a.txt")
+    record = Recording("both")
+    call = vfs.for_call(CallContext(recording=record))
+    write.write_file(call, "a.txt", "mine\n")
+    write.delete_path(call, "a.txt")
     changelog = changes.log_of(vfs)
-    deleted, written = (undo(vfs, changelog, None, change_id=kept.id) for kept in reversed(record.changes))
+    deleted, written = (undo(vfs, changelog, None, change_id=change_id) for change_id in reversed(record.changes))
     assert deleted.restored == written.restored == [sandbox.path("a.txt")]
     assert sandbox.get("a.txt") == b"before\n"

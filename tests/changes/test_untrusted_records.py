@@ -19,9 +19,9 @@ from processes import RawStdio
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state import LocalState, ObjectState, StateStore, records
 from vfs_mcp.changes.steps import Absent, DirImage, Expect, FileImage, Restore
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Mount, MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
@@ -45,8 +45,7 @@ def plant(store: StateStore, record: records.Record) -> str:
 
 def served_once_recovered(vfs: JailedFS, state: StateStore) -> None:
     changes.attach(vfs, log.ChangeLog(state))
-    with recording("write_file"):
-        write.write_file(vfs, "after.txt", "served\n")
+    write.write_file(vfs.for_call(CallContext(recording=Recording("write_file"))), "after.txt", "served\n")
 
 
 @pytest.fixture

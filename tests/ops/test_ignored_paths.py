@@ -12,6 +12,8 @@ import pytest
 from conftest import Sandbox, every_store
 from results import ok
 
+from vfs_mcp.jail.context import CallContext
+from vfs_mcp.jail.tally import Tally
 from vfs_mcp.ops.trees.directory_tree import directory_tree
 
 pytestmark = [pytest.mark.anyio, every_store]
@@ -111,9 +113,9 @@ async def test_disk_space_tools_count_ignored_paths_unless_asked_not_to(repo: Sa
 
 
 async def test_an_ignore_file_inside_an_ignored_folder_is_never_read(repo: Sandbox) -> None:
-    vfs = repo.vfs()
-    directory_tree(vfs, repo.path(""), max_depth=5)
-    assert vfs.bytes_read == len(TREE[".gitignore"])
+    tally = Tally()
+    directory_tree(repo.vfs().for_call(CallContext(tally=tally)), repo.path(""), max_depth=5)
+    assert tally.read == len(TREE[".gitignore"])
 
 
 async def test_a_search_rooted_inside_git_sees_its_contents(repo: Sandbox) -> None:

@@ -18,8 +18,9 @@ from mcp import Client
 from results import ok
 
 from vfs_mcp.changes import FileImage, Restore, log
-from vfs_mcp.changes.kept import SessionJournal, recording
+from vfs_mcp.changes.kept import SessionJournal
 from vfs_mcp.changes.state import ObjectState
+from vfs_mcp.jail.context import Recording
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.edits import hunk_placing
 from vfs_mcp.profiles.results import error_of
@@ -182,8 +183,9 @@ def test_the_undo_budget_is_one_for_the_whole_log_and_lets_the_oldest_go_first(s
     mount = sandbox.vfs().mounts[0]
 
     def change(size: int, journal: SessionJournal) -> None:
-        with recording("write_file") as record:
-            changelog.atomic("write_file", [Restore(Target(mount, "f.txt"), FileImage(b"x" * size))], None)
+        record, change_id = Recording("write_file"), log.new_id()
+        steps = [Restore(Target(mount, "f.txt"), FileImage(b"x" * size))]
+        record.made(change_id, changelog.atomic("write_file", steps, None, change_id=change_id))
         changelog.sessions.keep(record, journal)
 
     change(60, first)

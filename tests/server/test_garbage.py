@@ -18,9 +18,9 @@ from mcp import Client
 from tests.conftest import Sandbox
 from vfs_mcp import build_server
 from vfs_mcp.changes import log_of
-from vfs_mcp.changes.kept import recording
 from vfs_mcp.changes.state.records import Record, encode
 from vfs_mcp.changes.steps import Expect, FileImage, Restore
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.ops.edits.patch import apply_patch
 from vfs_mcp.ops.edits.replace import TextEdit, edit_file
@@ -60,10 +60,10 @@ def big_text(line: str = "retries = 3") -> str:
     return "".join(f"{n:08d} a log line of the file\n" for n in range(BIG // 16)) + line + "\n"
 
 
-def as_a_call(vfs: JailedFS, change: Callable[[], object]) -> None:
+def as_a_call(vfs: JailedFS, change: Callable[[JailedFS], object]) -> None:
     """``change`` made as a tool call makes it: recorded, then kept for undo."""
-    with recording("a tool") as record:
-        change()
+    record = Recording("a tool")
+    change(vfs.for_call(CallContext(recording=record)))
     changelog = log_of(vfs)
     changelog.sessions.keep(record, changelog.sessions.sessionless)
 
@@ -83,7 +83,7 @@ def test_an_edit_of_a_big_file_leaves_no_cycle_holding_its_bytes(
 ) -> None:
     local_sandbox.put("big.txt", big_text())
     vfs = local_sandbox.vfs()
-    as_a_call(vfs, lambda: edit_file(vfs, "big.txt", [TextEdit(old_text="retries = 3", new_text="retries = 5")]))
+    as_a_call(vfs, lambda call: edit_file(call, "big.txt", [TextEdit(old_text="retries = 3", new_text="retries = 5")]))
     assert collected() == []
 
 
@@ -94,10 +94,10 @@ def test_a_write_and_a_patch_of_a_big_file_leave_no_cycle_holding_its_bytes(
 ) -> None:
     sandbox.put("big.txt", big_text())
     vfs = sandbox.vfs()
-    as_a_call(vfs, lambda: write_file(vfs, "big.txt", big_text("retries = 4")))
+    as_a_call(vfs, lambda call: write_file(call, "big.txt", big_text("retries = 4")))
     last = big_text().count("\n")
     patch = f"--- a/big.txt\n+++ b/big.txt\n@@ -{last} +{last} @@\n-retries = 4\n+retries = 5\n"
-    as_a_call(vfs, lambda: apply_patch(vfs, patch))
+    as_a_call(vfs, lambda call: apply_patch(call, patch))
     assert sandbox.get("big.txt").endswith(b"retries = 5\n")
     assert collected() == []
 

@@ -36,7 +36,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from vfs_mcp.changes import confirm, kept, log
+from vfs_mcp.changes import confirm, log
 from vfs_mcp.changes.commit import commit, roll_back
 from vfs_mcp.changes.locks import Folders, covers, folders_of, held, needed_by, widen
 from vfs_mcp.changes.log import ChangeLog
@@ -66,6 +66,7 @@ from vfs_mcp.changes.steps import (
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Internal, Stale
 from vfs_mcp.jail import state_place, versions
+from vfs_mcp.jail.context import Confirms, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.sessions import Slot
@@ -143,7 +144,7 @@ def make(
     """
     # Planned on, checked against and keeping what is there now, whatever version a replay pins
     # for the call's reads; what a commit reads is not an input of the call.
-    with versions.unpinned():
+    with versions.unpinned(vfs.context.reads):
         return _make(vfs, plan, folders_of(touches), dry_run, replans, undoing, change_id)
 
 
@@ -159,8 +160,7 @@ def _make(
     if dry_run:
         return plan().result
     changelog = log_of(vfs)
-    recording = kept.current()
-    confirming = confirm.current()
+    recording, confirming = vfs.context.recording, vfs.context.confirming
     asked: confirm.Question | None = None
     attempt = 0
     while True:
@@ -180,7 +180,10 @@ def _make(
                     # each path (a mount under review) keeps it. An undo's writes are not labelled:
                     # a review shows the changes it left, and a discard of one takes the record of
                     # the undo that took it back with it (``Timeline.discarded``).
-                    with versions.unnoted(), labelled(pending.id) if not undoing else contextlib.nullcontext():
+                    with (
+                        versions.unnoted(vfs.context.reads),
+                        labelled(pending.id) if not undoing else contextlib.nullcontext(),
+                    ):
                         receipt, recorded = commit(
                             vfs,
                             planned.steps,
@@ -197,7 +200,9 @@ def _make(
                     continue
                 if planned.drops:
                     _drop(vfs, changelog, planned.drops, receipt.undo, pending)
-                pending.made(receipt.undo, receipt.why_not, recorded)
+                why_not = pending.made(receipt.undo, receipt.why_not, recorded)
+                if recording is not None:
+                    recording.made(pending.id, why_not)  # the call's reply names it
                 for told in vfs.kept.get(MADE) or ():
                     told(planned.steps, receipt.versions)
         if question is not None and confirming is not None:
@@ -212,14 +217,14 @@ def _make(
 
 
 def _unconfirmed(
-    confirming: confirm.Confirming | None, vfs: JailedFS, ops: list[Step], undoing: int, asked: confirm.Question | None
+    confirming: Confirms | None, vfs: JailedFS, ops: list[Step], undoing: int, asked: confirm.Question | None
 ) -> confirm.Question | None:
     """The question ``ops`` must be asked before they are committed (None: commit them): none
     without a confirmation, or for the plan a person accepted; CONFLICT when the plan is not the
     one the person was asked about (a file changed between the question and the answer)."""
     if confirming is None:
         return None
-    question = confirming.question(vfs, ops, undoing)
+    question: confirm.Question | None = confirming.question(vfs, ops, undoing)
     if question is None or question.key in confirming.accepted:
         return None
     if asked is not None:
@@ -285,7 +290,7 @@ class _Pending:
     def __init__(
         self,
         changelog: ChangeLog,
-        recording: kept.Recording | None,
+        recording: Recording | None,
         undoing: Sequence[Record] = (),
         change_id: str | None = None,
         drops: dict[str, dict[str, Any]] | None = None,
@@ -329,21 +334,24 @@ class _Pending:
             self.kept_by_link = Links(store, self.id)
         return self.kept_by_link
 
-    def made(self, undo: list[Step] | None, why_not: str | None, recorded: bool) -> None:
+    def made(self, undo: list[Step] | None, why_not: str | None, recorded: bool) -> str | None:
+        """The change is made: its record filed in the log; why it cannot be undone (None: it
+        can, by ``self.id``)."""
         if not self.keeps:
             undo, why_not = None, "no tool call keeps it"
         try:
             if recorded:
-                self.changelog.made(self.id, undo, why_not, self.tool)
+                why_not = self.changelog.made(self.id, undo, why_not, self.tool)
             elif self.written is not None:
-                self.changelog.made(self.id, self.written.result(), why_not, self.tool)
+                why_not = self.changelog.made(self.id, self.written.result(), why_not, self.tool)
             elif self.keeps:
-                self.changelog.atomic(self.tool, undo, why_not, self.created, self.id, self.undoing)
+                why_not = self.changelog.atomic(self.tool, undo, why_not, self.created, self.id, self.undoing)
         except OSError as err:
             log.log.warning("the state store %s could not be written: %s", self.changelog.store.url, err)
-            self.changelog.unrecorded(f"the state store could not be written ({_why(err)})")
+            why_not = f"the state store could not be written ({_why(err)})"
         if self.kept_by_link is not None and self.kept_by_link.made and not self.changelog.holds(self.id):
             self.kept_by_link.release()  # not recorded (too large, the store failing): they are no one's
+        return why_not
 
 
 def log_of(vfs: JailedFS) -> ChangeLog:

@@ -1,8 +1,9 @@
 """Asking a person before a change destroys (``--confirm``): which planned changes ask, what
 the question says, and the one seam through which the server asks (no MCP here).
 
-The server sets ``Confirming`` for a call whose client can show a form (``asking``); ``run``
-(the write path) calls ``Confirming.check`` with each plan it made under its locks. A plan that
+The server puts a ``Confirming`` in the context of a call whose client can show a form
+(``CallContext.confirming``); the write path (``changes.make``) reads it from the ``vfs`` it is
+given and asks it of each plan it made under its locks. A plan that
 asks (``question``) is taken on only once a person accepted the very question it gives: the
 ``Question.key`` is a digest of the plan's steps, of what they expect to find and of the current
 state of every path they remove or replace, so a file that changed between the question and the
@@ -23,16 +24,14 @@ applies it, and applying it (``review_ready`` with ``apply``) asks like any othe
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import heapq
 import posixpath
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from vfs_mcp.changes import images, kept, store
+from vfs_mcp.changes import images, store
 from vfs_mcp.changes.steps import (
     Absent,
     Append,
@@ -133,7 +132,7 @@ class Confirming:
             files=tally.files,
             size=tally.size,
             paths=tuple(path for _, path in sorted(tally.paths, key=lambda item: (-item[0], item[1]))),
-            undoable=not undoing and tally.size <= _kept(),
+            undoable=not undoing and tally.size <= _kept(vfs),
             key=tally.key(),
         )
 
@@ -149,24 +148,6 @@ def changed_since(question: Question) -> Conflict:
         f"what the person was asked about ({question.action}) changed before the answer came; nothing was "
         "changed: call again to ask anew"
     )
-
-
-_current: ContextVar[Confirming | None] = ContextVar("vfs_mcp_confirming", default=None)
-
-
-def current() -> Confirming | None:
-    """The confirmation of the running call (None: nothing asks)."""
-    return _current.get()
-
-
-@contextlib.contextmanager
-def asking(confirming: Confirming | None) -> Iterator[None]:
-    """``confirming`` decides the changes made inside (and in their worker threads)."""
-    token = _current.set(confirming)
-    try:
-        yield
-    finally:
-        _current.reset(token)
 
 
 class _Tally:
@@ -302,9 +283,10 @@ class _Tally:
         return f"make a change of {len(ops):,} step(s)"
 
 
-def _kept() -> int:
-    """Bytes of before-images the running change keeps: a change that removes or replaces more cannot be undone."""
-    recording = kept.current()
+def _kept(vfs: JailedFS) -> int:
+    """Bytes of before-images a change of the call ``vfs`` is the view of keeps: a change that
+    removes or replaces more cannot be undone."""
+    recording = vfs.context.recording
     return recording.limit if recording is not None else DEFAULT_UNDO_BYTES
 
 
@@ -356,4 +338,4 @@ def _bytes(size: int) -> str:
     return f"{size:,} bytes"
 
 
-__all__ = ["MANY", "POLICIES", "Asker", "Confirming", "Policy", "Question", "asking", "changed_since", "current"]
+__all__ = ["MANY", "POLICIES", "Asker", "Confirming", "Policy", "Question", "changed_since"]

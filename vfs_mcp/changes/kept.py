@@ -1,5 +1,5 @@
-"""Which changes each session's ``undo()`` with no id reaches, and the changes a call makes as
-it makes them: a call's ``Recording`` (what ``journaled`` names in its reply), each session's
+"""Which changes each session's ``undo()`` with no id reaches: the changes a call made (its
+``Recording``, filled by the write path through the call's context) become its session's
 ``SessionJournal`` (newest last, bounded by ``limit`` changes and ``DEFAULT_UNDO_BYTES``: a
 record past them stays on the timeline, undone by its id) and ``Sessions``, what an instance
 counts of the records it made while they are in the log (to tell their sessions when they go).
@@ -10,13 +10,11 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
+from vfs_mcp.jail.context import Recording
 from vfs_mcp.sessions import Slot
 
 DEFAULT_UNDO_CHANGES = 100
@@ -37,34 +35,6 @@ class Kept:
     journal: weakref.ref[SessionJournal] | None = None
     undoes: bool = False
     """An undo (taken back by its id, never by a session's ``undo()`` with none)."""
-
-
-@dataclass
-class Recording:
-    """The changes one call made, oldest first; ``why_not``: why one cannot be undone."""
-
-    tool: str
-    limit: int = DEFAULT_UNDO_BYTES
-    changes: list[Kept] = field(default_factory=list)
-    why_not: str | None = None
-
-
-_recording: ContextVar[Recording | None] = ContextVar("vfs_mcp_recording", default=None)
-
-
-@contextmanager
-def recording(tool: str, limit: int = DEFAULT_UNDO_BYTES) -> Iterator[Recording]:
-    """Collect the changes the calls inside make (and their threads)."""
-    record = Recording(tool, limit)
-    token = _recording.set(record)
-    try:
-        yield record
-    finally:
-        _recording.reset(token)
-
-
-def current() -> Recording | None:
-    return _recording.get()
 
 
 class SessionJournal:
@@ -118,22 +88,12 @@ class Sessions:
         self.own: SessionJournal | None = None
         """The changes of calls outside any session (a server of one client, in-process use)."""
 
-    def note(self, kept: Kept | None, why_not: str | None) -> None:
-        """A change was recorded (``kept``), or made and not recorded (``why_not``): the running
-        call's, and counted here while its record is in the log."""
-        recording = current()
-        if kept is not None:
-            with self.lock:
-                self._kept[kept.id] = kept
-                while len(self._kept) > self.retained:
-                    self.forget(next(iter(self._kept)), dropped=True)  # gone from the timeline by now
-        if recording is None:
-            return
-        if kept is None:
-            recording.why_not = recording.why_not or why_not or "it could not be recorded"
-        else:
-            kept.tool = recording.tool
-            recording.changes.append(kept)
+    def note(self, kept: Kept) -> None:
+        """A change was recorded: counted here while its record is in the log."""
+        with self.lock:
+            self._kept[kept.id] = kept
+            while len(self._kept) > self.retained:
+                self.forget(next(iter(self._kept)), dropped=True)  # gone from the timeline by now
 
     def keep(self, recording: Recording, journal: SessionJournal | None) -> None:
         """The call's changes are its session's (``journal``; None: a request without one)."""
@@ -141,8 +101,9 @@ class Sessions:
         with self.lock:
             if recording.changes or recording.why_not:
                 journal.unkept = None if recording.changes else f"{recording.tool}: {recording.why_not}"
-            for kept in recording.changes:
-                if kept.id not in self._kept or kept.undoes:
+            for change_id in recording.changes:
+                kept = self._kept.get(change_id)
+                if kept is None or kept.undoes:
                     continue  # dropped already by the log's bounds; an undo is taken back by its id
                 kept.journal = weakref.ref(journal)
                 journal.changes.append(kept)

@@ -58,6 +58,8 @@ of replicas): timeline entries older than that are not looked at for a change's 
 HEAD_READ = 4096
 """Bytes read to find a record's header when only its summary is wanted."""
 
+UNRECORDED = "it could not be recorded"
+"""Why a change made cannot be undone, when nothing says more."""
 DONE = "done"
 """What an undo's mark says once its steps are all made."""
 
@@ -154,17 +156,18 @@ class ChangeLog:
 
         return _RECORDER.submit(write)
 
-    def made(self, change_id: str, steps: list[Step] | None, why_not: str | None, tool: str = "") -> None:
-        """A pending change's last step is made: into the log (or gone, when it cannot be undone)."""
+    def made(self, change_id: str, steps: list[Step] | None, why_not: str | None, tool: str = "") -> str | None:
+        """A pending change's last step is made: into the log (or gone, when it cannot be
+        undone); why it cannot be (None: recorded)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
             self.store.delete(self._pending(change_id))
-            self.sessions.note(None, why_not)
-            return
+            return why_not or UNRECORDED
         kept = Kept(change_id, _size(steps), tool, keys=touched(steps))
         self._enter(kept, steps)  # its line first: a crash before the record is filed leaves it pending
         self.store.move(self._pending(change_id), layout.record(change_id))
-        self.sessions.note(kept, None)
+        self.sessions.note(kept)
+        return None
 
     def abandoned(self, change_id: str) -> None:
         """A pending change failed and was taken back whole: it never happened."""
@@ -178,14 +181,13 @@ class ChangeLog:
         created: float | None = None,
         change_id: str | None = None,
         undoes: Sequence[Record] = (),
-    ) -> None:
+    ) -> str | None:
         """Record a change of one step (or an undo: ``undoes`` the records it took back), once
         made (``created``: when it began to commit; now by default; ``change_id``: the id its
-        writes were labelled with, when it has one)."""
+        writes were labelled with, when it has one); why it cannot be undone (None: recorded)."""
         why_not = why_not or self._too_large(steps)
         if steps is None or why_not is not None:
-            self.sessions.note(None, why_not)
-            return
+            return why_not or UNRECORDED
         change_id = change_id or new_id()
         when = self.clock() if created is None else created
         taken = [record.id for record in undoes]
@@ -195,7 +197,8 @@ class ChangeLog:
         # cannot be undone, never one undoable that history does not show.
         self._enter(kept, steps, taken, sum(record.size for record in undoes))
         self.store.write(layout.record(change_id), records.encode(record))
-        self.sessions.note(kept, None)
+        self.sessions.note(kept)
+        return None
 
     def checkpoint(self, name: str, mounts: Sequence[str], tool: str = "checkpoint") -> TimelineEntry:
         """Record the checkpoint ``name`` of ``mounts``: a change with no steps, a point an undo
@@ -235,10 +238,6 @@ class ChangeLog:
         if steps is not None and _size(steps) > self.budget:
             return "it is larger than the undo log holds (--undo-bytes)"
         return None
-
-    def unrecorded(self, why_not: str) -> None:
-        """A change was made but its record could not be written: it cannot be undone."""
-        self.sessions.note(None, why_not)
 
     def discard(self, change_id: str) -> None:
         """Delete a record that can never be undone (its images cannot be read back)."""

@@ -36,10 +36,11 @@ from vfs_mcp.errors import (
     translate,
 )
 from vfs_mcp.jail import versions
+from vfs_mcp.jail.context import NO_CALL, CallContext
 from vfs_mcp.jail.entries import KINDS, Entry, Found, Kind, Listing, timestamp, tree_order
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.jail.resolve import Jail, Target
-from vfs_mcp.jail.tally import Counted, count_read, count_written
+from vfs_mcp.jail.tally import Counted
 from vfs_mcp.jail.versions import Reads, Version
 from vfs_mcp.sessions import Slots
 from vfs_mcp_backends import COPY_CHUNK, Abandoned, Keep, NotRegularFile, OutsideRoot
@@ -49,23 +50,44 @@ T = TypeVar("T")
 
 class JailedFS:
     """One client's view: the jail (mounts, working directory) and the verbs that read through
-    it; changes are planned over it and committed by ``vfs_mcp.changes``."""
+    it; changes are planned over it and committed by ``vfs_mcp.changes``. ``context``: the call
+    it is the view of (``for_call``; ``NO_CALL`` on the shared filesystem)."""
 
     def __init__(self, jail: Jail) -> None:
         self.jail = jail
         self.kept = Slots()
         """What the server keeps for this filesystem, in its owners' slots: the operations' caches
         (line indexes), the change log, state kept outside any session (``sessions.state_of``)."""
-        self.bytes_read = 0
+        self.context = NO_CALL
+        self.shared = self
+        """This filesystem as no call sees it: what outlives a call (an index, a session's buffers) keeps it."""
+
+    def for_call(self, context: CallContext) -> JailedFS:
+        """The view one call works through: everything shared with this filesystem (the jail,
+        what is kept) but ``context``, which the jail and the write path read their part of the
+        call from. A new object each time, never cached (a plain object, not an fsspec
+        filesystem: fsspec's instance cache never sees it); it outlives no call."""
+        view = object.__new__(JailedFS)
+        view.__dict__.update(self.__dict__)
+        view.context = context
+        return view
 
     def _read(self, size: int) -> None:
-        self.bytes_read += size
-        count_read(size)
+        tally = self.context.tally
+        if tally is not None:
+            tally.read += size
 
     def wrote(self, size: int) -> None:
-        """The write path's hook: ``size`` bytes written to a store for the call running now
-        (its metrics, ``tally.counting``)."""
-        count_written(size)
+        """The write path's hook: ``size`` bytes written to a store for the call this is the
+        view of (its metrics, ``CallContext.tally``)."""
+        tally = self.context.tally
+        if tally is not None:
+            tally.written += size
+
+    def _reads(self) -> Reads | None:
+        """The call's reads while they are noted (``versions.unnoted``); None: nothing to note."""
+        reads = self.context.reads
+        return reads if reads is not None and reads.noted else None
 
     @property
     def mounts(self) -> list[Mount]:
@@ -76,7 +98,7 @@ class JailedFS:
         return self.jail.served(url)
 
     def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
-        return self.jail.resolve(path, follow=follow, write=write)
+        return self.jail.resolve(path, follow=follow, write=write, written=self.context.written)
 
     def is_hidden(self, target: Target) -> bool:
         """Whether the deny list hides ``target`` (for results a store produced on its own)."""
@@ -136,7 +158,7 @@ class JailedFS:
         if target.is_root and not mount.capabilities.empty_dirs:
             # A root that is a key prefix has no metadata to look up (it was a HEAD and a listing).
             return self._entry(target, {"type": "directory"})
-        reads = versions.current()
+        reads = self._reads()
         pin = reads.pin(target) if reads is not None else None
         if pin is not None:
             return self._entry(target, self._pinned(target, pin))
@@ -221,7 +243,7 @@ class JailedFS:
 
     def cat(self, target: Target, start: int | None = None, end: int | None = None) -> bytes:
         """Bytes of a file, or of ``[start, end)``; a start past the end gives ``b""``."""
-        reads = versions.current()
+        reads = self._reads()
         if reads is not None:
             read, version = self._cat_version(target, start, end, reads.pin(target))
             reads.note(target, version)
@@ -245,7 +267,7 @@ class JailedFS:
         ahead = None if local else next(todo, None)
         pending: deque[tuple[Target, int, Future[Any], bool]] = deque()
         pool = ThreadPoolExecutor(max_workers=width)
-        reads = versions.current()  # noted: each file by a thread, with its version, noted here
+        reads = self._reads()  # noted: each file by a thread, with its version, noted here
         loops = {} if local or reads else {id(mount.backend): mount.backend.fetches() for mount in self.mounts}
         try:
             for target, _ in todo if local else ():
@@ -291,7 +313,7 @@ class JailedFS:
         holds at most ``limit`` bytes (None when it holds more; a file that grew since it was
         measured may hold more): one open on stores that offer it, an info and a cat elsewhere.
         """
-        reads = versions.current()
+        reads = self._reads()
         pin = reads.pin(target) if reads is not None else None
         if pin is not None:
             entry = self._entry(target, self._pinned(target, pin))
@@ -345,7 +367,7 @@ class JailedFS:
     @contextlib.contextmanager
     def open_read(self, target: Target) -> Iterator[BinaryIO]:
         """A seekable binary reader that fetches only what is read (range requests on S3)."""
-        reads = versions.current()
+        reads = self._reads()
         if reads is not None:
             with self._open_noted(target, reads) as handle:
                 yield handle

@@ -25,7 +25,6 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
@@ -174,19 +173,22 @@ class Jail:
 
     # -- resolution -------------------------------------------------------------------
 
-    def resolve(self, path: str, *, follow: bool = True, write: bool = False) -> Target:
+    def resolve(
+        self, path: str, *, follow: bool = True, write: bool = False, written: dict[str, str] | None = None
+    ) -> Target:
         """Map a user path to a Target inside a mount, or raise.
 
         follow: when False, a final symlink is itself the target (delete, move source,
             info); its parent must still resolve inside the mount.
         write: refuse with READ_ONLY when the mount is read-only.
+        written: the call's paths as the mount names them -> as its caller wrote them
+            (``CallContext.written``): ``path`` is noted there, for ``as_written``.
         """
         target = self._locate(path)
         if target.rel.count("/") >= MAX_PATH_DEPTH:
             raise InvalidArgument(
                 f"path lies {target.rel.count('/')} folders deep; at most {MAX_PATH_DEPTH} are served"
             )
-        written = _written.get()
         if written is not None and path != target.display:
             written.setdefault(target.display, path)
         self._check_visible(target.rel, path)
@@ -418,24 +420,18 @@ def _holds(root: str, real: str) -> bool:
     return real == root or real.startswith(root.rstrip("/") + "/")
 
 
-_written: ContextVar[dict[str, str] | None] = ContextVar("vfs_mcp_written", default=None)
-"""The paths of the call being served as the mount names them -> as its caller wrote them."""
-
-
 @contextmanager
-def as_written() -> Iterator[None]:
+def as_written(written: dict[str, str]) -> Iterator[None]:
     """Within, an error naming a path the caller wrote another way (``missing_dir``, named
     ``/home/me/proj/missing_dir``) names it both ways: ``missing_dir (/home/me/proj/missing_dir)``.
-    The model finds its own words, and where they led."""
-    token = _written.set({})
+    The model finds its own words, and where they led. ``written``: the call's paths, as
+    ``Jail.resolve`` noted them (``CallContext.written``)."""
     try:
         yield
     except VfsError as err:
-        err.message = name_as_written(err.message, _written.get() or {})
+        err.message = name_as_written(err.message, written)
         err.args = (err.message,)
         raise
-    finally:
-        _written.reset(token)
 
 
 def name_as_written(message: str, written: dict[str, str]) -> str:

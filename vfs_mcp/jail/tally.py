@@ -1,5 +1,11 @@
 """Bytes each call moves through the jail, and the matching work it does, counted per call for
-the metrics: counts, not seconds, so a test can bound a hostile call's work on any machine."""
+the metrics: counts, not seconds, so a test can bound a hostile call's work on any machine.
+
+The bytes are counted by the jail into the tally of the call's context (``CallContext.tally``,
+read from the ``vfs`` it is given). The matching work is counted where an engine is called:
+in matchers compiled once and shared by every call (the deny list's, a glob's) and in pure
+functions given no ``vfs`` (the diff, a patch's hunks); there the running call's tally is
+ambient (``counting``, set by the counted stage: docs/architecture.md, "Per-call context")."""
 
 from __future__ import annotations
 
@@ -28,9 +34,9 @@ _tally: ContextVar[Tally | None] = ContextVar("vfs_mcp_tally", default=None)
 
 
 @contextlib.contextmanager
-def counting() -> Iterator[Tally]:
-    """Count the bytes the calls made inside the block (and their worker threads) move."""
-    tally = Tally()
+def counting(tally: Tally) -> Iterator[Tally]:
+    """Count in ``tally`` the matching work the calls made inside the block (and their worker
+    threads) do."""
     token = _tally.set(tally)
     try:
         yield tally
@@ -56,18 +62,6 @@ class Counted:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._handle, name)
-
-
-def count_read(size: int) -> None:
-    tally = _tally.get()
-    if tally is not None:
-        tally.read += size
-
-
-def count_written(size: int) -> None:
-    tally = _tally.get()
-    if tally is not None:
-        tally.written += size
 
 
 def count_steps(steps: int) -> None:

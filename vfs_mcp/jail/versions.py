@@ -1,12 +1,13 @@
 """The version of every file a call reads, noted while a recording asks (``noting``), and the
 stored versions a replay reads in place of the newest (``pins``).
 
-Both are per call, in a ContextVar that only code in the server's own process sets (the
-harness's recording middleware, ``vfs_mcp.testing.recording``): no argument of a request
-reaches it, so no client chooses which version of a file it reads. Outside a recording the read
-verbs pay one ``ContextVar.get`` each. The write path sees files as they are (``unpinned``: a
-change is planned on, checked against and keeps what is there now) and what it reads to commit
-is not an input of the call (``unnoted``).
+Both are per call (``Reads``), carried by the call's context (``CallContext.reads``, read from
+the ``vfs`` the jail is given). Only code in the server's own process makes one: the harness's
+recording middleware (``vfs_mcp.testing.recording``), which runs outside the call pipeline and
+so hands it over ambiently (``noting``), read once where the call's context is built; no
+argument of a request reaches it, so no client chooses which version of a file it reads. The
+write path sees files as they are (``unpinned``: a change is planned on, checked against and
+keeps what is there now) and what it reads to commit is not an input of the call (``unnoted``).
 
 A version is what the store says of the bytes read: the ETag (and the VersionId, on a bucket
 that keeps versions) of an object store's answer, else the sha256 of the bytes read.
@@ -80,13 +81,17 @@ class Reads:
 
     seen: dict[str, Version] = field(default_factory=dict)
     pins: Mapping[str, str] = field(default_factory=dict)
+    pinned: bool = True
+    """False while the write path reads (``unpinned``): files as they are now."""
+    noted: bool = True
+    """False while the write path commits (``unnoted``): its reads are not the call's inputs."""
 
     def note(self, target: Target, version: Version) -> None:
         self.seen.setdefault(target.display, version)
 
     def pin(self, target: Target) -> str | None:
         """The stored version of ``target`` to read (None: the newest)."""
-        return self.pins.get(target.display) if self.pins else None
+        return self.pins.get(target.display) if self.pins and self.pinned else None
 
 
 _reads: ContextVar[Reads | None] = ContextVar("vfs_mcp_reads", default=None)
@@ -105,29 +110,35 @@ def noting(pins: Mapping[str, str] | None = None) -> Iterator[Reads]:
 
 
 def current() -> Reads | None:
-    """The reads of the running call, when a recording notes them (None: nothing to do)."""
+    """The reads a recording hands the call being started (None: nothing to note); read once,
+    into the call's context."""
     return _reads.get()
 
 
 @contextlib.contextmanager
-def unpinned() -> Iterator[None]:
-    """The reads inside see files as they are now (still noted)."""
-    reads = _reads.get()
-    token = _reads.set(Reads(reads.seen) if reads is not None else None)
+def unpinned(reads: Reads | None) -> Iterator[None]:
+    """The call's reads inside see files as they are now (still noted)."""
+    if reads is None or not reads.pinned:
+        yield
+        return
+    reads.pinned = False
     try:
         yield
     finally:
-        _reads.reset(token)
+        reads.pinned = True
 
 
 @contextlib.contextmanager
-def unnoted() -> Iterator[None]:
-    """The reads inside are not the call's inputs (a change reading what it commits over)."""
-    token = _reads.set(None)
+def unnoted(reads: Reads | None) -> Iterator[None]:
+    """The call's reads inside are not its inputs (a change reading what it commits over)."""
+    if reads is None or not reads.noted:
+        yield
+        return
+    reads.noted = False
     try:
         yield
     finally:
-        _reads.reset(token)
+        reads.noted = True
 
 
 class Hashing:

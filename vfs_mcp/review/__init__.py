@@ -39,9 +39,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from vfs_mcp import changes
-from vfs_mcp.changes import kept, log
+from vfs_mcp.changes import log
 from vfs_mcp.changes.log import ChangeLog
 from vfs_mcp.errors import InvalidArgument, NotFound
+from vfs_mcp.jail.context import Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, MountSpec, merge_specs, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
@@ -165,13 +166,14 @@ class Review:
                 f"{sides.display(d.rel)} ({d.why})" for d in found if d.status == "blocked" and d.group in picked
             ]
             touches += [Target(sides.base, r) for g in picked - blocked_groups(found) for r in groups.members(g)]
-        with kept.recording("review --apply") as recording:
-            chosen = [(sides, _unblocked(chooser(sides))) for sides in self.sides]
-            paths = run_apply(self.base, chosen, touches)
+        recording = Recording("review --apply")
+        chosen = [(sides, _unblocked(chooser(sides))) for sides in self.sides]
+        # The caller's call (its tally, its confirmation) applies it; its changes are this apply's.
+        applying = self.base.for_call(dataclasses.replace(self.vfs.context, recording=recording))
+        paths = run_apply(applying, chosen, touches)
         for sides in self.sides:
             self._clear_if_empty(sides, ())
-        ids = [kept.id for kept in recording.changes]
-        return Applied(paths, ids[-1] if ids else None, refused)
+        return Applied(paths, recording.changes[-1] if recording.changes else None, refused)
 
     def discard(self, *select: str) -> list[str]:
         """Drop what is pending (only what ``select`` picks); the paths dropped. A layer left

@@ -17,6 +17,7 @@ import threading
 import time
 import typing
 from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.from_thread
@@ -27,6 +28,7 @@ from mcp_types import CallToolResult
 from pydantic.fields import FieldInfo
 
 from vfs_mcp import profiles
+from vfs_mcp.jail.context import CallContext
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import as_written
 from vfs_mcp.profiles.table import Tool
@@ -225,11 +227,11 @@ def bound(tool: Tool, vfs: JailedFS, settings: Settings) -> Bound:
     its first call does."""
     aliases: dict[str, str] = {}
 
-    def call(**arguments: Any) -> CallToolResult:
+    def call(context: CallContext, **arguments: Any) -> CallToolResult:
         arguments = {aliases.get(key, key): value for key, value in arguments.items()}
         if PROGRESS_ARGUMENT in arguments:
             arguments[PROGRESS_ARGUMENT] = reporter(arguments[PROGRESS_ARGUMENT])
-        result: CallToolResult = tool.adapter(vfs, settings, **arguments)
+        result: CallToolResult = tool.adapter(vfs.for_call(context), settings, **arguments)
         return result
 
     def sign() -> None:
@@ -261,9 +263,26 @@ def _alias(annotation: Any) -> str | None:
     return None
 
 
+_calling: ContextVar[CallContext | None] = ContextVar("vfs_mcp_call_context", default=None)
+"""The context of the tool call the pipeline runs (``calling``): the SDK calls a tool's function
+with the tool's arguments alone, so its last stage hands the context over here, to be read
+once, by that function (``in_worker``), which gives the adapter the call's view of the filesystem."""
+
+
+@contextlib.contextmanager
+def calling(context: CallContext) -> Iterator[None]:
+    """The tool the SDK calls inside runs with ``context`` (``calls.run_tool``)."""
+    token = _calling.set(context)
+    try:
+        yield
+    finally:
+        _calling.reset(token)
+
+
 def in_worker(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
-    """Run a tool in a worker thread; what it raises goes up to the error boundary
-    (``calls.boundary``).
+    """Run a tool in a worker thread, given the call's context first (``calling``; outside the
+    pipeline, a context of its own); what it raises goes up to the error boundary
+    (``calls.boundary``), naming each path as the caller wrote it too (``as_written``).
 
     The SDK waits for a sync tool's thread even after the call was cancelled or timed out.
     Here the thread is abandoned on cancellation (it finishes in the background), so a slow
@@ -274,8 +293,10 @@ def in_worker(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[Call
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
-        with as_written(), commit_scope() as stop, tasks.stopping(stop):
-            call = tasks.watched(functools.partial(fn, *args, **kwargs))
+        context = _calling.get() or CallContext(written={})
+        written = context.written if context.written is not None else {}
+        with as_written(written), commit_scope() as stop, tasks.stopping(stop):
+            call = tasks.watched(functools.partial(fn, context, *args, **kwargs))
             return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
     return wrapper

@@ -16,6 +16,7 @@ BOM and CRLF line endings included.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import secrets
@@ -210,6 +211,13 @@ class Buffers:
         self.max_buffers = max_buffers
         self._open: dict[tuple[str, str], Buffer] = {}
         self._lock = threading.RLock()
+
+    def on(self, vfs: JailedFS) -> Buffers:
+        """These buffers, worked on by the call whose view of the filesystem ``vfs`` is (its
+        changes are that call's); everything else shared."""
+        worked = copy.copy(self)
+        worked.vfs = vfs
+        return worked
 
     # -- the four operations ----------------------------------------------------------
 

@@ -27,7 +27,6 @@ from typing import Literal
 import re2
 
 from vfs_mcp.errors import InvalidArgument, VfsError
-from vfs_mcp.jail import versions
 from vfs_mcp.jail.entries import Entry
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
@@ -222,5 +221,5 @@ def grep_files(
         )
         files = [e for e in selection.files() if e.size <= query.max_file_size]
     return grep_python(
-        vfs, root, files, query, progress, use_index=use_index and not is_file and versions.current() is None
+        vfs, root, files, query, progress, use_index=use_index and not is_file and vfs.context.reads is None
     )

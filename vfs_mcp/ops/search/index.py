@@ -429,7 +429,7 @@ def _unquoted(token: str | None) -> str | None:
 
 def indexes(vfs: JailedFS) -> Indexes | None:
     """The server's indexes (made at first use), or None when ``--no-index`` turned them off."""
-    found = vfs.kept.made(INDEXES, lambda: Indexes(vfs))
+    found = vfs.kept.made(INDEXES, lambda: Indexes(vfs.shared))
     return found if isinstance(found, Indexes) else None
 
 

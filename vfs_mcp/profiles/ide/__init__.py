@@ -42,13 +42,13 @@ def buffers(vfs: JailedFS, settings: Settings) -> ops.Buffers:
         from vfs_mcp.changes import log_of
 
         return ops.Buffers(
-            vfs,
+            vfs.shared,
             max_read_bytes=settings.max_read_bytes,
             max_save_bytes=settings.max_write_bytes,
-            stored=ops.StoredBuffers(log_of(vfs).store, vfs),
+            stored=ops.StoredBuffers(log_of(vfs).store, vfs.shared),
         )
 
-    return state_of(BUFFERS, new_buffers, vfs.kept)
+    return state_of(BUFFERS, new_buffers, vfs.kept).on(vfs)
 
 
 def file_open(

@@ -11,6 +11,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 
+from vfs_mcp.jail import versions
+from vfs_mcp.jail.context import CallContext, Confirms, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.tally import Tally
 from vfs_mcp.server import sdk
@@ -51,9 +53,18 @@ class Call:
     context: Context[Any, Any] | None
     kind: Kind = "tool"
     tally: Tally = field(default_factory=Tally)
-    """The bytes the call moved (``counted`` sets it; ``metered`` reads it)."""
+    """The bytes the call moved and the matching work it did (``metered`` reads it)."""
     session: SessionState | None = None
     """Whose state the call sees (``session`` sets it; None: the server's own, one client)."""
+    recording: Recording | None = None
+    """The changes the call makes (``journaled`` sets it and names them in the reply)."""
+    confirming: Confirms | None = None
+    """Who asks a person before a change that destroys (``confirmed`` sets it)."""
+
+    def for_tool(self) -> CallContext:
+        """What the tool's operations are handed with the filesystem (``JailedFS.for_call``):
+        this call's tally, changes and confirmation, the reads a recording notes."""
+        return CallContext(self.tally, versions.current(), {}, self.recording, self.confirming)
 
     @cached_property
     def request(self) -> ServerRequestContext[Any, Any] | None:

@@ -73,10 +73,9 @@ async def stage(call: Call, next_stage: Next) -> Result:
     else:
         from vfs_mcp.changes import confirm  # the write path loads with the first change
 
-        confirming = confirm.Confirming("destructive" if policy == "auto" else policy, asker, seen)
+        call.confirming = confirm.Confirming("destructive" if policy == "auto" else policy, asker, seen)
         try:
-            with confirm.asking(confirming):
-                result = await next_stage(call)
+            result = await next_stage(call)
         except AskFirst as asking:
             return _round(asking.question)
     _note(call, result, seen)

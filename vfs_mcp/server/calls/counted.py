@@ -1,4 +1,6 @@
-"""The bytes the call reads and writes through the jail, for the metrics (``call.tally``)."""
+"""What the call reads, writes and matches, for the metrics (``call.tally``): the jail counts the
+bytes into the call's context (``CallContext.tally``); the matching work is counted here, the
+running call's tally made ambient for the matchers the calls share (``tally.counting``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,5 @@ from vfs_mcp.server.calls.call import Call, Next, Result
 
 
 async def stage(call: Call, next_stage: Next) -> Result:
-    with counting() as tally:
-        call.tally = tally
+    with counting(call.tally):
         return await next_stage(call)

@@ -5,28 +5,23 @@ whose text is its original's byte for byte: ``profiles.TEXT_EXACT``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
 from vfs_mcp import profiles
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
+from vfs_mcp.jail.context import Recording
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.calls.call import Call, Next, Result
-
-if TYPE_CHECKING:
-    from vfs_mcp.changes.kept import Recording
 
 
 async def stage(call: Call, next_stage: Next) -> Result:
     hints = call.tool.annotations if call.tool is not None else None
     if hints is not None and hints.read_only_hint:
-        return await next_stage(call)  # a read-only tool changes nothing: no record, no write path to import
-    # The write path is imported by the first change, not at start (as the operations are, by the adapters).
-    from vfs_mcp.changes.kept import recording
-
-    with recording(call.name, DEFAULT_UNDO_BYTES) as record:
-        result = await next_stage(call)
+        return await next_stage(call)  # a read-only tool changes nothing: no record
+    record = call.recording = Recording(call.name, DEFAULT_UNDO_BYTES)  # the write path fills it (``CallContext``)
+    result = await next_stage(call)
     if isinstance(result, CallToolResult) and not result.is_error and (record.changes or record.why_not):
         return kept(call, record, result)
     return result
@@ -35,6 +30,7 @@ async def stage(call: Call, next_stage: Next) -> Result:
 def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResult:
     """``result`` with the ids of its changes, and a note when one could not be kept or pushed
     older ones out."""
+    # The write path is imported by the first change, not at start (as the operations are, by the adapters).
     from vfs_mcp.changes import log_of
     from vfs_mcp.changes.kept import session_journal
 
@@ -44,7 +40,7 @@ def kept(call: Call, record: Recording, result: CallToolResult) -> CallToolResul
     changelog = log_of(vfs)
     journal = session_journal(changelog.sessions, settings.undo_limit)
     changelog.sessions.keep(record, journal)
-    ids = [kept.id for kept in record.changes]
+    ids = list(record.changes)
     notes = [f"change {change_id}" for change_id in ids]
     if record.why_not:
         notes.append(f"[this change cannot be undone: {record.why_not}]")

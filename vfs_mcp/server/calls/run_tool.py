@@ -1,4 +1,5 @@
-"""The last stage: the SDK validates the arguments and runs the tool; arguments its schema
+"""The last stage: the SDK validates the arguments and runs the tool, its operations handed the
+call's context with the filesystem (``Call.for_tool``, ``tools.calling``); arguments its schema
 rejects are INVALID_ARGUMENT naming each one and what it must be, our error raised by the tool
 is raised on, a crash is INTERNAL (logged)."""
 
@@ -11,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
 from vfs_mcp.errors import Internal, InvalidArgument, VfsError
+from vfs_mcp.server import tools
 from vfs_mcp.server.calls.call import Call, Next, Result
 from vfs_mcp.server.calls.confirmed import AskFirst
 from vfs_mcp.server.client_logs import log
@@ -19,7 +21,8 @@ from vfs_mcp.server.client_logs import log
 async def stage(call: Call, next_stage: Next) -> Result:
     assert isinstance(call.server, MCPServer)
     try:
-        return await MCPServer.call_tool(call.server, call.name, call.arguments, call.context)
+        with tools.calling(call.for_tool()):  # the tool's operations are handed it with the filesystem
+            return await MCPServer.call_tool(call.server, call.name, call.arguments, call.context)
     except UnexpectedToolError as exc:
         if isinstance(exc.__cause__, VfsError | AskFirst):
             raise exc.__cause__ from None
