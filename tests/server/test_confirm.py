@@ -269,6 +269,19 @@ async def test_changes_pending_under_review_ask_nothing_and_applying_many_asks()
     assert len(person.asked) == 2 and f"{MANY + 1} file(s)" in person.asked[0]
 
 
+async def test_applying_a_review_that_replaces_one_file_asks_and_one_that_only_adds_does_not() -> None:
+    """An apply writes each pending file whole: over a file in the store it asks, as a write over a
+    file the session never read does, whatever the count; new files alone replace nothing."""
+    person = Person("accept")
+    async with memory_server({"a.md": "old\n"}, review=True, agent_may_apply=True, answer=person) as c:
+        changed(await c.call_tool("write_file", {"path": "a.md", "content": "new\n"}))
+        ok(await c.call_tool("review_ready", {"apply": True}))
+        assert len(person.asked) == 1 and "write over memory://workspace/a.md" in person.asked[0]
+        changed(await c.call_tool("write_file", {"path": "b.md", "content": "new\n"}))
+        ok(await c.call_tool("review_ready", {"apply": True}))
+        assert len(person.asked) == 1 and c.pending() == []
+
+
 async def test_a_client_that_fails_to_show_the_question_changes_nothing(sandbox: Sandbox) -> None:
     seeded(sandbox)
 
