@@ -71,11 +71,6 @@ def _opened(folder: Path, state: str) -> JailedFS:
     return vfs
 
 
-def _calling(vfs: JailedFS, recording: Recording) -> JailedFS:
-    """The view a tool call works through, its changes recorded in ``recording``."""
-    return vfs.for_call(CallContext(recording=recording))
-
-
 @pytest.mark.parametrize("n", SIZES)
 def test_a_history_page(benchmark, scale: Scale, stores: dict[int, tuple[Path, str]], n: int) -> None:  # type: ignore[no-untyped-def]
     if n not in sizes(scale):
@@ -102,7 +97,7 @@ def test_start_and_first_write(benchmark, scale: Scale, stores: dict[int, tuple[
         vfs = _opened(folder, state)
         try:
             record = Recording("write_file")
-            write.write_file(_calling(vfs, record), f"bench-{next(rounds)}.txt", "first write\n")
+            write.write_file(vfs.for_call(CallContext(recording=record)), f"bench-{next(rounds)}.txt", "first write\n")
             return record.changes[0]
         finally:
             changes.log_of(vfs).close()
@@ -124,16 +119,18 @@ def test_redo_of_a_1_mb_edit_beside_its_undo(benchmark, tmp_path: Path, way: str
     def setup() -> tuple[tuple[str], dict[str, object]]:
         (folder / "big.txt").write_bytes(body)
         record = Recording("write_file")
-        write.write_file(_calling(vfs, record), "big.txt", body.decode().replace("line 000000", "LINE 000000"))
+        write.write_file(
+            vfs.for_call(CallContext(recording=record)), "big.txt", body.decode().replace("line 000000", "LINE 000000")
+        )
         edit = record.changes[0]
         if way == "undo":
             return (edit,), {}
         undone = Recording("undo")
-        undo.undo(_calling(vfs, undone), changelog, None, change_id=edit)
+        undo.undo(vfs.for_call(CallContext(recording=undone)), changelog, None, change_id=edit)
         return (undone.changes[0],), {}
 
     def take_back(change_id: str) -> undo.UndoResult:
-        return undo.undo(_calling(vfs, Recording("undo")), changelog, None, change_id=change_id)
+        return undo.undo(vfs.for_call(CallContext(recording=Recording("undo"))), changelog, None, change_id=change_id)
 
     try:
         result = benchmark.pedantic(take_back, setup=setup, rounds=15)
