@@ -62,7 +62,10 @@ def test_a_build_that_will_not_start_for_a_row_is_left_out_of_it_and_a_peer_runs
     refused = Row("refused", calls("list_allowed_directories", {}, check_nothing, config="no_such_key = 1\n"))
     served = Row("served", calls("list_allowed_directories", {}, check_nothing))
     monkeypatch.setitem(PEERS, "bare", (lambda: HERE / "bare_server.py", {"served": calls("ping", {}, check_nothing)}))
-    builds = [Build("working tree", sys.executable), Build("bare", command=(sys.executable, str(HERE / "bare_server.py")))]
+    builds = [
+        Build("working tree", sys.executable),
+        Build("bare", command=(sys.executable, str(HERE / "bare_server.py"))),
+    ]
     results = list(run_rows(builds, Data(tmp_path, None, {}), QUICK, (refused, served)))  # type: ignore[arg-type]
     first, second = ({label: bool(f.times) for label, f in r.builds.items()} for r in results)
     assert first == {"working tree": False, "bare": False} and second == {"working tree": True, "bare": True}
