@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from vfs_mcp import changes
+from vfs_mcp import build_server, changes
 from vfs_mcp.changes import log
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.cli.options import parser, settings_from
@@ -31,6 +31,7 @@ from vfs_mcp.ops.search import index
 from vfs_mcp.ops.search.grep import GrepQuery, grep_files
 from vfs_mcp.ops.search.trigrams import AllOf, fold, needed
 from vfs_mcp.server.resources import METRICS_URI
+from vfs_mcp.settings import Settings
 
 
 class Requests:
@@ -175,6 +176,34 @@ def test_a_second_grep_reads_only_the_objects_that_may_match(s3: Sandbox) -> Non
     assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["m7.py"]
     assert requests.lists() == 1 and len(requests.sent) == 2
     assert index.stats_of(vfs)["objects_skipped"] == 20  # type: ignore[index]
+
+
+@pytestmark_s3
+@pytest.mark.anyio
+async def test_under_review_a_second_grep_reads_from_the_bucket_only_the_objects_that_may_match(
+    s3: Sandbox, tmp_path: Path
+) -> None:
+    for i in range(20):
+        s3.put(f"src/m{i}.py", f"def f{i}():\n    return {i}\n" + ("needle = 1\n" if i == 7 else ""))
+    server = build_server([s3.mount], Settings(review=True, state=str(tmp_path / "state")))
+    async with Client(server) as client:  # pending: a needle added, a file deleted, the needle's file moved
+        for tool, args in (
+            ("edit_file", {"path": "src/m3.py", "edits": [{"oldText": "return 3", "newText": "return 3  # needle"}]}),
+            ("delete_path", {"path": "src/m5.py"}),
+            ("move_file", {"source": "src/m7.py", "destination": "src/moved.py"}),
+        ):
+            result = await client.call_tool(tool, args)
+            assert not result.is_error, (tool, result.content)
+    vfs, requests = server.vfs, Requests(s3.mount)
+    first = grep(vfs, "needle")
+    assert index.settle(vfs)
+    assert len(requests.gets()) == 18, "the store's 18 objects the view shows are read once; the edit is the layer's"
+    requests.sent.clear()
+    second = grep(vfs, "needle")
+    assert [path.rsplit("/", 1)[1] for path in requests.gets()] == ["m7.py"], "the moved needle, read at its key"
+    assert index.stats_of(vfs)["objects_skipped"] == 17  # type: ignore[index]
+    assert second == first == grep(vfs, "needle", use_index=False)
+    assert [m.path for m in second.matches] == [s3.path("src/m3.py"), s3.path("src/moved.py")]
 
 
 @pytestmark_s3

@@ -434,9 +434,12 @@ def indexes(vfs: JailedFS) -> Indexes | None:
 
 
 def indexable(target: Target) -> bool:
-    """Whether a search below ``target`` uses the index: an object store with ETags, no review layer."""
+    """Whether a search below ``target`` uses the index: an object store with ETags. Under review
+    too: the store's objects show with their ETags (an MD5 of their bytes, so an entry holds for
+    whatever path the view shows it at); the layer's files show with their blob's sha256, which is
+    no version the index keeps, so they are read every time (from the state store)."""
     capabilities = target.mount.capabilities
-    return capabilities.etags and not capabilities.local_io and target.mount.backend.layer is None
+    return capabilities.etags and not capabilities.local_io
 
 
 def plan(vfs: JailedFS, root: Target, files: Sequence[Entry], query: GrepQuery) -> Narrowed | None:
