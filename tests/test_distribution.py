@@ -24,11 +24,6 @@ from emulators import Unavailable, cache_dir, pip_bin, unavailable
 from jsonschema import Draft7Validator
 from mcp import Client, StdioServerParameters
 
-pytestmark = pytest.mark.xdist_group("distribution")
-"""One worker runs this module (``./dev test`` distributes by group): its tests build the
-distributions once (``dist``), not once on each worker they are spread over."""
-
-
 ROOT = Path(__file__).resolve().parent.parent
 UV = ("uv", "0.13.8")
 INSTALL_TIMEOUT = 900
