@@ -352,7 +352,7 @@ def _release_stores() -> Iterator[None]:
     What survives the collection is frozen (``gc.freeze``, as the server does after loading):
     the next module's collection, and the interpreter's own, scan only what was made since.
     A worker's heap grows all session (moto's server, in this process, keeps every object its
-    tests wrote): collecting all of it again took up to 6 s at a module's end.
+    tests wrote): a module's last teardown took up to 6 s in a full run, most of it this collection.
     """
     yield
     _live_stores.clear()
