@@ -4,7 +4,8 @@ moto's S3 server runs in a process of its own (``moto_bucket.py``) behind the 20
 proxy; the state store is a second bucket on it (as replicas share one), reached directly (the
 proxy relays no PUT), its requests counted as botocore sends them. ``VFS_BENCH_INDEX_OBJECTS`` objects of
 source text (``SourceTree``: median 10 KB; 10,000 is the issue's size, about 150 MB; 500
-quick: 5 changed behind its back, 5 planted hits a pattern, one listing page, as at 1,000). Asserted, in requests (never seconds):
+quick: 5 changed behind its back, 5 planted hits a pattern, one listing page, as at 1,000).
+Asserted, in requests (never seconds):
 
 | search | requests at most |
 |---|---|
