@@ -240,7 +240,7 @@ def _longest_first(item: pytest.Item) -> int:
     return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
-@pytest.hookimpl
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown where it is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadgroup``, a ``ONE_WORKER`` module is one unit of work; any other test is its own."""
     if config.getoption("dist") != "loadgroup":
