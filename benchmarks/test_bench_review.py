@@ -34,6 +34,12 @@ CHUNK = 500
 """Changes a journal record holds, as the layer is made (the tools' make one each)."""
 
 
+def calls(scale: Scale) -> int:
+    """Timed calls a side: the best of five at full size; one quick, whose figures are shown, never
+    held to the bound (each call's answer and list requests are checked all the same)."""
+    return scale.s3_rounds if scale.quick else scale.s3_rounds + 2
+
+
 @dataclass(frozen=True)
 class Reviewed:
     shape: tuple[int, int, int]
@@ -143,7 +149,7 @@ def test_calls_on_a_bucket_under_review(
     keys = reviewed.shape[0] * reviewed.shape[1] * reviewed.shape[2]
     benchmark.group = f"review: {row} ({keys:,} keys, {reviewed.changes:,} pending, +20 ms a request)"
     timed(reviewed, server, tool, **arguments)  # warm: the first call imports
-    seconds, shown, lists = benchmark.pedantic(timed, (reviewed, server, tool), arguments, rounds=scale.s3_rounds + 2)
+    seconds, shown, lists = benchmark.pedantic(timed, (reviewed, server, tool), arguments, rounds=calls(scale))
     assert shown
     print(f"\n{row}, {side}: {seconds * 1e3:.0f} ms, {lists} list requests")
 
@@ -156,7 +162,7 @@ def test_ratio_and_requests_under_review(
     tool, arguments = call_of(reviewed, row)
     plain, under = servers
     best: dict[str, tuple[float, str, int]] = {}
-    for _ in range(scale.s3_rounds + 2):
+    for _ in range(calls(scale)):
         for name, server in (("plain", plain), ("review", under)):
             done = timed(reviewed, server, tool, **arguments)
             if name not in best or done[0] < best[name][0]:

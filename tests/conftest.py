@@ -220,20 +220,39 @@ LONGEST_FIRST = (
     "test_diff_property",
     "test_diff_bounds",
     "test_timeline_properties",
-    "test_outside_grade",
-    "test_conformance",
-    "test_bundle",
     "test_inspector",
 )
 """The modules whose tests run longest (minutes of child processes, kill loops, property
 searches, installs from npm): handed out first, so that ``./dev test``'s workers end together
 instead of one running a long test while the others have nothing left (the other modules keep
-their order; the ``distribution`` group goes first, the largest unit of ``--dist loadgroup``)."""
+their order; the ``ONE_WORKER`` modules go before all, the units with most tests first)."""
+
+ONE_WORKER = ("test_distribution", "test_bundle", "test_conformance", "test_outside_grade", "test_s3_requests")
+"""Modules ``./dev test`` hands to one worker whole (``--dist loadgroup``): their module fixtures
+build something costly once (the distributions, the bundle, the conformance suite's run, the
+graders' reports, a 2,100-key bucket), not once on each worker their tests are spread over.
+Listed here, not by ``xdist_group`` marks: pytest 9.2 names an item by ``_id``, and
+pytest-xdist 3.8 groups by renaming ``_nodeid``, so its marks group nothing."""
 
 
 def _longest_first(item: pytest.Item) -> int:
     name = item.module.__name__ if item.module is not None else ""
     return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown where it is not loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadgroup``, a ``ONE_WORKER`` module is one unit of work; any other test is its own."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ByModule(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if Path(module).stem in ONE_WORKER else super()._split_scope(nodeid)
+
+    return ByModule(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -329,10 +348,16 @@ def _release_stores() -> Iterator[None]:
     A mount sits in reference cycles, so only the cycle collector frees its filesystem; run
     inside an async test, s3fs's finalizer schedules the session close on the test's loop
     ("attached to a different loop"). Collected here, it closes on fsspec's own loop.
+
+    What survives the collection is frozen (``gc.freeze``, as the server does after loading):
+    the next module's collection, and the interpreter's own, scan only what was made since.
+    A worker's heap grows all session (moto's server, in this process, keeps every object its
+    tests wrote): a module's last teardown took up to 6 s in a full run, most of it this collection.
     """
     yield
     _live_stores.clear()
     gc.collect()
+    gc.freeze()
 
 
 @dataclass

@@ -24,11 +24,6 @@ from emulators import Unavailable, cache_dir, pip_bin, unavailable
 from jsonschema import Draft7Validator
 from mcp import Client, StdioServerParameters
 
-pytestmark = pytest.mark.xdist_group("distribution")
-"""One worker runs this module (``./dev test`` distributes by group): its tests build the
-distributions once (``dist``), not once on each worker they are spread over."""
-
-
 ROOT = Path(__file__).resolve().parent.parent
 UV = ("uv", "0.13.8")
 INSTALL_TIMEOUT = 900
@@ -189,7 +184,8 @@ def test_the_built_distributions_pass_twine_and_hold_the_server(dist: Path) -> N
 async def test_one_pip_install_of_the_built_wheels_serves_a_folder(dist: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)])
-    run([str(venv / "bin" / "pip"), "install", "--quiet", "--find-links", str(dist), str(wheel(dist))])
+    # --no-compile: no .pyc for the dozens of packages' modules the server never imports (it compiles its own on start)
+    run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", "--find-links", str(dist), str(wheel(dist))])
     served = tmp_path / "served"
     served.mkdir()
     (served / "notes.txt").write_text("hello\n")
