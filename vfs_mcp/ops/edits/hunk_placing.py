@@ -89,7 +89,7 @@ class Comparisons:
             )
 
 
-@dataclass
+@dataclass(slots=True)
 class Placed:
     """A hunk and where its old lines start in the file; ``trimmed``: found with whitespace
     ignored; ``old`` and ``new``: its old and new lines (``hunk.old``, ``hunk.new``, made once)."""
@@ -158,6 +158,14 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
             cursor = max(at, cursor)  # the hunks after it apply after it
             placed.append(Placed(hunk, cursor, False, old, hunk.new))
             continue
+        if not hunk.anchor and budget.left >= len(old):
+            at = _only_place(index, lines.texts, old, cursor, step)
+            if at >= 0:  # the usual hunk, found as the search below finds it, with fewer steps
+                budget.left -= len(old)
+                count_steps(len(old))
+                placed.append(Placed(hunk, at, False, old, hunk.new))
+                cursor = at + len(old)
+                continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
             found = _matches(lines.texts, index, old, start, 1 if trimmed else step, trimmed, budget)
@@ -181,6 +189,20 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
 
 
 _NOWHERE: Sequence[int] = ()
+
+
+def _only_place(index: _Index, texts: list[str], old: list[str], start: int, step: int) -> int:
+    """Where ``old`` is exactly, at or after ``start``, when its first ``step`` lines are on the
+    lines of the sparse table only once among them (the usual hunk: ``_candidates``' first
+    case, its one candidate compared as ``_matches`` compares it); else -1 (the search then)."""
+    sparse = index.of(False, step)
+    hits = [sparse.get(line, _NOWHERE) for line in old[:step]]
+    if sum(map(len, hits)) != 1:
+        return -1
+    j = next(j for j, here in enumerate(hits) if here)
+    at = hits[j][0] - j
+    size = len(old)
+    return at if at >= start and at + size <= len(texts) and texts[at : at + size] == old else -1
 
 
 def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
