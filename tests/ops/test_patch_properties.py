@@ -158,7 +158,7 @@ def test_the_placer_s_short_way_finds_a_hunk_where_its_search_does_or_leaves_it_
         old[changed % len(old)] = str(changed)
     step = min(hunk_placing.STEP, len(old))
     index = hunk_placing._Index(texts, [old])
-    quick = hunk_placing._only_place(index, texts, old, start, step)
+    quick = hunk_placing._only_place(index.of(False, step), texts, old, start, step)
     searched = hunk_placing._matches(texts, index, old, start, step, False, hunk_placing.Comparisons())
     assert quick == -1 or searched == [quick]
     if searched and sum(len(index.of(False, step).get(line, ())) for line in old[:step]) == 1:

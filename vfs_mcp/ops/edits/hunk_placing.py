@@ -152,6 +152,7 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     step = min(STEP, min((len(old) for old in olds if old), default=1))
     placed: list[Placed] = []
     cursor = 0
+    sparse: Mapping[str, Sequence[int]] | None = None  # the index's table for ``_only_place``, once used
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start - 1 if hunk.old_start else len(lines.texts))
@@ -159,7 +160,8 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
             placed.append(Placed(hunk, cursor, False, old, hunk.new))
             continue
         if not hunk.anchor and budget.left >= len(old):
-            at = _only_place(index, lines.texts, old, cursor, step)
+            sparse = index.of(False, step) if sparse is None else sparse
+            at = _only_place(sparse, lines.texts, old, cursor, step)
             if at >= 0:  # the usual hunk, found as the search below finds it, with fewer steps
                 budget.left -= len(old)
                 count_steps(len(old))
@@ -191,18 +193,22 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
 _NOWHERE: Sequence[int] = ()
 
 
-def _only_place(index: _Index, texts: list[str], old: list[str], start: int, step: int) -> int:
+def _only_place(sparse: Mapping[str, Sequence[int]], texts: list[str], old: list[str], start: int, step: int) -> int:
     """Where ``old`` is exactly, at or after ``start``, when its first ``step`` lines are on the
-    lines of the sparse table only once among them (the usual hunk: ``_candidates``' first
-    case, its one candidate compared as ``_matches`` compares it); else -1 (the search then)."""
-    sparse = index.of(False, step)
-    hits = [sparse.get(line, _NOWHERE) for line in old[:step]]
-    if sum(map(len, hits)) != 1:
-        return -1
-    j = next(j for j, here in enumerate(hits) if here)
-    at = hits[j][0] - j
+    lines of the ``sparse`` table (``_Index.of``) once among them (the usual hunk:
+    ``_candidates``' first case, its one candidate compared as ``_matches`` compares it); else
+    -1 (the search then)."""
+    at = None
+    for j, line in enumerate(old[:step]):
+        here = sparse.get(line)
+        if here:
+            if at is not None or len(here) > 1:
+                return -1
+            at = here[0] - j
     size = len(old)
-    return at if at >= start and at + size <= len(texts) and texts[at : at + size] == old else -1
+    if at is None or at < start or at + size > len(texts) or texts[at : at + size] != old:
+        return -1
+    return at
 
 
 def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
