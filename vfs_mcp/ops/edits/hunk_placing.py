@@ -8,7 +8,8 @@ ignored; only at or after the end of the hunk before it, and in one place only (
 CONFLICT naming both). Candidates come from an index of the file's lines (of every few lines
 only, where every hunk has as many: a pass over a part of the file finds every place), from
 the hunk's rarest lines, and every comparison counts against a budget: a patch too costly to
-place is refused, never left to run.
+place is refused, never left to run. The usual hunk, whose first lines are among the index's
+once in all, is compared at that one place and no search is made (``_only_place``).
 
 Context lines keep the file's bytes whatever found them. Added lines take the ending of the
 line they replace (else of the line before them, else the file's usual one); in a hunk found
