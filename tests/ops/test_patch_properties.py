@@ -134,3 +134,32 @@ def test_an_ascii_file_is_cut_from_its_bytes_as_from_its_text(
     cut = hunk_placing.spliced(raw, old, placed)
     assert cut is not None
     assert hunk_placing.spliced_bytes(raw.encode(), raw, old, placed) == cut.encode()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from("abcd") | st.integers(0, 60).map(str), min_size=1, max_size=90),
+    at=st.integers(0, 10**6),
+    size=st.integers(1, 9),
+    start=st.integers(0, 10**6),
+    changed=st.integers(-1, 60),
+)
+@example(texts=["x", "1", "2", "3", "4", "x", "1", "2", "3", "4"], at=0, size=5, start=0, changed=-1)  # there twice
+@example(texts=["1", "2", "3", "4", "5", "6"], at=2, size=4, start=3, changed=-1)  # only before the start
+def test_the_placer_s_short_way_finds_a_hunk_where_its_search_does_or_leaves_it_to_the_search(
+    texts: list[str], at: int, size: int, start: int, changed: int
+) -> None:
+    # The usual hunk is placed without the search's steps (``_only_place``): wherever it
+    # answers, the search finds that one place and no other; where it does not, the search runs.
+    at %= len(texts)
+    start %= len(texts) + 1
+    old = texts[at : at + size]
+    if changed >= 0:
+        old[changed % len(old)] = str(changed)
+    step = min(hunk_placing.STEP, len(old))
+    index = hunk_placing._Index(texts, [old])
+    quick = hunk_placing._only_place(index.of(False, step), texts, old, start, step)
+    searched = hunk_placing._matches(texts, index, old, start, step, False, hunk_placing.Comparisons())
+    assert quick == -1 or searched == [quick]
+    if searched and sum(len(index.of(False, step).get(line, ())) for line in old[:step]) == 1:
+        assert quick == searched[0]  # the usual hunk: its first lines once in the sparse table

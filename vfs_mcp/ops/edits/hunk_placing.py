@@ -8,7 +8,8 @@ ignored; only at or after the end of the hunk before it, and in one place only (
 CONFLICT naming both). Candidates come from an index of the file's lines (of every few lines
 only, where every hunk has as many: a pass over a part of the file finds every place), from
 the hunk's rarest lines, and every comparison counts against a budget: a patch too costly to
-place is refused, never left to run.
+place is refused, never left to run. The usual hunk, whose first lines are among the index's
+once in all, is compared at that one place and no search is made (``_only_place``).
 
 Context lines keep the file's bytes whatever found them. Added lines take the ending of the
 line they replace (else of the line before them, else the file's usual one); in a hunk found
@@ -89,7 +90,7 @@ class Comparisons:
             )
 
 
-@dataclass
+@dataclass(slots=True)
 class Placed:
     """A hunk and where its old lines start in the file; ``trimmed``: found with whitespace
     ignored; ``old`` and ``new``: its old and new lines (``hunk.old``, ``hunk.new``, made once)."""
@@ -152,12 +153,22 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
     step = min(STEP, min((len(old) for old in olds if old), default=1))
     placed: list[Placed] = []
     cursor = 0
+    sparse: Mapping[str, Sequence[int]] | None = None  # the index's table for ``_only_place``, once used
     for number, (hunk, old) in enumerate(zip(hunks, olds, strict=True), 1):
         if not old:  # an insertion with no context: the diff's line number, or the end
             at = min(len(lines.texts), hunk.old_start - 1 if hunk.old_start else len(lines.texts))
             cursor = max(at, cursor)  # the hunks after it apply after it
             placed.append(Placed(hunk, cursor, False, old, hunk.new))
             continue
+        if not hunk.anchor and budget.left >= len(old):
+            sparse = index.of(False, step) if sparse is None else sparse
+            at = _only_place(sparse, lines.texts, old, cursor, step)
+            if at >= 0:  # the usual hunk, found as the search below finds it, with fewer steps
+                budget.left -= len(old)
+                count_steps(len(old))
+                placed.append(Placed(hunk, at, False, old, hunk.new))
+                cursor = at + len(old)
+                continue
         start = _after_anchor(index, hunk.anchor, cursor) if hunk.anchor else cursor
         for trimmed in (False, True):
             found = _matches(lines.texts, index, old, start, 1 if trimmed else step, trimmed, budget)
@@ -181,6 +192,24 @@ def place(lines: Lines, hunks: list[Hunk], shown: str, budget: Comparisons) -> l
 
 
 _NOWHERE: Sequence[int] = ()
+
+
+def _only_place(sparse: Mapping[str, Sequence[int]], texts: list[str], old: list[str], start: int, step: int) -> int:
+    """Where ``old`` is exactly, at or after ``start``, when its first ``step`` lines are on the
+    lines of the ``sparse`` table (``_Index.of``) once among them (the usual hunk:
+    ``_candidates``' first case, its one candidate compared as ``_matches`` compares it); else
+    -1 (the search then)."""
+    at = None
+    for j, line in enumerate(old[:step]):
+        here = sparse.get(line)
+        if here:
+            if at is not None or len(here) > 1:
+                return -1
+            at = here[0] - j
+    size = len(old)
+    if at is None or at < start or at + size > len(texts) or texts[at : at + size] != old:
+        return -1
+    return at
 
 
 def _after_anchor(index: _Index, anchor: str, cursor: int) -> int:
