@@ -21,31 +21,8 @@ T = TypeVar("T", bound=type)
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def frozen(cls: T) -> T:
     """``cls`` with the methods of a frozen dataclass of its annotated fields, in their order."""
-    if cls.__bases__ != (object,):
-        raise TypeError(f"{cls.__name__}: a frozen record has no base class")
-    names = tuple(inspect.get_annotations(cls))
-    defaults: dict[str, Any] = {}
-    compared: list[str] = []
-    shown: list[str] = []
-    for name in names:
-        value = cls.__dict__.get(name, dataclasses.MISSING)
-        compare = show = True
-        if isinstance(value, dataclasses.Field):
-            if value.default_factory is not dataclasses.MISSING or not value.init or value.kw_only is True:
-                raise TypeError(f"{cls.__name__}.{name}: a frozen record's field takes a default, compare and repr")
-            compare, show, value = value.compare, value.repr, value.default
-            if value is dataclasses.MISSING:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, value)
-        if value is not dataclasses.MISSING:
-            defaults[name] = value
-        elif defaults:
-            raise TypeError(f"{cls.__name__}.{name}: a field without a default follows one with a default")
-        compared += [name] * compare
-        shown += [name] * show
-    known = frozenset(names)
-    own = cls.__name__
+    names, defaults, compared, shown = _fields(cls)
+    known, own = frozenset(names), cls.__name__
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(names):
@@ -75,13 +52,44 @@ def frozen(cls: T) -> T:
         found = self.__dict__
         return f"{own}({', '.join(f'{name}={found[name]!r}' for name in shown)})"
 
-    def __setattr__(self: Any, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self: Any, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
-
-    for method in (__init__, __eq__, __hash__, __repr__, __setattr__, __delattr__):
-        method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
-        setattr(cls, method.__name__, method)
+    methods = {"__init__": __init__, "__eq__": __eq__, "__hash__": __hash__, "__repr__": __repr__}
+    for name, method in (methods | {"__setattr__": _assigned, "__delattr__": _deleted}).items():
+        setattr(cls, name, method)
     return cls
+
+
+def _fields(cls: type) -> tuple[tuple[str, ...], dict[str, Any], list[str], list[str]]:
+    """``cls``'s fields: their names in order, the defaults of those that have one, and those
+    compared and those shown; a ``dataclasses.field`` in the class body is replaced by its default."""
+    if cls.__bases__ != (object,):
+        raise TypeError(f"{cls.__name__}: a frozen record has no base class")
+    names = tuple(inspect.get_annotations(cls))
+    defaults: dict[str, Any] = {}
+    compared: list[str] = []
+    shown: list[str] = []
+    for name in names:
+        value = cls.__dict__.get(name, dataclasses.MISSING)
+        compare = show = True
+        if isinstance(value, dataclasses.Field):
+            if value.default_factory is not dataclasses.MISSING or not value.init or value.kw_only is True:
+                raise TypeError(f"{cls.__name__}.{name}: a frozen record's field takes a default, compare and repr")
+            compare, show, value = value.compare, value.repr, value.default
+            if value is dataclasses.MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, value)
+        if value is not dataclasses.MISSING:
+            defaults[name] = value
+        elif defaults:
+            raise TypeError(f"{cls.__name__}.{name}: a field without a default follows one with a default")
+        compared += [name] * compare
+        shown += [name] * show
+    return names, defaults, compared, shown
+
+
+def _assigned(self: Any, name: str, value: Any) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _deleted(self: Any, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
