@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from vfs_mcp.changes import images, store
+from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.changes.steps import (
     Absent,
     Append,
@@ -66,7 +67,7 @@ SHOWN = 5
 """Paths a question names (the largest first); the rest are counted."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Question:
     """What a change will do, in numbers a person can judge, and the key of the plan it describes."""
 

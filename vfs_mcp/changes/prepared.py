@@ -8,7 +8,6 @@ be prepared whole before its first step is made, and its record written first (`
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -227,7 +226,7 @@ def _replaced(
     if renamed and state.links is not None and isinstance(image, FileImage):
         kept = state.links.keep(target, entry)
         if kept is not None:
-            image = dataclasses.replace(image, kept=kept)
+            image = FileImage(image.data, image.mode, image.digest, kept)
     return image
 
 

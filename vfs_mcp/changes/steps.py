@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
+from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.resolve import Target
 
@@ -22,7 +23,7 @@ Fingerprint = tuple[tuple[str, str, int, float | str | None], ...]
 folder, for everything inside (files the deny list hides included)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Expect:
     """What a path must hold when the change commits; otherwise nothing is changed.
 
@@ -44,7 +45,7 @@ ABSENT = Expect("absent")
 ANYTHING = Expect("any")
 
 
-@dataclass(frozen=True)
+@frozen
 class Put:
     """``target`` holds ``data`` (or a copy of ``source``'s bytes), made visible in one step;
     the mode is ``mode``, else the old file's, else the store's default for new files."""
@@ -60,7 +61,7 @@ class Put:
     """``data``'s sha256, when the caller has it (or has it hashed meanwhile)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Append:
     """``data`` added at the end of the file ``target``."""
 
@@ -69,7 +70,7 @@ class Append:
     expect: Expect = Expect("file")
 
 
-@dataclass(frozen=True)
+@frozen
 class Remove:
     """``target`` gone: a file, a link (never what it points to), or a folder (with everything
     in it when ``recursive``)."""
@@ -79,7 +80,7 @@ class Remove:
     recursive: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Rename:
     """``source`` (a file, link or folder, as it is) renamed to ``dest``, in one step."""
 
@@ -91,14 +92,14 @@ class Rename:
     """Make ``dest``'s missing parent folders (they are taken back with the move)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class MakeDir:
     """The folder ``target`` made, with its missing parents."""
 
     target: Target
 
 
-@dataclass(frozen=True)
+@frozen
 class CopyTree:
     """The folder ``source``'s files and folders copied to the new folder ``dest``, modes
     kept where ``dest``'s store has modes; ``names``: what to copy, (path below, type) in
@@ -111,7 +112,7 @@ class CopyTree:
     names: tuple[tuple[str, str], ...] | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Restore:
     """``target`` holds again what ``image`` shows it held (an undo's, or a rollback's step)."""
 
@@ -120,12 +121,12 @@ class Restore:
     expect: Expect = ANYTHING
 
 
-@dataclass(frozen=True)
+@frozen
 class Absent:
     """Nothing was there."""
 
 
-@dataclass(frozen=True)
+@frozen
 class FileImage:
     """A file's bytes and mode; ``digest``: their sha256, when it is had (or being hashed meanwhile)."""
 
@@ -137,7 +138,7 @@ class FileImage:
     ``linked.Links``): a record names it rather than holding a copy."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Stored:
     """A file's bytes and mode, kept in the state store with its change's record: ``size``
     bytes at ``offset`` of the record, whose sha256 is ``sha256``, fetched (and checked) only
@@ -167,14 +168,14 @@ class Unreadable(Internal):
     """A kept before-image that cannot be read back as it was kept: its change cannot be undone."""
 
 
-@dataclass(frozen=True)
+@frozen
 class LinkImage:
     """A symbolic link, as its text."""
 
     points_to: str
 
 
-@dataclass(frozen=True)
+@frozen
 class DirImage:
     """A folder with its mode, and what was inside it: (path below, image), parents first."""
 

@@ -44,6 +44,10 @@ class Tool:
     """Listed only when some mount is writable (default: when it is not read-only)."""
     review: bool = False
     """Listed only when some mount is under review."""
+    at_start: bool = False
+    """A server process makes its adapter and argument model at start, not on its first call:
+    the first change of a script that calls at once (it loads the write path). Only what the
+    start's bound has room for (benchmarks/README.md, "Issue 50 item 3")."""
 
     @property
     def where(self) -> str:

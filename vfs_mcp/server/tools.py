@@ -49,11 +49,13 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
     """Register every chosen profile's tools, in the order given; then publish them compactly,
     only those ``settings.tools`` names (ValueError for a name that is neither a tool nor a set).
     A tool whose schemas the table knows (``schemas.known``) gets its argument model on its
-    first call; any other the SDK's way, now."""
+    first call, or in a server process at start when its row says so (``Tool.at_start``); any
+    other the SDK's way, now."""
     profiles.check(settings.profiles)
     writable = any(not mount.read_only for mount in vfs.mounts)
     reviewed = any(mount.layer is not None for mount in vfs.mounts)
     exact: set[str] = set()
+    early: list[str] = []
     for profile in dict.fromkeys(settings.profiles):
         table = profiles.tools_of(profile)
         names = {tool.key: tool.named(settings) for tool in table}
@@ -82,7 +84,12 @@ def register(server: MCPServer, vfs: JailedFS, settings: Settings) -> None:
                 )
             if profile in profiles.STATED_DEFAULTS:
                 exact.add(name)
+            if tool.at_start and settings.warm_up:
+                early.append(name)
     toolset.publish(server, settings.tools, exact)
+    for name in early:
+        if (registered := sdk.registered_tool(server, name)) is not None:  # not left out by ``--tools``
+            _ = registered.fn_metadata.arg_model  # made now: its adapter's module and operations imported
 
 
 def generated_schemas() -> dict[str, dict[str, Any]]:

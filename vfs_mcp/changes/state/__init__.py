@@ -38,9 +38,9 @@ import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.changes.private import private_folder
 from vfs_mcp.changes.state.journal import SUFFIX, Journals
 from vfs_mcp.changes.state.journal import sweep as sweep_journal
@@ -59,7 +59,7 @@ LEASE_SECONDS = float(os.environ.get("VFS_MCP_LEASE_SECONDS", "30"))
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True)
+@frozen
 class Listed:
     name: str
     size: int

@@ -23,8 +23,9 @@ segment, a long call's task. Everything else asks here (``tests/changes/test_sta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from vfs_mcp.changes.frozen import frozen
 
 INSTANCES = "instances"
 CHANGES = "changes"
@@ -95,7 +96,7 @@ def checkpoint(name: str) -> str:
     return f"{TIMELINE}/n-{name}"
 
 
-@dataclass(frozen=True)
+@frozen
 class UnderWay:
     """A name of ``pending/`` read back: a change being made (``owner`` its instance) or an undo
     (its owner is in the mark's bytes)."""

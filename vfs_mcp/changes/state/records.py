@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.changes.state.linked import IMAGES, NAME
 from vfs_mcp.changes.steps import (
     Absent,
@@ -250,7 +251,7 @@ def _header(head: bytes) -> dict[str, Any]:
     return header
 
 
-@dataclass(frozen=True)
+@frozen
 class Summary:
     """What a record's header says of its change, without its steps' images."""
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.changes.state import StateStore, layout
 from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.errors import InvalidArgument, NotFound, echoed
@@ -51,7 +52,7 @@ KEEP_DAYS = 30.0
 """Days the timeline keeps a change by default (``Retention.days``)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Retention:
     """What the timeline keeps: the newest ``changes``, within ``bytes`` of records, none older
     than ``days``; the oldest go first."""

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import AnyStr, overload
 
+from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.ops.diff import line_matching
 from vfs_mcp.ops.diff.hunk import Hunk
 from vfs_mcp.ops.text.encoding import printable, split_lines
@@ -36,7 +37,7 @@ HEADER_CHARS = 64
 """What a hunk's header counts against the limit (its longest, for numbers below 10**14)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Known:
     """What the caller of ``diff`` knows already of the two texts (an edit knows where it
     changed them), so it is not found again by comparing and counting a whole file."""

@@ -178,6 +178,7 @@ TOOLS = (
         "or, with replace_all, all. All edits or none; line endings kept. Returns a diff.",
         read_only=False,
         destructive=True,
+        at_start=True,
     ),
     Tool(
         PATCHES + "apply_patch",
