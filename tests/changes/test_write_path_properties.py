@@ -53,6 +53,7 @@ def snapshot(box: Sandbox, base: str) -> Tree:
         return tree
     fs, root = box.mount.fs, box.mount.fs_path(base)
     box.mount.backend.invalidate_tree(root)
+    stored: dict[str, str] = {}
     for path, info in fs.find(root, withdirs=True, detail=True).items():
         rel = str(path)[len(root) :].strip("/")
         if not rel or str(path).endswith("/"):
@@ -61,8 +62,9 @@ def snapshot(box: Sandbox, base: str) -> Tree:
             if box.mount.capabilities.empty_dirs:
                 tree[rel] = ("dir", None)
         else:
-            tree[rel] = ("file", bytes(fs.cat_file(path)), None)
-    return tree
+            stored[rel] = str(path)
+    contents = fs.cat(list(stored.values())) if stored else {}  # one batch: concurrent on S3
+    return tree | {rel: ("file", bytes(contents[path]), None) for rel, path in stored.items()}
 
 
 def changed_paths(before: Tree, after: Tree) -> set[str]:
@@ -143,8 +145,11 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
     model = Model()
     links = box.mount.capabilities.symlinks
     async with box.client() as client:
+        after: Tree | None = None
         for _ in range(steps):
-            before = snapshot(box, base)
+            # The tree a call left is the next one's before; only the second writer changes it between calls.
+            before = snapshot(box, base) if after is None else after
+            after = before
             files = sorted(p for p, e in before.items() if e[0] == "file")
             kind = data.draw(
                 st.sampled_from(["write", "append", "edit", "delete", "move", "copy", "mkdir", "undo", "undo", "other"])
@@ -168,6 +173,7 @@ async def run_example(box: Sandbox, data: st.DataObject, base: str, steps: int) 
                     box.mount.fs.rm_file(box.mount.fs_path(f"{base}/{target}"))
                 elif what == "link" and target not in before and "/" not in target:
                     os.symlink(data.draw(st.sampled_from(["a.txt", "b.txt"])), box.mount.fs_path(f"{base}/{target}"))
+                after = None
                 continue
             if kind == "undo":
                 tool, args = "undo", {}
