@@ -193,32 +193,33 @@ def test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_on
         started = time.perf_counter()
         answer = server.call(tool, **arguments)
         seconds = time.perf_counter() - started
-    assert not answer["result"].get("isError"), answer
-    after = place.snapshot()
-    assert after != before
-    outcomes = _killed_at_every_point(place, lambda server: (tool, arguments), seconds, before, after)
+        assert not answer["result"].get("isError"), answer
+        after = place.snapshot()
+        assert after != before
+        outcomes = _killed_at_every_point(place, server, lambda server: (tool, arguments), seconds, before, after)
     print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
 
 
 def _killed_at_every_point(
     place: Place,
+    server: RawStdio,
     call: Callable[[Any], tuple[str, dict[str, Any]]],
     seconds: float,
     before: Tree,
     after: Tree,
 ) -> list[str]:
     """For each of the place's ``points`` moments spread over ``seconds``: seed the place, start the call
-    ``call`` gives on a server (what it needs made first made there), SIGKILL the server at that
+    ``call`` gives on ``server`` (what it needs made first made there), SIGKILL the server at that
     moment, start another; the trees must be all ``before`` or all ``after``, with no temp file or
     record left under way. The outcome of each point.
 
     The server started after a kill is the one the next point's call is killed in (a server's
-    start is most of a point's time, on a local folder): every recovery is a new server's, and every
-    call is killed in a server that was serving while its tree was seeded again."""
+    start is most of a point's time, on a local folder), the first point's is the one that made the
+    call uninterrupted: every recovery is a new server's, and every call is killed in a server that
+    was serving while its tree was seeded again."""
     outcomes = []
     points = place.points
     with ExitStack() as servers:
-        server = servers.enter_context(place.server())
         for point in range(points):
             place.seed()
             place.seen_by(server)
@@ -272,12 +273,12 @@ def test_a_restore_or_redo_killed_at_any_point_is_all_before_or_all_after_once_a
         started = time.perf_counter()
         answer = server.call(tool, **arguments)
         seconds = time.perf_counter() - started
-    assert not answer["result"].get("isError"), answer
-    after = place.snapshot()
-    assert after != before and len(answer["result"]["_meta"]["vfs-mcp/result"]["restored"]) >= place.files
-    outcomes = _killed_at_every_point(
-        place, lambda server: _through_the_timeline(place, server, scenario), seconds, before, after
-    )
+        assert not answer["result"].get("isError"), answer
+        after = place.snapshot()
+        assert after != before and len(answer["result"]["_meta"]["vfs-mcp/result"]["restored"]) >= place.files
+        outcomes = _killed_at_every_point(
+            place, server, lambda server: _through_the_timeline(place, server, scenario), seconds, before, after
+        )
     print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
 
 
