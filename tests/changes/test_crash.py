@@ -3,12 +3,17 @@ many files, copies a folder, or moves a folder to another mount leaves, once a n
 started, every tree all before or all after the call — and no temp file. Kill points spread
 over each call (its time measured uninterrupted first), on a local folder (ten) and on S3 (moto, four).
 
+On S3 the tree is smaller (``FILES``): what a kill there adds to one on a local folder is only the
+store (objects written one by one, no rename), and the full-size tree's change is killed at ten
+points on the local folder; four points spread over a 30-object call still land between objects.
+
 The change's record is in the state store before its first step; the new server finds it, sees
 its writer dead, and takes back what the change made (``vfs_mcp.changes.recovery``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import signal
@@ -17,6 +22,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,24 +42,25 @@ from vfs_mcp_backends.tempfiles import is_temp_name
 
 pytestmark = pytest.mark.slow
 
-FILES = 120
+FILES = {"file": 120, "s3": 30}
 LINES = 1500  # ~ 60 kB a file
 POINTS = {"file": 10, "s3": 4}
-"""Kill points spread over a call, by store: on S3 each one seeds and reads back 120 objects
-through moto (some 40 s a point), so fewer points, still spread over the whole call."""
+"""Files in the tree and kill points spread over a call, by store: on S3 each point seeds and
+reads back every object through moto, so fewer of both, the points still spread over the whole call."""
 
 Tree = dict[str, str]
 """mount number and path inside it -> sha256 of a file, or "dir"."""
 
 
+@functools.cache
 def body(n: int) -> str:
     return "".join(f"file {n:03d} line {i:04d} of the tree\n" for i in range(LINES))
 
 
-def patch() -> str:
-    """A unified diff changing the first line of every file, adding one and deleting one."""
+def patch(files: int) -> str:
+    """A unified diff changing the first line of each of ``files`` files, adding one and deleting one."""
     parts = []
-    for n in range(FILES):
+    for n in range(files):
         parts.append(
             f"--- a/tree/f{n:03d}.txt\n+++ b/tree/f{n:03d}.txt\n@@ -1,3 +1,3 @@\n"
             f"-file {n:03d} line 0000 of the tree\n+FILE {n:03d} PATCHED\n"
@@ -75,6 +82,10 @@ class Place:
     args: tuple[str, ...]
     env: dict[str, str]
     state: Path
+    files: int
+    """Files in the seeded tree (``FILES`` of its store)."""
+    points: int
+    """Kill points spread over a call (``POINTS`` of its store)."""
 
     def snapshot(self) -> Tree:
         """Every entry of both mounts; the files' bytes read in one batch (concurrent on S3)."""
@@ -94,20 +105,25 @@ class Place:
         }
         return {rel: kind for rel, kind in tree.items() if kind != "dir" or self.fs.protocol == "file"}
 
-    def temp_files(self) -> list[str]:
-        return [rel for rel in self.snapshot() if is_temp_name(rel.rsplit("/", 1)[-1].split(":")[-1])]
-
     def seed(self) -> None:
         for top in self.paths:
-            if self.fs.exists(top):
+            if "file" in self.fs.protocol:  # what a folder holds: the server serving it holds it open
+                if inside := self.fs.ls(top, detail=False) if self.fs.exists(top) else []:
+                    self.fs.rm(inside, recursive=True)
+            elif self.fs.exists(top):
                 self.fs.rm(top, recursive=True)
             self.fs.makedirs(top, exist_ok=True)
             self.fs.pipe_file(f"{top}/keep.txt", b"a root of an object store holds something\n")
-        files = {f"{self.paths[0]}/tree/f{n:03d}.txt": body(n).encode() for n in range(FILES)}
+        files = {f"{self.paths[0]}/tree/f{n:03d}.txt": body(n).encode() for n in range(self.files)}
         self.fs.pipe({**files, f"{self.paths[0]}/tree/gone.txt": b"to be deleted\n"})  # concurrent on S3
 
     def server(self) -> RawStdio:
         return RawStdio(self.roots[0], self.roots[1], *self.args, env=self.env)
+
+    def seen_by(self, server: RawStdio) -> None:
+        """The tree just seeded is what ``server`` serves (a call to a server that sees none is refused, all before)."""
+        seen = server.call("get_file_info", path=f"{self.roots[0]}/tree/f000.txt")["result"]
+        assert not seen.get("isError"), f"the server does not see the tree seeded: {seen}"
 
     def pending(self) -> list[str]:
         return [str(p) for p in self.state.rglob("pending/*")]
@@ -123,7 +139,8 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
         # a change replaces is kept there by a second name; on a mount that refuses hard-linked
         # files, by a copy in the record (``vfs_mcp.changes.state.linked``): both forms are killed.
         args = ("--deny-hardlinked",) if request.param == "local-copied" else ()
-        yield Place(paths, fs, paths, args, {"XDG_STATE_HOME": str(state_home)}, state_home)
+        env = {"XDG_STATE_HOME": str(state_home)}
+        yield Place(paths, fs, paths, args, env, state_home, FILES["file"], POINTS["file"])
         return
     endpoint = request.getfixturevalue("s3_endpoint")
     keys = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -133,11 +150,12 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
     paths = [f"{bucket}/one", f"{bucket}/two"]
     state = tmp_path / "state"
     env = {"AWS_ENDPOINT_URL": endpoint, **keys}
-    yield Place([f"s3://{p}" for p in paths], fs, paths, ("--state", str(state)), env, state)
+    roots = [f"s3://{p}" for p in paths]
+    yield Place(roots, fs, paths, ("--state", str(state)), env, state, FILES["s3"], POINTS["s3"])
 
 
 SCENARIOS: dict[str, Callable[[Place], tuple[str, dict[str, Any]]]] = {
-    "apply_patch": lambda place: ("apply_patch", {"patch": patch(), "path": place.roots[0]}),
+    "apply_patch": lambda place: ("apply_patch", {"patch": patch(place.files), "path": place.roots[0]}),
     "copy_file": lambda place: (
         "copy_file",
         {"source": f"{place.roots[0]}/tree", "destination": f"{place.roots[0]}/copy", "recursive": True},
@@ -171,45 +189,57 @@ def test_a_call_killed_at_any_point_leaves_every_tree_all_before_or_all_after_on
     place.seed()
     before = place.snapshot()
     with place.server() as server:
+        place.seen_by(server)  # as by the servers killed next, the ones of kill points before
         started = time.perf_counter()
         answer = server.call(tool, **arguments)
         seconds = time.perf_counter() - started
-    assert not answer["result"].get("isError"), answer
-    after = place.snapshot()
-    assert after != before
-    outcomes = _killed_at_every_point(place, lambda server: (tool, arguments), seconds, before, after)
+        assert not answer["result"].get("isError"), answer
+        after = place.snapshot()
+        assert after != before
+        outcomes = _killed_at_every_point(place, server, lambda server: (tool, arguments), seconds, before, after)
     print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
 
 
 def _killed_at_every_point(
     place: Place,
+    server: RawStdio,
     call: Callable[[Any], tuple[str, dict[str, Any]]],
     seconds: float,
     before: Tree,
     after: Tree,
 ) -> list[str]:
-    """For each of the place's ``POINTS`` moments spread over ``seconds``: seed the place, start the call
-    ``call`` gives on a server (what it needs made first made there), SIGKILL the server at that
+    """For each of the place's ``points`` moments spread over ``seconds``: seed the place, start the call
+    ``call`` gives on ``server`` (what it needs made first made there), SIGKILL the server at that
     moment, start another; the trees must be all ``before`` or all ``after``, with no temp file or
-    record left under way. The outcome of each point."""
+    record left under way. The outcome of each point.
+
+    The server started after a kill is the one the next point's call is killed in (a server's
+    start is most of a point's time, on a local folder), the first point's is the one that made the
+    call uninterrupted: every recovery is a new server's, and every call is killed in a server that
+    was serving while its tree was seeded again."""
     outcomes = []
-    points = POINTS["s3" if "s3" in place.fs.protocol else "file"]
-    for point in range(points):
-        place.seed()
-        with place.server() as server:
+    points = place.points
+    with ExitStack() as servers:
+        for point in range(points):
+            place.seed()
+            place.seen_by(server)
             tool, arguments = call(server)
             server.start_call(tool, **arguments)
             time.sleep(seconds * (point + 0.5) / points)
             os.kill(server.proc.pid, signal.SIGKILL)
             server.proc.wait()
-        with place.server() as restarted:  # it finishes what the dead one left before it serves
-            assert "result" in restarted.call("list_allowed_directories")
-        now = place.snapshot()
-        outcomes.append("before" if now == before else "after" if now == after else "mixed")
-        assert now in (before, after), f"kill point {point + 1} of {points}: {_diff(before, after, now)}"
-        assert place.temp_files() == [], f"kill point {point + 1}: temp files left"
-        assert place.pending() == [], f"kill point {point + 1}: records left under way"
+            server = servers.enter_context(place.server())  # it finishes what the dead one left before it serves
+            assert "result" in server.call("list_allowed_directories")
+            now = place.snapshot()
+            outcomes.append("before" if now == before else "after" if now == after else "mixed")
+            assert now in (before, after), f"kill point {point + 1} of {points}: {_diff(before, after, now)}"
+            assert _temp_files(now) == [], f"kill point {point + 1}: temp files left"
+            assert place.pending() == [], f"kill point {point + 1}: records left under way"
     return outcomes
+
+
+def _temp_files(tree: Tree) -> list[str]:
+    return [rel for rel in tree if is_temp_name(rel.rsplit("/", 1)[-1].split(":")[-1])]
 
 
 def _diff(before: Tree, after: Tree, now: Tree) -> str:
@@ -222,7 +252,7 @@ def _through_the_timeline(place: Place, server: RawStdio, scenario: str) -> tupl
     """Changes made through ``server`` for ``scenario``, and the undo to kill: a restore point
     that takes back a patch of every file and a later write ("restore": over 100 files); or
     the undo of that restore, which makes them all again ("redo")."""
-    patched = server.call("apply_patch", patch=patch(), path=place.roots[0])
+    patched = server.call("apply_patch", patch=patch(place.files), path=place.roots[0])
     change_id = patched["result"]["_meta"]["vfs-mcp/result"]["change_id"]
     wrote = server.call("write_file", path=f"{place.roots[0]}/tree/extra.txt", content="written after the patch\n")
     assert not wrote["result"].get("isError"), wrote
@@ -243,12 +273,12 @@ def test_a_restore_or_redo_killed_at_any_point_is_all_before_or_all_after_once_a
         started = time.perf_counter()
         answer = server.call(tool, **arguments)
         seconds = time.perf_counter() - started
-    assert not answer["result"].get("isError"), answer
-    after = place.snapshot()
-    assert after != before and len(answer["result"]["_meta"]["vfs-mcp/result"]["restored"]) >= FILES
-    outcomes = _killed_at_every_point(
-        place, lambda server: _through_the_timeline(place, server, scenario), seconds, before, after
-    )
+        assert not answer["result"].get("isError"), answer
+        after = place.snapshot()
+        assert after != before and len(answer["result"]["_meta"]["vfs-mcp/result"]["restored"]) >= place.files
+        outcomes = _killed_at_every_point(
+            place, server, lambda server: _through_the_timeline(place, server, scenario), seconds, before, after
+        )
     print(f"\n{scenario} on {place.fs.protocol}: {seconds * 1000:.0f} ms uninterrupted; kill points: {outcomes}")
 
 
