@@ -142,11 +142,7 @@ def _contains(vfs: JailedFS, target: Target, needle: str) -> bool:
 
 TreeNode = dict[str, Any]
 """One entry of a tree, a plain dict (a tree may hold 100,000): name, type, ``size`` for files,
-``children`` for directories (None on the others)."""
-
-
-def tree_node(name: str, kind: str, size: int | None, children: list[TreeNode] | None) -> TreeNode:
-    return {"name": name, "type": kind, "size": size, "children": children}
+``children`` for directories (None on the others); ``nest`` makes them."""
 
 
 class TreeResult(BaseModel):
@@ -191,22 +187,10 @@ def directory_tree(
     every = include_files and matches is None
     listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
     kept, where = capped(listing, root, max_entries)
-    top = tree_node(root.name, "directory", None, [])
-    nodes = {root.rel: top}  # each kept directory by its mount-relative path
-    counts = {"directory": 0, "file": 0}
-    total = len(kept)
-    for done, (rel, kind, size) in enumerate(kept, 1):
-        if progress and (done % PROGRESS_EVERY == 0 or done == total):
-            progress(done, total, root.mount.display(rel))
-        folder, _, name = rel.rpartition("/")
-        node = tree_node(name, kind, size if kind == "file" else None, [] if kind == "directory" else None)
-        siblings = nodes[folder]["children"]
-        assert siblings is not None  # only directories are in `nodes`
-        siblings.append(node)
-        if kind == "directory":
-            nodes[rel] = node
-        counts[kind] = counts.get(kind, 0) + 1
-    omitted = len(listing.items) - total
+    top: TreeNode = {"name": root.name, "type": "directory", "size": None, "children": []}
+    told = None if progress is None else lambda done, rel: progress(done, len(kept), root.mount.display(rel))
+    directories, files = nest(kept, root.rel, top, told)
+    omitted = len(listing.items) - len(kept)
     if where:
         notes.insert(0, where)
     if note := ignored_note(sieve):
@@ -214,8 +198,8 @@ def directory_tree(
     return TreeResult(
         path=root.display,
         tree=top,
-        directories=counts["directory"],
-        files=counts["file"],
+        directories=directories,
+        files=files,
         truncated=omitted > 0 or not listing.complete,
         omitted=omitted,
         skipped=[root.mount.display(rel) for rel in listing.skipped],
@@ -248,6 +232,33 @@ def capped(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], st
         f"cut breadth-first at max_entries={cap:,}: {whole}, {at_cut}; "
         "raise max_entries, lower max_depth or narrow the path"
     )
+
+
+def nest(
+    items: list[Item], top_rel: str, top: TreeNode, progress: Callable[[int, str], object] | None = None
+) -> tuple[int, int]:
+    """Put ``items`` (in depth-first order, each folder before what is in it, all below the
+    folder ``top_rel``) into ``top`` as nodes, a dict each and nothing more per entry; how many
+    are directories and files. ``progress(done, path)`` after every ``PROGRESS_EVERY`` and the last."""
+    children: dict[str, list[TreeNode]] = {top_rel: top["children"]}
+    directories = files = 0
+    for start in range(0, len(items), PROGRESS_EVERY):
+        chunk = items[start : start + PROGRESS_EVERY]
+        for rel, kind, size in chunk:
+            folder, _, name = rel.rpartition("/")
+            if kind == "directory":
+                directories += 1
+                inside: list[TreeNode] = []
+                children[folder].append({"name": name, "type": kind, "size": None, "children": inside})
+                children[rel] = inside
+            elif kind == "file":
+                files += 1
+                children[folder].append({"name": name, "type": kind, "size": size, "children": None})
+            else:
+                children[folder].append({"name": name, "type": kind, "size": None, "children": None})
+        if progress:
+            progress(start + len(chunk), chunk[-1][0])
+    return directories, files
 
 
 def _depth_first(item: Item) -> str:
