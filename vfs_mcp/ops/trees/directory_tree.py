@@ -147,7 +147,9 @@ TreeNode = dict[str, Any]
 
 class TreeResult(BaseModel):
     path: str
-    tree: TreeNode = Field(description="Nested nodes: name, type, size (files), children (directories)")
+    tree: TreeNode = Field(
+        description="Nested nodes: name, type, size (files, with format='json'), children (directories)"
+    )
     directories: int
     files: int
     truncated: bool = Field(description="True when max_entries cut the tree (breadth-first); see notes")
@@ -166,10 +168,12 @@ def directory_tree(
     max_entries: int = DEFAULT_TREE_ENTRIES,
     progress: Progress | None = None,
     respect_gitignore: bool = True,
+    sizes: bool = True,
 ) -> TreeResult:
     """A nested tree of ``path`` to ``max_depth`` levels, capped at ``max_entries`` and cut
     breadth-first: every level complete before the next, the cut level's first entries in
-    name order (see ``levels``)."""
+    name order (see ``levels``). ``sizes=False``: files are not measured (their ``size`` is
+    None), which on a local disk saves an lstat a file, most of a big tree's time."""
     if max_depth < 1 or max_entries < 1:
         raise InvalidArgument("max_depth and max_entries must be 1 or more")
     notes: list[str] = []
@@ -185,11 +189,11 @@ def directory_tree(
         return include_files and (matches is None or matches(rel.rpartition("/")[2], below(root, rel)))
 
     every = include_files and matches is None
-    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
+    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress, sizes)
     kept, where = capped(listing, root, max_entries)
     top: TreeNode = {"name": root.name, "type": "directory", "size": None, "children": []}
     told = None if progress is None else lambda done, rel: progress(done, len(kept), root.mount.display(rel))
-    directories, files = nest(kept, root.rel, top, told)
+    directories, files = nest(kept, root.rel, top, told, sizes)
     omitted = len(listing.items) - len(kept)
     if where:
         notes.insert(0, where)
@@ -235,11 +239,16 @@ def capped(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], st
 
 
 def nest(
-    items: list[Item], top_rel: str, top: TreeNode, progress: Callable[[int, str], object] | None = None
+    items: list[Item],
+    top_rel: str,
+    top: TreeNode,
+    progress: Callable[[int, str], object] | None = None,
+    sizes: bool = True,
 ) -> tuple[int, int]:
     """Put ``items`` (in depth-first order, each folder before what is in it, all below the
     folder ``top_rel``) into ``top`` as nodes, a dict each and nothing more per entry; how many
-    are directories and files. ``progress(done, path)`` after every ``PROGRESS_EVERY`` and the last."""
+    are directories and files. ``progress(done, path)`` after every ``PROGRESS_EVERY`` and the
+    last. ``sizes=False``: the files' sizes were not measured, and are None."""
     children: dict[str, list[TreeNode]] = {top_rel: top["children"]}
     directories = files = 0
     for start in range(0, len(items), PROGRESS_EVERY):
@@ -253,7 +262,7 @@ def nest(
                 children[rel] = inside
             elif kind == "file":
                 files += 1
-                children[folder].append({"name": name, "type": kind, "size": size, "children": None})
+                children[folder].append({"name": name, "type": kind, "size": size if sizes else None, "children": None})
             else:
                 children[folder].append({"name": name, "type": kind, "size": None, "children": None})
         if progress:
@@ -286,15 +295,23 @@ def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:
     """The tree as indented text with box-drawing branches, each name (and the root's path)
     written as ``name`` writes it."""
     lines = [name(result.path)]
+    add, plain = lines.append, name is str
 
     def walk(node: TreeNode, prefix: str) -> None:
-        children = node["children"] or []
-        for i, child in enumerate(children):
-            last = i == len(children) - 1
-            suffix = "/" if child["type"] == "directory" else ""
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{name(child['name'])}{suffix}")
-            if child["children"] is not None:
-                walk(child, prefix + ("    " if last else "│   "))
+        children = node["children"]
+        if not children:
+            return
+        last = children[-1]
+        branch, final = prefix + "├── ", prefix + "└── "
+        for child in children:
+            label = child["name"] if plain else name(child["name"])
+            inside = child["children"]
+            if inside is None:  # not a directory
+                add((final if child is last else branch) + label)
+                continue
+            add(f"{final if child is last else branch}{label}/")
+            if inside:
+                walk(child, prefix + ("    " if child is last else "│   "))
 
     walk(result.tree, "")
     lines.append(f"{result.directories} directories, {result.files} files{skipped_note(result.skipped)}")
