@@ -332,7 +332,9 @@ def nested_tree(
     root = vfs.resolve(path)
     # The reference walks everything: no ignore files, .git included. Its tree has no cap;
     # ours is cut breadth-first, so a capped tree still shows the top levels whole.
-    selection = select(vfs, root, exclude=list(exclude_patterns) or None, respect_gitignore=False)
+    selection = select(
+        vfs, root, exclude=list(exclude_patterns) or None, respect_gitignore=False, metadata=False
+    )  # names and types: no lstat of each entry
     relative = [selection.relative(entry) for entry in selection.entries]
     keep, _, _ = breadth_first_cut([rel.count("/") + 1 for rel in relative], limit)
     top: list[dict[str, Any]] = []
@@ -360,7 +362,7 @@ def glob_search(
     matches = minimatch(pattern)
     excluded = [minimatch(p) for p in exclude_patterns]
     root = vfs.resolve(path)
-    selection = select(vfs, root, respect_gitignore=False)
+    selection = select(vfs, root, respect_gitignore=False, metadata=False)
     pruned = None  # the excluded directory being skipped: depth-first order keeps its insides together
     found: list[str] = []
     omitted = 0
