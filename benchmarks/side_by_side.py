@@ -41,6 +41,9 @@ from builds import built, compile_working_tree, working_tree  # noqa: E402
 from conftest import REGEX, SourceTree, log_line, patch_case_text, seeded_for_edit, write_log  # noqa: E402
 from stdio_server import StdioServer  # noqa: E402
 
+sys.path.insert(0, str(HERE.parent / "tests"))  # the tests' installers of other servers
+from emulators import npm_bin, pip_bin  # noqa: E402
+
 MEMORY_BOUND = 150 * 10**6
 HUGE_PATCH_MEMORY = 400 * 10**6
 """The second apply_patch row's bound: 280 MB in process (its 24 MB file as 1,000,000 lines, the
@@ -61,6 +64,7 @@ TREE = {"path": "src", "max_entries": 100_000}
 """The whole tree: 21,020 entries (the default depth of 3 reaches every file)."""
 LINES = {"path": "numbered.log", "offset": LINE_OFFSET, "limit": LINE_LIMIT}
 EDIT = {"path": "edit.txt", "edits": [{"oldText": "retries = 3", "newText": "retries = 5"}]}
+EDIT_ROW = "edit 1 MB, durable, diff"
 
 
 @dataclass(frozen=True)
@@ -142,8 +146,16 @@ def write_data(root: Path, scale: Scale, python: str = sys.executable) -> Data:
 
 @dataclass(frozen=True)
 class Build:
+    """A build of vfs-mcp (``python -m vfs_mcp`` in that interpreter), or another MCP server
+    (``command``: a peer, given the data folder as its one root)."""
+
     label: str
-    python: str
+    python: str = ""
+    command: tuple[str, ...] = ()
+
+
+class Refused(Exception):
+    """A server would not start for a row (a config key its build does not take)."""
 
 
 @dataclass
@@ -157,6 +169,8 @@ class Figures:
     """A floor's components, when it is a sum (the edit's)."""
     slow: bool = False
     """A call took over ``SLOW_CALL``: its first call stands for the build, no more rounds."""
+    refused: str = ""
+    """Why the build's server would not start for the row (it is left out of the row)."""
 
     def add(self, other: Figures) -> None:
         self.first += other.first
@@ -181,7 +195,11 @@ def started(build: Build, data: Data, config: str = "") -> Iterator[StdioServer]
         path.write_text(config)
         options += ("--config", str(path))
     # Run from the data folder: ``-m`` puts the working folder first on the import path.
-    server = StdioServer(data.root, *options, python=build.python, cwd=data.root, env=server_env())
+    command = [*build.command, str(data.root)] if build.command else None
+    try:
+        server = StdioServer(data.root, *options, python=build.python, command=command, cwd=data.root, env=server_env())
+    except AssertionError as exc:  # it exited before answering initialize, saying why on stderr
+        raise Refused(str(exc)) from exc
     try:
         yield server
     finally:
@@ -463,7 +481,7 @@ ROWS = (
         floor_small,
     ),
     Row(
-        "edit 1 MB, durable, diff",
+        EDIT_ROW,
         calls("edit_file", EDIT, check_edit, many=4, before=seed_edit, after=seed_edit),
         "bare SDK tool + durable edit",
         floor_edit,
@@ -487,6 +505,48 @@ ROWS = (
 )
 
 
+# -- peers: other MCP filesystem servers, on the rows they answer -----------------------------------
+
+Measure = Callable[[Build, Data, Scale], Figures]
+REFERENCE = ("@modelcontextprotocol/server-filesystem", "2026.8.31")
+SAFURRIER = ("iflow-mcp-safurrier-mcp-filesystem", "0.2.0")
+SAFURRIER_PINS = ("mcp==1.12.4", "fastmcp==2.10.6", "pydantic==2.11.10")
+"""Its own bounds (``fastmcp>=0.4``) let in FastMCP, MCP SDK and pydantic releases it cannot import with."""
+
+
+def check_named_tree(data: Data, result: dict[str, Any]) -> None:
+    """Every file of the tree named once, in whatever form the server draws a tree."""
+    assert text_of(result).count(".py") == data.tree.count, text_of(result)[-300:]
+
+
+def peer_edit(data: Data) -> dict[str, Any]:
+    return {**EDIT, "path": str(data.root / EDIT["path"])}
+
+
+def peer_tree(**options: Any) -> Callable[[Data], dict[str, Any]]:
+    return lambda data: {"path": str(data.root / TREE["path"]), **options}
+
+
+PEER_EDIT = calls("edit_file", peer_edit, check_edit, many=4, before=seed_edit, after=seed_edit)
+PEERS: dict[str, tuple[Callable[[], Path], dict[str, Measure]]] = {
+    # What ``--peers`` starts beside the builds: how each is installed (once, into the tests'
+    # cache) and, by row name, the call it makes for that row (absolute paths under its root).
+    "reference server": (
+        lambda: npm_bin(REFERENCE, "mcp-server-filesystem"),
+        {"full tree": calls("directory_tree", peer_tree(), check_named_tree), EDIT_ROW: PEER_EDIT},
+    ),
+    "safurrier": (
+        lambda: pip_bin(SAFURRIER, "mcp-filesystem", SAFURRIER_PINS),
+        {"full tree": calls("directory_tree", peer_tree(max_depth=10), check_named_tree), EDIT_ROW: PEER_EDIT},
+    ),
+}
+
+
+def peers() -> list[Build]:
+    """Every peer, installed if it is not yet."""
+    return [Build(label, command=(str(install()),)) for label, (install, _) in PEERS.items()]
+
+
 # -- running them -----------------------------------------------------------------------------------
 
 
@@ -502,11 +562,18 @@ def run_rows(builds: list[Build], data: Data, scale: Scale, rows: tuple[Row, ...
     its floor; yields a row's figures when its rounds are done."""
     for row in rows:
         figures = {build.label: Figures() for build in builds}
+        taking_part = [build for build in builds if not build.command or row.name in PEERS[build.label][1]]
         floor = Figures()
         for r in range(scale.rounds):
-            for build in builds if r % 2 == 0 else builds[::-1]:
-                if not figures[build.label].slow:
-                    figures[build.label].add(row.measure(build, data, scale))
+            for build in taking_part if r % 2 == 0 else taking_part[::-1]:
+                done = figures[build.label]
+                if done.slow or done.refused:
+                    continue
+                measure = PEERS[build.label][1][row.name] if build.command else row.measure
+                try:
+                    done.add(measure(build, data, scale))
+                except Refused as refused:
+                    done.refused = str(refused)
             if row.floor:
                 floor.add(row.floor(data, scale))
         yield Result(row, figures, floor)
@@ -528,27 +595,43 @@ def median(samples: list[float]) -> float:
 
 def ratio(ours: list[float], other: list[float]) -> str:
     """``median / median (min / min)``."""
+    if not ours or not other:
+        return "—"
     return f"{median(ours) / median(other):.2f}x ({min(ours) / min(other):.2f}x)"
 
 
-def verdict(result: Result, label: str, reference: str | None) -> str:
-    """The row's goal and whether ``label``'s median meets it."""
-    ours = median(result.builds[label].times)
+def verdict(result: Result, label: str, reference: str | None, peers: list[str]) -> str:
+    """The row's goal and whether ``label``'s median meets it; beside peers, whether it is at or
+    under the fastest of them."""
+    ours = result.builds[label].times
+    if not ours:
+        return "—"
+    said = []
     if result.row.goal is not None:
-        met = ours <= result.row.goal * median(result.floor.times)
-        return f"≤ {result.row.goal}x floor: {'met' if met else 'MISSED'}"
-    if reference is None:
-        return "≤ the older build"
-    return f"≤ {reference}: {'met' if ours <= median(result.builds[reference].times) else 'MISSED'}"
+        met = median(ours) <= result.row.goal * median(result.floor.times)
+        said.append(f"≤ {result.row.goal}x floor: {'met' if met else 'MISSED'}")
+    elif reference is None:
+        said.append("≤ the older build")
+    elif result.builds[reference].times:
+        said.append(f"≤ {reference}: {'met' if median(ours) <= median(result.builds[reference].times) else 'MISSED'}")
+    timed = [peer for peer in peers if result.builds[peer].times]
+    if timed:
+        fastest = min(timed, key=lambda peer: median(result.builds[peer].times))
+        met = median(ours) <= median(result.builds[fastest].times)
+        said.append(f"≤ the fastest peer ({fastest}): {'met' if met else 'MISSED'}")
+    return "; ".join(said)
 
 
 def table(results: list[Result], builds: list[Build]) -> str:
-    """The figures as a markdown table (ms, median (min)), then the first calls and the floors' parts."""
+    """The figures as a markdown table (ms, median (min)), then the first calls, the floors'
+    parts and the builds a row's servers refused to start for."""
     labels = [b.label for b in builds]
-    reference, ours = (labels[0] if len(labels) > 1 else None), labels[-1]
+    ours_and_older = [b.label for b in builds if not b.command]
+    peers = [b.label for b in builds if b.command]
+    reference, ours = (labels[0] if len(ours_and_older) > 1 else None), ours_and_older[-1]
     head = ["workload", *labels]
-    head += [f"{label} / {reference}" for label in labels[1:]]
-    head += ["floor", f"{ours} / floor", "goal", "peak MB" + (f" ({' / '.join(labels)})" if reference else "")]
+    head += [f"{label} / {labels[0]}" for label in labels[1:]]
+    head += ["floor", f"{ours} / floor", "goal", "peak MB" + (f" ({' / '.join(labels)})" if len(labels) > 1 else "")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for result in results:
         cells = [result.row.name, *(cell(result.builds[label].times) for label in labels)]
@@ -556,19 +639,25 @@ def table(results: list[Result], builds: list[Build]) -> str:
         has_floor = bool(result.floor.times)
         cells.append(f"{result.row.floor_name} {cell(result.floor.times)}" if has_floor else "—")
         cells.append(ratio(result.builds[ours].times, result.floor.times) if has_floor else "—")
-        cells.append(verdict(result, ours, reference))
+        cells.append(verdict(result, ours, reference, peers))
         cells.append(" / ".join(f"{result.builds[label].peak / 10**6:.0f}" for label in labels))
         lines.append("| " + " | ".join(cells) + " |")
     notes = ["", "First call of each server, the calls above are those after it (ms, median (min)):"]
     notes += [
-        f"- {r.row.name}: " + ", ".join(f"{label} {cell(r.builds[label].first)}" for label in labels)
+        f"- {r.row.name}: " + ", ".join(f"{label} {cell(f.first)}" for label, f in r.builds.items() if f.first)
         for r in results
-        if all(r.builds[label].first for label in labels)
+        if any(f.first for f in r.builds.values())
     ]
     notes += [
         f"- floor of {r.row.name}: " + ", ".join(f"{name} {cell(samples)}" for name, samples in r.floor.parts.items())
         for r in results
         if r.floor.parts
+    ]
+    notes += [
+        f"- {r.row.name}: {label} would not start: {f.refused.splitlines()[0]}"
+        for r in results
+        for label, f in r.builds.items()
+        if f.refused
     ]
     return "\n".join(lines + notes)
 
@@ -587,7 +676,7 @@ def compare(
     compile_working_tree()
     results = []
     with tempfile.TemporaryDirectory(prefix="vfs-bench-side-by-side-") as folder:
-        data = write_data(Path(folder), scale, builds[-1].python)
+        data = write_data(Path(folder), scale, [b for b in builds if not b.command][-1].python)
         out(f"rounds: {scale.rounds}, each build alternating; {load()}")
         for result in run_rows(builds, data, scale, rows):
             results.append(result)
@@ -608,6 +697,9 @@ def main(argv: list[str] | None = None) -> None:
         help="a git revision to build and run beside the working tree (again for more; the first is the reference)",
     )
     parser.add_argument("--no-working-tree", action="store_true", help="only the --against builds (two revisions, say)")
+    parser.add_argument(
+        "--peers", action="store_true", help="also other MCP filesystem servers, on the rows they answer (PEERS)"
+    )
     parser.add_argument("--quick", action="store_true", help="quick sizes (also when VFS_BENCH_QUICK=1)")
     parser.add_argument("--rounds", type=int, help="rounds a row (default 5, quick 1)")
     parser.add_argument("-k", dest="only", help="only the rows whose name holds this text")
@@ -622,6 +714,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_working_tree or not builds:
         # Beside another build, the working tree runs from a venv like a user's (not .venv's test tools).
         builds.append(Build("working tree", str(working_tree(repo)) if builds else sys.executable))
+    if args.peers:
+        builds += peers()
     results = compare(builds, scale, tuple(row for row in ROWS if (args.only or "") in row.name))
     if args.json:
         samples = {

@@ -42,9 +42,13 @@ class StdioServer:
         )
         self.next_id = 0
         self.elapsed = 0.0
-        self.request("initialize", INITIALIZE)
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.tools: list[dict[str, Any]] = self.request("tools/list", {})["tools"]
+        try:
+            self.request("initialize", INITIALIZE)
+            self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self.tools: list[dict[str, Any]] = self.request("tools/list", {})["tools"]
+        except BaseException:
+            self.close()  # a server that would not start leaves no process or pipe behind
+            raise
 
     def send(self, message: dict[str, Any]) -> None:
         self.write(json.dumps(message).encode() + b"\n")

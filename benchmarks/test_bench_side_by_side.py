@@ -11,7 +11,22 @@ from pathlib import Path
 
 import pytest
 from conftest import SCALE, patch_case_text
-from side_by_side import FULL, QUICK, ROWS, Build, Data, PatchCase, calls, compare
+from side_by_side import (
+    FULL,
+    HERE,
+    PEERS,
+    QUICK,
+    ROWS,
+    Build,
+    Data,
+    PatchCase,
+    Row,
+    calls,
+    check_nothing,
+    compare,
+    run_rows,
+    table,
+)
 
 
 def test_the_issue_rows_beside_their_floors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,3 +52,24 @@ def test_each_apply_patch_row_is_picked_alone_by_a_part_of_its_name() -> None:
     for name in names:
         picked = name.split(",")[0]
         assert [row.name for row in ROWS if picked in row.name] == [name]
+
+
+def test_a_build_that_will_not_start_for_a_row_is_left_out_of_it_and_a_peer_runs_only_the_rows_it_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The working tree refuses a config key it does not take (as an older build refuses a newer
+    # row's); the peer, a bare SDK server, answers only the row named for it.
+    refused = Row("refused", calls("list_allowed_directories", {}, check_nothing, config="no_such_key = 1\n"))
+    served = Row("served", calls("list_allowed_directories", {}, check_nothing))
+    monkeypatch.setitem(PEERS, "bare", (lambda: HERE / "bare_server.py", {"served": calls("ping", {}, check_nothing)}))
+    builds = [
+        Build("working tree", sys.executable),
+        Build("bare", command=(sys.executable, str(HERE / "bare_server.py"))),
+    ]
+    results = list(run_rows(builds, Data(tmp_path, None, {}), QUICK, (refused, served)))  # type: ignore[arg-type]
+    first, second = ({label: bool(f.times) for label, f in r.builds.items()} for r in results)
+    assert first == {"working tree": False, "bare": False} and second == {"working tree": True, "bare": True}
+    assert "exited (2) before answering initialize" in results[0].builds["working tree"].refused
+    shown = table(results, builds)
+    assert "- refused: working tree would not start:" in shown
+    assert "≤ the fastest peer (bare):" in shown.splitlines()[3]

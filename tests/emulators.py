@@ -121,13 +121,14 @@ def npm_bin(package: tuple[str, str], command: str) -> Path:
     return binary
 
 
-def pip_bin(package: tuple[str, str], command: str) -> Path:
+def pip_bin(package: tuple[str, str], command: str, pins: tuple[str, ...] = ()) -> Path:
     """The path of ``command`` from a PyPI package, installed once into a venv of its own in the
-    cache (``python/<package>``): tools the tests drive from outside, never imported."""
+    cache (``python/<package>``): tools the tests drive from outside, never imported. ``pins``:
+    requirements installed with it (a package whose own bounds let in versions it breaks on)."""
     name, version = package
     folder = cache_dir() / "python" / name
     binary = folder / "bin" / command
-    stamp = folder / f".{name}-{version}"
+    stamp = folder / "-".join((f".{name}-{version}", *pins))
     with _locked(folder.parent / f".{name}.lock"):
         if binary.exists() and stamp.exists():
             return binary
@@ -135,7 +136,7 @@ def pip_bin(package: tuple[str, str], command: str) -> Path:
         try:
             subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, capture_output=True, timeout=120)
             done = subprocess.run(
-                [str(folder / "bin" / "pip"), "install", "--quiet", f"{name}=={version}"],
+                [str(folder / "bin" / "pip"), "install", "--quiet", f"{name}=={version}", *pins],
                 capture_output=True,
                 text=True,
                 timeout=INSTALL_TIMEOUT,
