@@ -46,7 +46,7 @@ def counting() -> Iterator[Counter[str]]:
         sys.setprofile(None)
 
 
-def measured(sandbox: Sandbox, call: Callable[[], TreeResult]) -> tuple[TreeResult, Counter[str]]:
+def measured(call: Callable[[], TreeResult]) -> tuple[TreeResult, Counter[str]]:
     call()  # imports and first-use caches are not the tree's cost
     with counting() as seen:
         result = call()
@@ -56,7 +56,7 @@ def measured(sandbox: Sandbox, call: Callable[[], TreeResult]) -> tuple[TreeResu
 def test_a_local_tree_measures_each_file_once_and_no_folder_or_link(local_sandbox: Sandbox) -> None:
     planted(local_sandbox)
     vfs = local_sandbox.vfs()
-    result, seen = measured(local_sandbox, lambda: directory_tree(vfs, ".", max_entries=10_000))
+    result, seen = measured(lambda: directory_tree(vfs, ".", max_entries=10_000))
     assert (result.directories, result.files) == (3 + FOLDERS, FOLDERS * FILES)
     assert seen["lstats"] == FOLDERS * FILES
 
@@ -64,7 +64,7 @@ def test_a_local_tree_measures_each_file_once_and_no_folder_or_link(local_sandbo
 def test_a_local_tree_without_sizes_makes_no_lstat_and_says_no_size(local_sandbox: Sandbox) -> None:
     planted(local_sandbox)
     vfs = local_sandbox.vfs()
-    result, seen = measured(local_sandbox, lambda: directory_tree(vfs, ".", max_entries=10_000, sizes=False))
+    result, seen = measured(lambda: directory_tree(vfs, ".", max_entries=10_000, sizes=False))
     assert seen["lstats"] == 0
     first = result.tree["children"][0]["children"][0]["children"][0]
     assert (first["name"], first["type"], first["size"]) == ("back", "symlink", None)
@@ -76,8 +76,8 @@ def test_a_local_tree_without_sizes_makes_no_lstat_and_says_no_size(local_sandbo
 def test_a_local_tree_makes_a_few_python_calls_a_folder_not_one_an_entry(local_sandbox: Sandbox) -> None:
     planted(local_sandbox)
     vfs = local_sandbox.vfs()
-    result, seen = measured(local_sandbox, lambda: directory_tree(vfs, ".", max_entries=10_000, sizes=False))
-    text, drawn = render_tree(result), Counter[str]()
+    result, seen = measured(lambda: directory_tree(vfs, ".", max_entries=10_000, sizes=False))
+    text = render_tree(result)
     with counting() as drawn:
         render_tree(result)
     assert text.count(".py\n") == FOLDERS * FILES
