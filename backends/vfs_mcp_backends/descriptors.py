@@ -24,7 +24,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 MAX_HOPS = 40
 WINDOW = 32
@@ -195,7 +195,8 @@ class Visit:
 class _Level:
     fd: int | None
     prefix: str
-    todo: list[tuple[str, os.stat_result]]
+    todo: list[Any]
+    """The entries still to visit, last first: (name, lstat) for ``walk_tree``, rows for ``list_tree``."""
     depth: int
     name: str = ""
     st: os.stat_result | None = None
@@ -207,15 +208,12 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def walk_tree(
-    fd: int, max_depth: int | None = None, stats: bool = True, keep: Callable[[str, str], bool] | None = None
-) -> Iterator[Visit]:
+def walk_tree(fd: int, max_depth: int | None = None, stats: bool = True) -> Iterator[Visit]:
     """Every entry below the open directory ``fd`` (owned: closed at the end), depth first;
     never crosses a link. ``max_depth=1`` visits direct children only. ``stats=False``: each
-    visit's ``st`` holds the type only (see ``scan``). ``keep(name, rel)``: visit only the
-    entries it accepts (folders are gone into all the same), for a search that keeps few.
+    visit's ``st`` holds the type only (see ``scan``).
     """
-    stack = [_Level(fd, "", _todo(scan(fd, stats), "", keep), 1)]
+    stack = [_Level(fd, "", sorted(scan(fd, stats), reverse=True), 1)]
     try:
         while stack:
             level = stack[-1]
@@ -224,18 +222,14 @@ def walk_tree(
             while todo:  # this level's entries, until one is a directory to go into
                 name, st = todo.pop()
                 rel = prefix + name
-                if keep is None or keep(name, rel):
-                    yield Visit("entry", rel, st, level.fd, name)
+                yield Visit("entry", rel, st, level.fd, name)
                 if st.st_mode & TYPE_BITS != stat.S_IFDIR or not deeper:
                     continue
-                try:
-                    child = os.open(name, DIR_FLAGS, dir_fd=level.fd)
-                except FileNotFoundError:
-                    continue  # removed since the listing
-                except OSError as exc:
-                    if exc.errno == errno.ENOTDIR or exc.errno == errno.ELOOP:
-                        continue  # replaced by a file or a link since the listing: nothing to descend into
-                    yield Visit("unreadable", rel, st, level.fd, name, exc)
+                child = _enter(level.fd, name)
+                if isinstance(child, OSError):
+                    yield Visit("unreadable", rel, st, level.fd, name, child)
+                    continue
+                if child is None:
                     continue
                 try:
                     listed = scan(child, stats)
@@ -243,12 +237,7 @@ def walk_tree(
                     os.close(child)
                     yield Visit("unreadable", rel, st, level.fd, name, exc)
                     continue
-                stack.append(_Level(child, rel + "/", _todo(listed, rel + "/", keep), level.depth + 1, name, st))
-                let_go = stack[-WINDOW - 1] if len(stack) > WINDOW else None
-                if let_go is not None and let_go.fd is not None:
-                    let_go.ident = _ident(os.fstat(let_go.fd))
-                    os.close(let_go.fd)
-                    let_go.fd = None
+                _push(stack, _Level(child, rel + "/", sorted(listed, reverse=True), level.depth + 1, name, st))
                 break
             else:  # every entry of this level visited: leave it
                 stack.pop()
@@ -262,16 +251,117 @@ def walk_tree(
                 os.close(level.fd)
 
 
-def _todo(
-    entries: list[tuple[str, os.stat_result]], prefix: str, keep: Callable[[str, str], bool] | None
-) -> list[tuple[str, os.stat_result]]:
-    """A folder's entries to visit or go into, last first (popped from the end: name order;
-    names differ, so ``st`` is never compared). With ``keep``, the entries it refuses that are
-    not folders are left out here, in one pass: the walk's loop meets only the few it keeps
-    (and asks ``keep`` again for those and the folders)."""
-    if keep is not None:
-        entries = [(n, st) for n, st in entries if st.st_mode & TYPE_BITS == stat.S_IFDIR or keep(n, prefix + n)]
-    return sorted(entries, reverse=True)
+Row = tuple[str, str, int]
+"""A listed entry: its path below the listing's start, its fsspec type, its size (0 but for files)."""
+_DIRECTORY = "directory"
+
+
+def list_tree(
+    fd: int, max_depth: int | None = None, sizes: bool = True, keep: Callable[[str, str], bool] | None = None
+) -> tuple[list[Row], list[str]]:
+    """What ``walk_tree`` visits below the open directory ``fd`` (owned: closed at the end), as
+    rows in the same depth-first name order, and the folders that could not be read: no object
+    per entry but its row, and an lstat for regular files alone (a folder's or a link's type is
+    the listing's own; a link is never crossed). ``sizes=False``: no lstat at all, files
+    measured 0. ``keep(name, rel)``: only the entries it accepts are listed (and measured);
+    folders are gone into all the same."""
+    rows: list[Row] = []
+    unreadable: list[str] = []
+    add = rows.append
+    stack = [_Level(fd, "", _listed(fd, "", sizes, keep), 1)]
+    try:
+        while stack:
+            level = stack[-1]
+            assert level.fd is not None
+            todo, prefix, deeper = level.todo, level.prefix, max_depth is None or level.depth < max_depth
+            while todo:  # this folder's rows, until one is a folder to go into
+                name, kind, size = todo.pop()
+                rel = prefix + name
+                if kind != _DIRECTORY:
+                    add((rel, kind, size))
+                    continue
+                if keep is None or keep(name, rel):
+                    add((rel, kind, 0))
+                if not deeper:
+                    continue
+                child = _enter(level.fd, name)
+                if isinstance(child, OSError):
+                    unreadable.append(rel)
+                    continue
+                if child is None:
+                    continue
+                try:
+                    listed = _listed(child, rel + "/", sizes, keep)
+                except OSError:
+                    os.close(child)
+                    unreadable.append(rel)
+                    continue
+                _push(stack, _Level(child, rel + "/", listed, level.depth + 1))
+                break
+            else:
+                stack.pop()
+                _close(level, stack)
+    finally:
+        for level in stack:
+            if level.fd is not None:
+                os.close(level.fd)
+    return rows, unreadable
+
+
+def _listed(fd: int, prefix: str, sizes: bool, keep: Callable[[str, str], bool] | None) -> list[Row]:
+    """A folder's entries as (name, fsspec type, size), last name first (popped from the end:
+    name order). Folders are kept whatever ``keep`` says (to be gone into); a regular file is
+    measured once ``keep`` accepts it, and takes its type from that lstat (one that vanished
+    meanwhile is left out)."""
+    out: list[Row] = []
+    add = out.append
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                add((name, _DIRECTORY, 0))
+                continue
+            if keep is not None and not keep(name, prefix + name):
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                add((name, "symlink" if entry.is_symlink() else "other", 0))
+            elif not sizes:
+                add((name, "file", 0))
+            else:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                mode = st.st_mode & TYPE_BITS
+                add((name, "file", st.st_size) if mode == stat.S_IFREG else (name, _TYPES.get(mode, "other"), 0))
+    out.sort(reverse=True)  # names differ: only they are compared
+    return out
+
+
+_TYPES = {stat.S_IFDIR: _DIRECTORY, stat.S_IFREG: "file", stat.S_IFLNK: "symlink"}
+
+
+def _enter(fd: int, name: str) -> int | OSError | None:
+    """A descriptor of the folder ``name`` listed in ``fd``; None when it is no longer a folder
+    to go into (removed, or replaced by a file or a link since the listing); the error when it
+    cannot be opened."""
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return None if exc.errno in (errno.ENOTDIR, errno.ELOOP) else exc
+
+
+def _push(stack: list[_Level], level: _Level) -> None:
+    """Go into ``level``, letting go of the descriptor ``WINDOW`` levels up (its identity kept,
+    to know it again through ``..``)."""
+    stack.append(level)
+    let_go = stack[-WINDOW - 1] if len(stack) > WINDOW else None
+    if let_go is not None and let_go.fd is not None:
+        let_go.ident = _ident(os.fstat(let_go.fd))
+        os.close(let_go.fd)
+        let_go.fd = None
 
 
 def _close(level: _Level, stack: list[_Level]) -> None:

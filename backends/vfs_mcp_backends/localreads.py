@@ -19,7 +19,7 @@ from fsspec import AbstractFileSystem
 from fsspec.utils import stringify_path
 
 from vfs_mcp_backends.base import Keep, Names
-from vfs_mcp_backends.descriptors import DIR_FLAGS, TYPE_BITS, RootDescriptor, canonical, scan, walk_tree
+from vfs_mcp_backends.descriptors import DIR_FLAGS, TYPE_BITS, RootDescriptor, canonical, list_tree, scan, walk_tree
 from vfs_mcp_backends.hostpaths import real_path
 from vfs_mcp_backends.regular_files import READ_FLAGS, open_regular, read_range
 
@@ -188,26 +188,10 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
     @names_path
     def names(self, path: str, maxdepth: int | None = None, metadata: bool = True, keep: Keep | None = None) -> Names:
         """What ``find`` lists, as (path below ``path``, type, size) in the walk's depth-first
-        name order, and the folders that could not be read: no dict per entry. With ``keep``
-        only the entries it accepts are listed, and only those are measured (an lstat each)."""
-        items: list[tuple[str, str, int]] = []
-        unreadable: list[str] = []
-        top = self._dir.open_directory(self._parts(path))
-        for visit in walk_tree(top, maxdepth, stats=metadata and not keep, keep=keep):
-            if visit.event == "unreadable":
-                unreadable.append(visit.rel)
-                continue
-            if visit.event != "entry":
-                continue
-            st = visit.st
-            if keep is not None and metadata:
-                try:
-                    st = os.stat(visit.name, dir_fd=visit.dir_fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    continue  # gone since the listing
-            kind = _KINDS.get(st.st_mode & TYPE_BITS, "other")  # _kind, inline: once an entry
-            items.append((visit.rel, kind, st.st_size if kind == "file" else 0))
-        return items, unreadable
+        name order, and the folders that could not be read: a row per entry and no more
+        (``descriptors.list_tree``). Only regular files are measured, an lstat each; with
+        ``keep``, only those it accepts."""
+        return list_tree(self._dir.open_directory(self._parts(path)), maxdepth, metadata, keep)
 
     @names_path
     def modified(self, path: str) -> datetime:

@@ -206,6 +206,13 @@ async def tree(sandbox: Sandbox, **args: Any) -> tuple[dict[str, Any], str]:
     return ok(result), text(result)
 
 
+async def test_a_text_tree_measures_no_file_and_its_fields_say_so(loaded: Sandbox) -> None:
+    body, raw = await tree(loaded)
+    main = child(child(body["tree"], "src"), "main.py")
+    assert (main["type"], main["size"], main["children"]) == ("file", None, None)
+    assert "main.py" in raw
+
+
 async def test_directory_tree_json_nests_to_the_default_depth(loaded: Sandbox) -> None:
     body, raw = await tree(loaded, format="json")
     assert json.loads(raw) == body

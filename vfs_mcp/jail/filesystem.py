@@ -39,7 +39,7 @@ from vfs_mcp.jail import versions
 from vfs_mcp.jail.context import NO_CALL, CallContext
 from vfs_mcp.jail.entries import KINDS, Entry, Found, Kind, Listing, timestamp, tree_order
 from vfs_mcp.jail.mounts import Mount
-from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.jail.resolve import TEMP_PREFIX, Jail, Target
 from vfs_mcp.jail.tally import Counted
 from vfs_mcp.jail.versions import Reads, Version
 from vfs_mcp.sessions import Slots
@@ -524,6 +524,12 @@ class JailedFS:
         """``entries`` (a path below a folder, fsspec type, size) that the deny list leaves
         visible, as (mount-relative path, type, size); ``prefix`` is the folder's path."""
         hidden = self.jail.is_hidden
+        if not self.jail.deny:  # only our temp files hide: asked of the paths that may be one
+            return [
+                (path, KINDS.get(kind, "file"), size)
+                for rel, kind, size in entries
+                if TEMP_PREFIX not in (path := prefix + rel) or not hidden(path)
+            ]
         return [
             (path, KINDS.get(kind, "file"), size) for rel, kind, size in entries if not hidden(path := prefix + rel)
         ]

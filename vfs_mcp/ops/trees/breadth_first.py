@@ -61,11 +61,13 @@ def tree_listing(
     sieve: Sieve,
     shown: Shown,
     progress: Progress | None = None,
+    sizes: bool = True,
 ) -> TreeListing:
-    """The entries of the tree of ``root``, listed as this module's docstring says."""
+    """The entries of the tree of ``root``, listed as this module's docstring says.
+    ``sizes=False``: files need not be measured (a store that can skip it does; sizes may be 0)."""
     pages: list[Listing] = []
     counted = 0
-    for page in vfs.pages(root, max_depth):
+    for page in vfs.pages(root, max_depth, metadata=sizes):
         pages.append(page)
         if page.last:
             items = [item for batch in sifted(sieve, root, pages) for item in batch]

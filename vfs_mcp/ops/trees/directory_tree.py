@@ -142,16 +142,14 @@ def _contains(vfs: JailedFS, target: Target, needle: str) -> bool:
 
 TreeNode = dict[str, Any]
 """One entry of a tree, a plain dict (a tree may hold 100,000): name, type, ``size`` for files,
-``children`` for directories (None on the others)."""
-
-
-def tree_node(name: str, kind: str, size: int | None, children: list[TreeNode] | None) -> TreeNode:
-    return {"name": name, "type": kind, "size": size, "children": children}
+``children`` for directories (None on the others); ``nest`` makes them."""
 
 
 class TreeResult(BaseModel):
     path: str
-    tree: TreeNode = Field(description="Nested nodes: name, type, size (files), children (directories)")
+    tree: TreeNode = Field(
+        description="Nested nodes: name, type, size (files, with format='json'), children (directories)"
+    )
     directories: int
     files: int
     truncated: bool = Field(description="True when max_entries cut the tree (breadth-first); see notes")
@@ -170,10 +168,12 @@ def directory_tree(
     max_entries: int = DEFAULT_TREE_ENTRIES,
     progress: Progress | None = None,
     respect_gitignore: bool = True,
+    sizes: bool = True,
 ) -> TreeResult:
     """A nested tree of ``path`` to ``max_depth`` levels, capped at ``max_entries`` and cut
     breadth-first: every level complete before the next, the cut level's first entries in
-    name order (see ``levels``)."""
+    name order (see ``levels``). ``sizes=False``: files are not measured (their ``size`` is
+    None), which on a local disk saves an lstat a file, most of a big tree's time."""
     if max_depth < 1 or max_entries < 1:
         raise InvalidArgument("max_depth and max_entries must be 1 or more")
     notes: list[str] = []
@@ -189,24 +189,12 @@ def directory_tree(
         return include_files and (matches is None or matches(rel.rpartition("/")[2], below(root, rel)))
 
     every = include_files and matches is None
-    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress)
+    listing = tree_listing(vfs, root, max_depth, max_entries, sieve, None if every else shown, progress, sizes)
     kept, where = capped(listing, root, max_entries)
-    top = tree_node(root.name, "directory", None, [])
-    nodes = {root.rel: top}  # each kept directory by its mount-relative path
-    counts = {"directory": 0, "file": 0}
-    total = len(kept)
-    for done, (rel, kind, size) in enumerate(kept, 1):
-        if progress and (done % PROGRESS_EVERY == 0 or done == total):
-            progress(done, total, root.mount.display(rel))
-        folder, _, name = rel.rpartition("/")
-        node = tree_node(name, kind, size if kind == "file" else None, [] if kind == "directory" else None)
-        siblings = nodes[folder]["children"]
-        assert siblings is not None  # only directories are in `nodes`
-        siblings.append(node)
-        if kind == "directory":
-            nodes[rel] = node
-        counts[kind] = counts.get(kind, 0) + 1
-    omitted = len(listing.items) - total
+    top: TreeNode = {"name": root.name, "type": "directory", "size": None, "children": []}
+    told = None if progress is None else lambda done, rel: progress(done, len(kept), root.mount.display(rel))
+    directories, files = nest(kept, root.rel, top, told, sizes)
+    omitted = len(listing.items) - len(kept)
     if where:
         notes.insert(0, where)
     if note := ignored_note(sieve):
@@ -214,8 +202,8 @@ def directory_tree(
     return TreeResult(
         path=root.display,
         tree=top,
-        directories=counts["directory"],
-        files=counts["file"],
+        directories=directories,
+        files=files,
         truncated=omitted > 0 or not listing.complete,
         omitted=omitted,
         skipped=[root.mount.display(rel) for rel in listing.skipped],
@@ -250,6 +238,38 @@ def capped(listing: TreeListing, root: Target, cap: int) -> tuple[list[Item], st
     )
 
 
+def nest(
+    items: list[Item],
+    top_rel: str,
+    top: TreeNode,
+    progress: Callable[[int, str], object] | None = None,
+    sizes: bool = True,
+) -> tuple[int, int]:
+    """Put ``items`` (in depth-first order, each folder before what is in it, all below the
+    folder ``top_rel``) into ``top`` as nodes, a dict each and nothing more per entry; how many
+    are directories and files. ``progress(done, path)`` after every ``PROGRESS_EVERY`` and the
+    last. ``sizes=False``: the files' sizes were not measured, and are None."""
+    children: dict[str, list[TreeNode]] = {top_rel: top["children"]}
+    directories = files = 0
+    for start in range(0, len(items), PROGRESS_EVERY):
+        chunk = items[start : start + PROGRESS_EVERY]
+        for rel, kind, size in chunk:
+            folder, _, name = rel.rpartition("/")
+            if kind == "directory":
+                directories += 1
+                inside: list[TreeNode] = []
+                children[folder].append({"name": name, "type": kind, "size": None, "children": inside})
+                children[rel] = inside
+            elif kind == "file":
+                files += 1
+                children[folder].append({"name": name, "type": kind, "size": size if sizes else None, "children": None})
+            else:
+                children[folder].append({"name": name, "type": kind, "size": None, "children": None})
+        if progress:
+            progress(start + len(chunk), chunk[-1][0])
+    return directories, files
+
+
 def _depth_first(item: Item) -> str:
     return item[0].replace("/", "\x00")  # "/" sorts before every character a name holds
 
@@ -275,15 +295,23 @@ def render_tree(result: TreeResult, name: Callable[[str], str] = str) -> str:
     """The tree as indented text with box-drawing branches, each name (and the root's path)
     written as ``name`` writes it."""
     lines = [name(result.path)]
+    add, plain = lines.append, name is str
 
     def walk(node: TreeNode, prefix: str) -> None:
-        children = node["children"] or []
-        for i, child in enumerate(children):
-            last = i == len(children) - 1
-            suffix = "/" if child["type"] == "directory" else ""
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{name(child['name'])}{suffix}")
-            if child["children"] is not None:
-                walk(child, prefix + ("    " if last else "│   "))
+        children = node["children"]
+        if not children:
+            return
+        last = children[-1]
+        branch, final = prefix + "├── ", prefix + "└── "
+        for child in children:
+            label = child["name"] if plain else name(child["name"])
+            inside = child["children"]
+            if inside is None:  # not a directory
+                add((final if child is last else branch) + label)
+                continue
+            add(f"{final if child is last else branch}{label}/")
+            if inside:
+                walk(child, prefix + ("    " if child is last else "│   "))
 
     walk(result.tree, "")
     lines.append(f"{result.directories} directories, {result.files} files{skipped_note(result.skipped)}")
@@ -304,7 +332,9 @@ def nested_tree(
     root = vfs.resolve(path)
     # The reference walks everything: no ignore files, .git included. Its tree has no cap;
     # ours is cut breadth-first, so a capped tree still shows the top levels whole.
-    selection = select(vfs, root, exclude=list(exclude_patterns) or None, respect_gitignore=False)
+    selection = select(
+        vfs, root, exclude=list(exclude_patterns) or None, respect_gitignore=False, metadata=False
+    )  # names and types: no lstat of each entry
     relative = [selection.relative(entry) for entry in selection.entries]
     keep, _, _ = breadth_first_cut([rel.count("/") + 1 for rel in relative], limit)
     top: list[dict[str, Any]] = []
@@ -332,7 +362,7 @@ def glob_search(
     matches = minimatch(pattern)
     excluded = [minimatch(p) for p in exclude_patterns]
     root = vfs.resolve(path)
-    selection = select(vfs, root, respect_gitignore=False)
+    selection = select(vfs, root, respect_gitignore=False, metadata=False)
     pruned = None  # the excluded directory being skipped: depth-first order keeps its insides together
     found: list[str] = []
     omitted = 0

@@ -109,8 +109,18 @@ def directory_tree(
     respect_gitignore: bool = True,
     format: FormatArg = "text",
 ) -> CallToolResult:
+    # Files are measured where the answer shows the fields (the text does not show sizes).
     result = tree.directory_tree(
-        vfs, path, max_depth, include_files, pattern, exclude_patterns, max_entries, progress, respect_gitignore
+        vfs,
+        path,
+        max_depth,
+        include_files,
+        pattern,
+        exclude_patterns,
+        max_entries,
+        progress,
+        respect_gitignore,
+        sizes=format == "json",
     )
     return report(tree.tree_fields(result), render_tree(result), format)
 

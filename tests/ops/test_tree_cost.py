@@ -1,0 +1,87 @@
+"""What a big tree costs on a local disk, counted rather than timed: the lstats its listing
+makes (one a file, only where sizes are shown; none of a folder or a link) and the Python
+calls it makes (a few a folder, not one or more an entry: rows, not an object a step)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from conftest import Sandbox
+
+from vfs_mcp.ops.trees.directory_tree import TreeResult, directory_tree, render_tree
+
+FOLDERS, FILES = 30, 40  # 30 folders of 40 files, under 3 folders: 1,233 entries
+ENTRIES = 3 + FOLDERS + FOLDERS * FILES
+
+
+def planted(sandbox: Sandbox) -> None:
+    for folder in range(FOLDERS):
+        for file in range(FILES):
+            sandbox.put(f"top{folder % 3}/f{folder:02d}/m{file:02d}.py", "x" * file)
+    host = sandbox.mount.fs_path("")
+    os.symlink("top0", os.path.join(host, "top0", "f00", "back"))  # a link: listed, never measured
+
+
+@contextmanager
+def counting() -> Iterator[Counter[str]]:
+    """Python-level calls ("call", generator resumptions included) and lstats of listed entries
+    (``DirEntry.stat``) made inside the block."""
+    seen: Counter[str] = Counter()
+
+    def tally(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            seen["python calls"] += 1
+        elif event == "c_call" and getattr(arg, "__name__", "") == "stat" and isinstance(arg.__self__, os.DirEntry):
+            seen["lstats"] += 1
+
+    sys.setprofile(tally)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(None)
+
+
+def measured(call: Callable[[], TreeResult]) -> tuple[TreeResult, Counter[str]]:
+    call()  # imports and first-use caches are not the tree's cost
+    with counting() as seen:
+        result = call()
+    return result, seen
+
+
+def test_a_local_tree_measures_each_file_once_and_no_folder_or_link(local_sandbox: Sandbox) -> None:
+    planted(local_sandbox)
+    vfs = local_sandbox.vfs()
+    result, seen = measured(lambda: directory_tree(vfs, ".", max_entries=10_000))
+    assert (result.directories, result.files) == (3 + FOLDERS, FOLDERS * FILES)
+    assert seen["lstats"] == FOLDERS * FILES
+
+
+def test_a_local_tree_without_sizes_makes_no_lstat_and_says_no_size(local_sandbox: Sandbox) -> None:
+    planted(local_sandbox)
+    vfs = local_sandbox.vfs()
+    result, seen = measured(lambda: directory_tree(vfs, ".", max_entries=10_000, sizes=False))
+    assert seen["lstats"] == 0
+    first = result.tree["children"][0]["children"][0]["children"][0]
+    assert (first["name"], first["type"], first["size"]) == ("back", "symlink", None)
+    assert (result.tree["children"][0]["children"][0]["children"][1]["size"]) is None
+    sized = directory_tree(vfs, ".", max_entries=10_000)
+    assert render_tree(sized) == render_tree(result)  # the text shows no size either way
+
+
+def test_a_local_tree_makes_a_few_python_calls_a_folder_not_one_an_entry(local_sandbox: Sandbox) -> None:
+    planted(local_sandbox)
+    vfs = local_sandbox.vfs()
+    result, seen = measured(lambda: directory_tree(vfs, ".", max_entries=10_000, sizes=False))
+    text = render_tree(result)
+    with counting() as drawn:
+        render_tree(result)
+    assert text.count(".py\n") == FOLDERS * FILES
+    # Before the listing made rows (a Visit a step of a generator, a node by a function call),
+    # the tree made 3-4 calls an entry; now a folder's: its listing, its walk, its drawing.
+    assert seen["python calls"] < ENTRIES / 4, seen
+    assert drawn["python calls"] < ENTRIES / 10, drawn
