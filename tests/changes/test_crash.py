@@ -103,7 +103,7 @@ class Place:
         tree = {
             rel: hashlib.sha256(contents[path]).hexdigest() if path != "dir" else path for rel, path in entries.items()
         }
-        return {rel: kind for rel, kind in tree.items() if kind != "dir" or self.fs.protocol == "file"}
+        return {rel: kind for rel, kind in tree.items() if kind != "dir" or "file" in self.fs.protocol}
 
     def seed(self) -> None:
         for top in self.paths:
