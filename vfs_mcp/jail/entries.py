@@ -33,6 +33,10 @@ class Entry:
     storage_class: str | None = None
     token: str | None = None
     """What a conditional write compares (``BackendMount.version_token``), on stores with ETags."""
+    identity: tuple[int, ...] | None = None
+    """A local file's (device, inode, size, mtime, ctime), when it tells its content: the same
+    identity later is the same bytes (None when the file changed too recently for it to tell,
+    ``vfs_mcp_backends.localreads.identity``)."""
 
     @property
     def path(self) -> str:
