@@ -110,7 +110,7 @@ def test_the_byte_path_is_taken_for_an_exact_edit_of_a_plain_file_and_only_then(
         assert doc.text == data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
         spliced = edit_ops._exact_bytes(doc.data, [TextEdit(oldText="y = ", newText="z = ")])
         if plain:
-            assert spliced is not None and spliced[0] == data.replace(b"y = ", b"z = ")
+            assert spliced is not None and spliced[0].joined() == data.replace(b"y = ", b"z = ")
     # Read as another coding, or not exactly found: the text path.
     path.write_bytes(b"x = 1\ny = 2\n")
     assert not document.TextFile.load(vfs, vfs.resolve(path.name), "latin-1").plain
@@ -165,11 +165,15 @@ def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
         done = edit_ops._exact_bytes(data, [TextEdit(oldText=wanted, newText=new, replace_all=everything)])
         if done is None:
             continue
-        data, (report,) = done
+        data, (report,) = done[0].joined(), done[1]
+        pieces = done[0]
         reports.append(report)
     assume(reports)
-    on_bytes = unified.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
-    assert on_bytes == unified.unified_diff(old, data.decode(), "f.txt")
+    on_text = unified.unified_diff(old, data.decode(), "f.txt")
+    assert unified.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports)) == on_text
+    # What an edit diffs: the lines around the places, cut from the pieces (never joined whole).
+    around = edit_ops._around(old.encode(), pieces, edit_ops._known(reports))
+    assert unified.unified_diff_bytes(*around[:2], "f.txt", around[2]) == on_text
 
 
 def modules_after_edit(folder: Path, old: str) -> list[str]:

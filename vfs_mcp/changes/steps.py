@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from vfs_mcp.errors import Internal
+from vfs_mcp.jail.entries import Pieces
 from vfs_mcp.jail.resolve import Target
 
 State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
@@ -52,7 +53,8 @@ class Put:
     the mode is ``mode``, else the old file's, else the store's default for new files."""
 
     target: Target
-    data: bytes | None = None
+    data: bytes | Pieces | None = None
+    """The new content, or its ``Pieces`` (written one after the other, never joined)."""
     source: Target | None = None
     expect: Expect = Expect("file-or-absent")
     mode: int | None = None

@@ -14,7 +14,7 @@ from typing import Any
 from vfs_mcp.changes import Expect, Put, Step
 from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
-from vfs_mcp.jail.entries import sha256, sha256_aside
+from vfs_mcp.jail.entries import Pieces, sha256, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.codings import all_crlf
@@ -110,7 +110,7 @@ class TextFile:
         """The step that writes ``text`` over the file (``saved_bytes``)."""
         return self.saved_bytes(self.encode(text))
 
-    def saved_bytes(self, data: bytes) -> list[Step]:
+    def saved_bytes(self, data: bytes | Pieces) -> list[Step]:
         """The step that writes ``data`` over the file, if it still holds the bytes read (a size
         and a modification time can repeat within the clock's step, the content cannot lie; the
         ETag is compared too, by the store itself where it has conditional writes). Its bytes
