@@ -9,6 +9,7 @@ row, and edits the byte path hands back (no match, several, whitespace-normalise
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
+from vfs_mcp.jail import entries
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -197,3 +199,23 @@ def test_a_first_exact_edit_loads_no_regex_engine_and_a_whitespace_normalised_on
     """A call right after start pays for the imports of its path only: RE2 is the token match's."""
     assert modules_after_edit(folder, "gamma") == []
     assert modules_after_edit(folder, "alpha beta") == ["re2", "vfs_mcp.ops.search.regex"]
+
+
+def test_an_exact_edit_on_local_disk_writes_its_pieces_and_never_joins_the_new_bytes(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 100 MB file's join was a 100 MB copy (benchmarks/README.md): the head and tail go out
+    # as views of the bytes read, the new text between them.
+    path = folder / "pieces.txt"
+    data = b"head\n" * 1000 + b"x = 1\n" + b"tail\n" * 1000
+    path.write_bytes(data)
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+
+    def joined(self: entries.Pieces) -> bytes:
+        raise AssertionError("the new bytes were joined")
+
+    monkeypatch.setattr(entries.Pieces, "joined", joined)
+    result = edit_file(vfs, path.name, [TextEdit(oldText="x = 1", newText="x = 22")])
+    assert path.read_bytes() == data.replace(b"x = 1", b"x = 22")
+    assert result.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert result.diff.count("\n-x = 1") == 1 and result.diff.count("\n+x = 22") == 1
