@@ -30,8 +30,9 @@ class Expect:
     ``token``: the version token read (an ETag), ``content``: the bytes read, ``digest``:
     their sha256, ``fingerprint``: the raw state of a path (a moved folder, an empty one),
     ``points_to``: a link's text; ``identity``: the local file's identity where ``content`` was
-    read (``Entry.identity``): while the file's is the same, its bytes are not read again. A mismatch makes the change plan again on what is there
-    now; a plan that finds the caller's own pin (``expected_hash``) no longer holds says CONFLICT.
+    read (``Entry.identity``): while the file's is the same, its bytes are not read again. A
+    mismatch makes the change plan again on what is there now; a plan that finds the caller's
+    own pin (``expected_hash``) no longer holds says CONFLICT.
     """
 
     state: State = "any"
