@@ -13,6 +13,7 @@ import stat
 import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
+from time import time_ns
 from typing import Any, Self, TypeVar, cast
 
 from fsspec import AbstractFileSystem
@@ -125,11 +126,12 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
     def info(self, path: str, follow: bool = True, **kwargs: Any) -> dict[str, Any]:
         """Metadata; with ``follow`` a link reports its target (``islink`` still says it is one)."""
         parts = self._parts(path)
+        seen = time_ns()
         st = self._lstat(parts, follow=False)
         is_link = stat.S_ISLNK(st.st_mode)
         if follow and is_link:
             st = self._lstat(parts, follow=True)
-        return _info(self._strip_protocol(path), st, is_link)
+        return _info(self._strip_protocol(path), st, is_link, seen)
 
     @names_path
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
@@ -223,9 +225,10 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
         """The file's ``info`` and, when it holds at most ``limit`` bytes, its bytes: one walk, one open."""
         fd, is_link = self._open_file(path)
         try:
+            seen = time_ns()
             st = os.fstat(fd)
             data = read_range(fd, 0, st.st_size) if st.st_size <= limit else None
-            return _info(self._strip_protocol(path), st, is_link), data
+            return _info(self._strip_protocol(path), st, is_link, seen), data
         finally:
             os.close(fd)
 
@@ -265,7 +268,9 @@ def _kind(mode: int) -> str:
     return _KINDS.get(mode & TYPE_BITS, "other")
 
 
-def _info(name: str, st: os.stat_result, is_link: bool | None = None) -> dict[str, Any]:
+def _info(name: str, st: os.stat_result, is_link: bool | None = None, seen: int | None = None) -> dict[str, Any]:
+    """fsspec's metadata of ``st``; with ``seen`` (the clock, in ns, just before the stat) the
+    file's ``identity`` too."""
     kind = _kind(st.st_mode)
     return {
         "name": name,
@@ -279,7 +284,31 @@ def _info(name: str, st: os.stat_result, is_link: bool | None = None) -> dict[st
         "atime": st.st_atime,
         "created": getattr(st, "st_birthtime", st.st_ctime),
         "islink": kind == "symlink" if is_link is None else is_link,
+        "identity": identity(st, seen) if seen is not None and kind == "file" else None,
     }
+
+
+CLOCK_STEP_NS = 20_000_000
+"""How far behind the clock a file's times may be stamped: the kernel stamps them from a clock
+that moves once a tick (1-10 ms), twice over."""
+
+
+def identity(st: os.stat_result, seen: int) -> tuple[int, int, int, int, int] | None:
+    """What names a file's content as long as it stays the same: (device, inode, size, mtime,
+    ctime), from a stat made at ``seen`` (the clock, in ns, just before it). Any write made since
+    moves the ctime (which no one can set back, unlike the mtime) — unless the file was changed
+    within a step of the stamps' clock before the stat: then a second change may land on the
+    same ctime, and there is no identity (git's racy index entry). The step is the clock's tick,
+    or what the stamp shows of the filesystem's (a ctime in whole seconds: 2 s, FAT's)."""
+    stamp = st.st_ctime_ns
+    step = 1
+    while step < 10**9 and stamp % (step * 10) == 0:
+        step *= 10
+    if step == 10**9:
+        step = 2 * 10**9
+    if stamp + step + CLOCK_STEP_NS >= seen:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, stamp)
 
 
 def _named(name: str, path: str) -> str:

@@ -9,6 +9,7 @@ row, and edits the byte path hands back (no match, several, whitespace-normalise
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from vfs_mcp.errors import VfsError
+from vfs_mcp.jail import entries
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -110,7 +112,7 @@ def test_the_byte_path_is_taken_for_an_exact_edit_of_a_plain_file_and_only_then(
         assert doc.text == data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
         spliced = edit_ops._exact_bytes(doc.data, [TextEdit(oldText="y = ", newText="z = ")])
         if plain:
-            assert spliced is not None and spliced[0] == data.replace(b"y = ", b"z = ")
+            assert spliced is not None and spliced[0].joined() == data.replace(b"y = ", b"z = ")
     # Read as another coding, or not exactly found: the text path.
     path.write_bytes(b"x = 1\ny = 2\n")
     assert not document.TextFile.load(vfs, vfs.resolve(path.name), "latin-1").plain
@@ -165,11 +167,15 @@ def test_the_diff_of_the_bytes_is_the_diff_of_the_texts_found_from_their_ends(
         done = edit_ops._exact_bytes(data, [TextEdit(oldText=wanted, newText=new, replace_all=everything)])
         if done is None:
             continue
-        data, (report,) = done
+        data, (report,) = done[0].joined(), done[1]
+        pieces = done[0]
         reports.append(report)
     assume(reports)
-    on_bytes = unified.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports))
-    assert on_bytes == unified.unified_diff(old, data.decode(), "f.txt")
+    on_text = unified.unified_diff(old, data.decode(), "f.txt")
+    assert unified.unified_diff_bytes(old.encode(), data, "f.txt", edit_ops._known(reports)) == on_text
+    # What an edit diffs: the lines around the places, cut from the pieces (never joined whole).
+    around = edit_ops._around(old.encode(), pieces, edit_ops._known(reports))
+    assert unified.unified_diff_bytes(*around[:2], "f.txt", around[2]) == on_text
 
 
 def modules_after_edit(folder: Path, old: str) -> list[str]:
@@ -193,3 +199,23 @@ def test_a_first_exact_edit_loads_no_regex_engine_and_a_whitespace_normalised_on
     """A call right after start pays for the imports of its path only: RE2 is the token match's."""
     assert modules_after_edit(folder, "gamma") == []
     assert modules_after_edit(folder, "alpha beta") == ["re2", "vfs_mcp.ops.search.regex"]
+
+
+def test_an_exact_edit_on_local_disk_writes_its_pieces_and_never_joins_the_new_bytes(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 100 MB file's join was a 100 MB copy (benchmarks/README.md): the head and tail go out
+    # as views of the bytes read, the new text between them.
+    path = folder / "pieces.txt"
+    data = b"head\n" * 1000 + b"x = 1\n" + b"tail\n" * 1000
+    path.write_bytes(data)
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(folder)))]))
+
+    def joined(self: entries.Pieces) -> bytes:
+        raise AssertionError("the new bytes were joined")
+
+    monkeypatch.setattr(entries.Pieces, "joined", joined)
+    result = edit_file(vfs, path.name, [TextEdit(oldText="x = 1", newText="x = 22")])
+    assert path.read_bytes() == data.replace(b"x = 1", b"x = 22")
+    assert result.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert result.diff.count("\n-x = 1") == 1 and result.diff.count("\n+x = 22") == 1

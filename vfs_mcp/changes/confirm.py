@@ -53,7 +53,7 @@ from vfs_mcp.changes.steps import (
 )
 from vfs_mcp.config import DEFAULT_UNDO_BYTES
 from vfs_mcp.errors import Conflict
-from vfs_mcp.jail.entries import timestamp
+from vfs_mcp.jail.entries import sha256, timestamp
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 
@@ -315,7 +315,7 @@ def _expect_key(expect: Expect) -> str:
 
 def _data_key(op: Put) -> str:
     if op.data is not None:
-        return op.digest() if op.digest is not None else hashlib.sha256(op.data).hexdigest()
+        return op.digest() if op.digest is not None else sha256(op.data)
     return f"copy of {op.source.display if op.source else ''}"
 
 

@@ -330,7 +330,8 @@ def _write(vfs: JailedFS, op: Put, entry: Entry | None, mode: int | None, state:
     assert op.data is not None
     if capabilities.conditional_writes and (entry is None or op.expect.token is not None):
         # The service decides: no other writer, of this server or another, slips in between.
-        version = store.put_if(vfs, target, op.data, token=None if entry is None else op.expect.token)
+        data = op.data if isinstance(op.data, bytes) else op.data.joined()  # one request body
+        version = store.put_if(vfs, target, data, token=None if entry is None else op.expect.token)
         if version is not None:
             state.versions[_key(target)] = version
     else:

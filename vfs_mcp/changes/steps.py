@@ -14,6 +14,7 @@ from typing import Literal
 
 from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.errors import Internal
+from vfs_mcp.jail.entries import Pieces
 from vfs_mcp.jail.resolve import Target
 
 State = Literal["absent", "file", "directory", "symlink", "other", "file-or-absent", "any"]
@@ -29,8 +30,10 @@ class Expect:
 
     ``token``: the version token read (an ETag), ``content``: the bytes read, ``digest``:
     their sha256, ``fingerprint``: the raw state of a path (a moved folder, an empty one),
-    ``points_to``: a link's text. A mismatch makes the change plan again on what is there
-    now; a plan that finds the caller's own pin (``expected_hash``) no longer holds says CONFLICT.
+    ``points_to``: a link's text; ``identity``: the local file's identity where ``content`` was
+    read (``Entry.identity``): while the file's is the same, its bytes are not read again. A
+    mismatch makes the change plan again on what is there now; a plan that finds the caller's
+    own pin (``expected_hash``) no longer holds says CONFLICT.
     """
 
     state: State = "any"
@@ -39,6 +42,7 @@ class Expect:
     digest: str | None = None
     fingerprint: Fingerprint | None = None
     points_to: str | None = None
+    identity: tuple[int, ...] | None = None
 
 
 ABSENT = Expect("absent")
@@ -51,7 +55,8 @@ class Put:
     the mode is ``mode``, else the old file's, else the store's default for new files."""
 
     target: Target
-    data: bytes | None = None
+    data: bytes | Pieces | None = None
+    """The new content, or its ``Pieces`` (written one after the other, never joined)."""
     source: Target | None = None
     expect: Expect = Expect("file-or-absent")
     mode: int | None = None

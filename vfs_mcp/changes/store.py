@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from vfs_mcp.errors import NotADirectory, NotFound, Stale
-from vfs_mcp.jail.entries import Entry
+from vfs_mcp.jail.entries import Entry, Pieces
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import PreconditionFailed, ensure_wanted
@@ -66,8 +66,16 @@ def _options(target: Target, mode: int | None) -> dict[str, Any]:
     return options
 
 
-def put(vfs: JailedFS, target: Target, data: bytes, *, mode: int | None = None) -> None:
-    """``data`` as the whole new content, visible in one step (local disks stage it)."""
+def put(vfs: JailedFS, target: Target, data: bytes | Pieces, *, mode: int | None = None) -> None:
+    """``data`` as the whole new content, visible in one step (local disks stage it); its
+    ``Pieces`` written one after the other, on a store that stages its files (a local disk),
+    else joined into one body."""
+    if isinstance(data, Pieces):
+        if target.mount.capabilities.local_io:
+            ensure_wanted()
+            _staged(vfs, target, "wb", data.parts, _options(target, mode))
+            return
+        data = data.joined()
     with vfs.guard(target):
         ensure_wanted()
         target.mount.fs.pipe_file(target.fs_path, data, **_options(target, mode))
@@ -111,7 +119,9 @@ def append(vfs: JailedFS, target: Target, data: bytes) -> None:
     _staged(vfs, target, "ab", [data], {})
 
 
-def _staged(vfs: JailedFS, target: Target, mode: str, chunks: Iterable[bytes], options: dict[str, Any]) -> None:
+def _staged(
+    vfs: JailedFS, target: Target, mode: str, chunks: Iterable[bytes | memoryview], options: dict[str, Any]
+) -> None:
     """Write ``chunks`` through the store's staged-file protocol: visible at ``commit``, never
     before; a failure (or a call given up) discards them."""
     with vfs.guard(target):

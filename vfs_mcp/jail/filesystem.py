@@ -197,6 +197,7 @@ class JailedFS:
             str(etag).strip('"') if etag else None,
             get("StorageClass"),
             mount.backend.version_token(raw) if mount.capabilities.etags else None,
+            get("identity"),
         )
 
     def exists(self, target: Target) -> bool:

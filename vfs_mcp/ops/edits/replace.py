@@ -22,6 +22,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 from vfs_mcp import changes
 from vfs_mcp.changes import Plan
 from vfs_mcp.errors import Conflict, InvalidArgument
+from vfs_mcp.jail.entries import Pieces
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
@@ -340,9 +341,9 @@ def _edit(
     spliced = _exact_bytes(doc.data, edits) if doc.plain else None
     if spliced is not None:
         data, reports = spliced
-        known = _known(reports)
-        diff = unified_diff_bytes(doc.data, data, target.display, known, max_chars=max_diff)
-        changed = _changed(doc.data, data, known)
+        old, new, known = _around(doc.data, data, _known(reports))
+        diff = unified_diff_bytes(old, new, target.display, known, max_chars=max_diff)
+        changed = _changed(old, new, known)
         ops = doc.saved_bytes(data) if not dry_run and changed else []
     else:
         text, reports = doc.text, []
@@ -367,22 +368,106 @@ def _changed(old: bytes, new: bytes, known: Known) -> bool:
     return len(new) != len(old) or not old.startswith(memoryview(new)[known.head : end], known.head)
 
 
-def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchReport]] | None:
+MAX_PIECES = 15
+"""Pieces an edit's new bytes are left in (its text in 7 places); past them, joined: each is a write."""
+AROUND_LINES = 5
+"""Lines kept above and below where ``_around``'s texts differ: more than the diff's context (3)."""
+SAME_CHUNK = 64 * 1024
+"""Bytes compared at a time by ``_around`` while the texts go on being the same past the edits' places."""
+
+
+def _around(old: bytes, new: Pieces, known: Known) -> tuple[bytes, bytes, Known]:
+    """The lines of ``old`` and ``new`` (``old`` edited as ``known`` tells) from
+    ``AROUND_LINES`` lines above where they first differ to as many below where they last do,
+    and what is known of them: all the diff and ``_changed`` look at, had without joining
+    ``new``. The texts may go on being the same past the edits' places (a line put before a
+    run of the same lines): compared on, a chunk at a time, to where they differ."""
+    size = min(len(old), len(new))
+    head = known.head
+    while head < size:
+        chunk = min(SAME_CHUNK, size - head)
+        a, b = old[head : head + chunk], _cut(new.parts, head, head + chunk)
+        if a != b:
+            head += _same_prefix(a, b)
+            break
+        head += chunk
+    tail, end_new = min(known.tail, size - head), len(new)  # never into the same head
+    while tail < size - head:
+        chunk = min(SAME_CHUNK, size - head - tail)
+        a = old[len(old) - tail - chunk : len(old) - tail]
+        b = _cut(new.parts, end_new - tail - chunk, end_new - tail)
+        if a != b:
+            tail += _same_prefix(a[::-1], b[::-1])
+            break
+        tail += chunk
+    start = head
+    for _ in range(AROUND_LINES + 1):
+        start = old.rfind(b"\n", 0, start)
+        if start < 0:
+            break
+    start += 1
+    end = len(old) - tail
+    for _ in range(AROUND_LINES + 1):
+        end = old.find(b"\n", end) + 1
+        if not end:
+            end = len(old)
+            break
+    cut = len(old) - end  # the same bytes end both
+    at, lines = known.at, known.lines  # a place whose lines above are counted, moved into the lines kept
+    if at < start:
+        at, lines = start, lines + old.count(b"\n", at, start)
+    elif at > end:
+        at, lines = end, lines - old.count(b"\n", end, at)
+    around = Known(head - start, tail - cut, at - start, lines)
+    return old[start:end], _cut(new.parts, start, len(new) - cut), around
+
+
+def _same_prefix(a: bytes, b: bytes) -> int:
+    """How many bytes ``a`` and ``b`` (which differ) start with the same: halving the part that differs."""
+    same, size = 0, min(len(a), len(b))
+    while size > 0:
+        half = (size + 1) // 2
+        if a[same : same + half] == b[same : same + half]:
+            same, size = same + half, size - half
+        elif half == 1:
+            break
+        else:
+            size = half
+    return same
+
+
+def _cut(parts: tuple[bytes | memoryview, ...], start: int, end: int) -> bytes:
+    """The bytes from ``start`` to ``end`` of ``parts`` one after the other."""
+    out: list[bytes | memoryview] = []
+    at = 0
+    for part in parts:
+        size = len(part)
+        if at < end and at + size > start:
+            out.append(part[max(0, start - at) : min(size, end - at)])
+        at += size
+    return b"".join(out)
+
+
+def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[Pieces, list[MatchReport]] | None:
     """The edits made on a plain file's bytes (``TextFile.plain``) when each is found exactly,
     once or (``replace_all``) anywhere, and their reports (places in bytes); else None (nor when
     a text cannot be UTF-8: a lone surrogate), for the text path to decide.
 
-    The places are found by ``memmem`` where they lie and spliced in one copy, their lines
-    counted in the bytes, the file never decoded. UTF-8 finds a character's bytes only where the
-    character is, so each place, line and splice is the one the text path would give (a
-    property test holds them to it).
+    The places are found by ``memmem`` where they lie, their lines counted in the bytes, the
+    file never decoded; the last edit's bytes are left as pieces (views of the bytes before it
+    and its new text: written, never joined), each edit before it spliced in one copy for the
+    next to search. UTF-8 finds a character's bytes only where the character is, so each place,
+    line and splice is the one the text path would give (a property test holds them to it).
     """
     reports = []
+    pieces = Pieces([data])
     for number, edit in enumerate(edits):
         try:
             old, new = edit.old_text.encode(), edit.new_text.encode()
         except UnicodeEncodeError:
             return None
+        if number:
+            data = pieces.joined()  # the edit before: joined for this one to search
         starts = find_all_bytes(data, old, None if edit.replace_all else 2) if old else []
         if not starts or (len(starts) > 1 and not edit.replace_all):
             return None
@@ -398,9 +483,9 @@ def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[bytes, list[MatchR
         )
         report._start, report._kept = starts[0], len(data) - starts[-1] - len(old)
         reports.append(report)
-        view = memoryview(data)  # slices of it are not copies: the join is the one copy
+        view = memoryview(data)  # slices of it are not copies
         parts: list[bytes | memoryview] = [view[: starts[0]]]
         for at, after in itertools.pairwise([*starts, len(data)]):
             parts += [new, view[at + len(old) : after]]
-        data = b"".join(parts)
-    return data, reports
+        pieces = Pieces(parts if len(parts) <= MAX_PIECES else [b"".join(parts)])
+    return pieces, reports

@@ -406,7 +406,9 @@ class Indexes:
 
         for step in steps:
             if isinstance(step, Put) and step.data is not None:
-                data = step.data
+                if len(step.data) > MAX_INDEXED_BYTES:
+                    continue
+                data = step.data if isinstance(step.data, bytes) else step.data.joined()
             elif isinstance(step, Restore) and isinstance(step.image, FileImage) and step.image.data is not None:
                 data = step.image.data
             else:

@@ -14,7 +14,7 @@ from typing import Any
 from vfs_mcp.changes import Expect, Put, Step
 from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
-from vfs_mcp.jail.entries import sha256, sha256_aside
+from vfs_mcp.jail.entries import Pieces, sha256, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.codings import all_crlf
@@ -35,6 +35,8 @@ class TextFile:
     mode: int | None = None
     decoded: str | None = None
     """The text, once decoded: an ASCII file read as UTF-8 is decoded only when ``text`` is asked for."""
+    identity: tuple[int, ...] | None = None
+    """The local file's identity when read (``Entry.identity``): a save that finds it the same need not compare the bytes."""
 
     @functools.cached_property
     def sha256(self) -> str:
@@ -49,7 +51,7 @@ class TextFile:
         if check_encoding(encoding) == "utf-8" and data.isascii() and not looks_binary(data):
             # Valid UTF-8 already (``isascii`` is a word at a time, no copy): an exact edit works on
             # the bytes and never needs the text (``plain``).
-            return cls(target, data, encoding, all_crlf(data), entry.token, mode=entry.mode)
+            return cls(target, data, encoding, all_crlf(data), entry.token, mode=entry.mode, identity=entry.identity)
         errors = "strict"
         try:
             raw = decode(data, encoding, target.display)
@@ -60,7 +62,7 @@ class TextFile:
             raw, errors = data.decode("utf-8", "surrogateescape"), "surrogateescape"
         crlf = all_crlf(raw)
         text = raw.replace("\r\n", "\n") if crlf else raw
-        return cls(target, data, encoding, crlf, entry.token, errors, entry.mode, text)
+        return cls(target, data, encoding, crlf, entry.token, errors, entry.mode, text, entry.identity)
 
     @property
     def text(self) -> str:
@@ -108,12 +110,12 @@ class TextFile:
         """The step that writes ``text`` over the file (``saved_bytes``)."""
         return self.saved_bytes(self.encode(text))
 
-    def saved_bytes(self, data: bytes) -> list[Step]:
+    def saved_bytes(self, data: bytes | Pieces) -> list[Step]:
         """The step that writes ``data`` over the file, if it still holds the bytes read (a size
         and a modification time can repeat within the clock's step, the content cannot lie; the
         ETag is compared too, by the store itself where it has conditional writes). Its bytes
         are hashed on another thread while they are written (``hashed_into``)."""
-        expect = Expect("file", token=self.token, content=self.data)
+        expect = Expect("file", token=self.token, content=self.data, identity=self.identity)
         return [Put(self.target, data, expect=expect, digest=sha256_aside(data))]
 
 
