@@ -349,15 +349,13 @@ def _release_stores() -> Iterator[None]:
     inside an async test, s3fs's finalizer schedules the session close on the test's loop
     ("attached to a different loop"). Collected here, it closes on fsspec's own loop.
 
-    What survives the collection is frozen (``gc.freeze``, as the server does after loading):
-    the next module's collection, and the interpreter's own, scan only what was made since.
-    A worker's heap grows all session (moto's server, in this process, keeps every object its
-    tests wrote): a module's last teardown took up to 6 s in a full run, most of it this collection.
+    Nothing is frozen (``gc.freeze``) after it: what a later module's fixtures let go in a cycle
+    would never be collected, and the pipes and sockets it holds stayed open (a full run's
+    workers ran out of descriptors for ``select``).
     """
     yield
     _live_stores.clear()
     gc.collect()
-    gc.freeze()
 
 
 @dataclass

@@ -15,6 +15,8 @@ from mcp import Client
 from processes import stdio_params
 from results import changed, ok
 
+from vfs_mcp.changes import log
+
 pytestmark = pytest.mark.anyio
 
 
@@ -33,6 +35,14 @@ def vfs_mcp(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_change_id_never_begins_with_a_dash_which_the_command_line_would_read_as_an_option(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn = iter(["-NYTYd5JX58eWEdjP4IxAw", "NYTYd5JX58eWEdjP4IxAw"])  # the first, drawn in a full run
+    monkeypatch.setattr(log.secrets, "token_urlsafe", lambda size: next(drawn))
+    assert log.new_id() == "NYTYd5JX58eWEdjP4IxAw"
 
 
 async def test_a_person_puts_the_folder_back_and_then_the_agents_work_back_with_three_commands(

@@ -65,8 +65,11 @@ DONE = "done"
 
 
 def new_id() -> str:
-    """An unguessable change id (128 random bits)."""
-    return secrets.token_urlsafe(16)
+    """An unguessable change id (128 random bits), never beginning with "-", which a command
+    line reads as an option (``vfs-mcp undo ID``: one id in 64 did)."""
+    while (made := secrets.token_urlsafe(16)).startswith("-"):
+        continue
+    return made
 
 
 def check_id(change_id: str) -> str:

@@ -71,7 +71,7 @@ def put(vfs: JailedFS, target: Target, data: bytes | Pieces, *, mode: int | None
     ``Pieces`` written one after the other, on a store that stages its files (a local disk),
     else joined into one body."""
     if isinstance(data, Pieces):
-        if target.mount.capabilities.local_io:
+        if target.mount.capabilities.host_paths:
             ensure_wanted()
             _staged(vfs, target, "wb", data.parts, _options(target, mode))
             return
