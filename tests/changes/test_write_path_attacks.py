@@ -29,6 +29,7 @@ from vfs_mcp.profiles.results import error_of
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
 from vfs_mcp.testing.faults import Fault, FaultyMount
+from vfs_mcp_backends import folder_locks
 
 pytestmark = pytest.mark.anyio
 
@@ -127,6 +128,14 @@ async def test_moving_a_folder_never_puts_a_file_where_the_deny_list_would_refus
 # -- a second writer ----------------------------------------------------------------------
 
 
+@pytest.fixture
+def short_lock_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second writer meets the first's lock, held while the hook runs: it is refused after
+    half a second instead of ten (the same outcome, 9.5 s less of a test run)."""
+    monkeypatch.setattr(folder_locks, "LOCK_WAIT", 0.5)
+
+
+@pytest.mark.usefixtures("short_lock_wait")
 async def test_undo_of_a_folder_copy_never_deletes_a_file_another_writer_saved_in_it_meanwhile(
     sandbox: Sandbox,
 ) -> None:
@@ -141,6 +150,7 @@ async def test_undo_of_a_folder_copy_never_deletes_a_file_another_writer_saved_i
         assert box.exists("e/colleague.txt"), shown(undone)
 
 
+@pytest.mark.usefixtures("short_lock_wait")
 async def test_a_write_that_fails_never_deletes_a_file_another_writer_saved_in_a_folder_it_made(
     sandbox: Sandbox,
 ) -> None:
