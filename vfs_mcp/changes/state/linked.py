@@ -89,6 +89,8 @@ def orphans(folder: int, started: int, named: Callable[[list[str]], set[str]]) -
     done to the file since makes it only newer) is before ``started``, when the oldest live
     instance made its lock file (nanoseconds, by the same filesystem's clock). An instance links
     only while it holds its lock, so an older image was linked by an instance that is dead now.
+    That clock is coarse (a few ms): an image linked in the tick a live instance started in is
+    left, since it could be that instance's.
     ``named`` gives, of the change ids it is asked about, those a record names (pending, filed
     or quarantined; it looks at the pending records first, then the filed ones, the way a record
     moves): what no record names, none will — its instance died before writing it (a pending
