@@ -886,8 +886,8 @@ def test_the_common_prefix_and_suffix_of_two_texts_are_found_by_halving_as_by_st
     other = "".join(new)
     kept, unified.CHUNK = unified.CHUNK, chunk
     try:
-        head = unified._same_head(text, other)
-        tail = unified._same_tail(text, other, head)
+        head = unified.same_head(text, other)
+        tail = unified.same_tail(text, other, head)
     finally:
         unified.CHUNK = kept
     stepped = next((i for i, (x, y) in enumerate(zip(text, other, strict=False)) if x != y), min(len(text), len(other)))

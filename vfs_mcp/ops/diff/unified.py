@@ -87,7 +87,7 @@ class Diff:
         return out
 
 
-def _same_head(a: AnyStr, b: AnyStr, known: int = 0) -> int:
+def same_head(a: AnyStr, b: AnyStr, known: int = 0) -> int:
     """Length of the common prefix (at least ``known``): compared a chunk at a time, then
     halving the chunk that differs (every comparison a ``memcmp`` of a slice, none a
     character at a time)."""
@@ -95,7 +95,7 @@ def _same_head(a: AnyStr, b: AnyStr, known: int = 0) -> int:
     return _common(n, lambda i, k: a[i : i + k] == b[i : i + k], known)
 
 
-def _same_tail(a: AnyStr, b: AnyStr, head: int, known: int = 0) -> int:
+def same_tail(a: AnyStr, b: AnyStr, head: int, known: int = 0) -> int:
     """Length of the common suffix (at least ``known``) that does not overlap the common prefix."""
     n, la, lb = min(len(a), len(b)) - head, len(a), len(b)
     return _common(n, lambda i, k: a[la - i - k : la - i] == b[lb - i - k : lb - i], known)
@@ -163,10 +163,10 @@ def diff(
     """The line diff of two texts: its hunks with ``context`` lines, as many as fit in
     ``max_chars`` characters. With ``known`` the texts are compared and counted from what the
     caller knows, not from their ends."""
-    head = _same_head(old, new, known.head if known else 0)
+    head = same_head(old, new, known.head if known else 0)
     if head == len(old) == len(new):
         return Diff([], 0, 0, max_chars)
-    tail = _same_tail(old, new, head, known.tail if known else 0)
+    tail = same_tail(old, new, head, known.tail if known else 0)
     span = _span(old, new, head, tail, context)
     if known is None:
         lo = old.count("\n", 0, span.start)
@@ -365,8 +365,8 @@ def unified_diff_bytes(
 ) -> str:
     """``unified_diff`` of two UTF-8 texts given as their bytes, ``known`` counted in bytes:
     only the lines the diff shows are decoded and compared (the same diff as of the texts)."""
-    head = _same_head(old, new, known.head)
-    tail = _same_tail(old, new, head, known.tail)
+    head = same_head(old, new, known.head)
+    tail = same_tail(old, new, head, known.tail)
     # The lines ``diff`` would show of the texts: from `context` lines above the first
     # difference to `context` lines below the last (it finds the same ones inside them).
     span = _span(old, new, head, tail, context)

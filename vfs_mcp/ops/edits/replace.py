@@ -27,7 +27,14 @@ from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.globs import re2_options
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.jail.tally import count_matched
-from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS, Known, unified_diff, unified_diff_bytes
+from vfs_mcp.ops.diff.unified import (
+    DEFAULT_MAX_DIFF_CHARS,
+    Known,
+    same_head,
+    same_tail,
+    unified_diff,
+    unified_diff_bytes,
+)
 from vfs_mcp.ops.edits.indentation import reindent
 from vfs_mcp.ops.files.write import writable
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile, hashed_into
@@ -388,7 +395,7 @@ def _around(old: bytes, new: Pieces, known: Known) -> tuple[bytes, bytes, Known]
         chunk = min(SAME_CHUNK, size - head)
         a, b = old[head : head + chunk], _cut(new.parts, head, head + chunk)
         if a != b:
-            head += _same_prefix(a, b)
+            head += same_head(a, b)
             break
         head += chunk
     tail, end_new = min(known.tail, size - head), len(new)  # never into the same head
@@ -397,7 +404,7 @@ def _around(old: bytes, new: Pieces, known: Known) -> tuple[bytes, bytes, Known]
         a = old[len(old) - tail - chunk : len(old) - tail]
         b = _cut(new.parts, end_new - tail - chunk, end_new - tail)
         if a != b:
-            tail += _same_prefix(a[::-1], b[::-1])
+            tail += same_tail(a, b, 0)
             break
         tail += chunk
     start = head
@@ -420,20 +427,6 @@ def _around(old: bytes, new: Pieces, known: Known) -> tuple[bytes, bytes, Known]
         at, lines = end, lines - old.count(b"\n", end, at)
     around = Known(head - start, tail - cut, at - start, lines)
     return old[start:end], _cut(new.parts, start, len(new) - cut), around
-
-
-def _same_prefix(a: bytes, b: bytes) -> int:
-    """How many bytes ``a`` and ``b`` (which differ) start with the same: halving the part that differs."""
-    same, size = 0, min(len(a), len(b))
-    while size > 0:
-        half = (size + 1) // 2
-        if a[same : same + half] == b[same : same + half]:
-            same, size = same + half, size - half
-        elif half == 1:
-            break
-        else:
-            size = half
-    return same
 
 
 def _cut(parts: tuple[bytes | memoryview, ...], start: int, end: int) -> bytes:
