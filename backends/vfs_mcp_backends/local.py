@@ -59,7 +59,8 @@ class LocalMount(BackendMount):
         return self.store.real_path(path)
 
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None]:
-        return self.store.read_whole(path, limit)
+        store: DescriptorFileSystem = self.fs  # ``store`` without its two calls: this is one a file read
+        return store.read_whole(path, limit)
 
     def walk(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = self.store.find(

@@ -97,10 +97,10 @@ class DescriptorFileSystem(DescriptorReads):
     def _append_to(self, fd: int, name: str, autocommit: bool) -> AppendFile | None:
         """An appender for ``name``, or None when a new file must be staged (none yet, or hard-linked)."""
         try:
-            handle = open_regular(fd, name, APPEND_FLAGS)
+            handle, st = open_regular(fd, name, APPEND_FLAGS)
         except FileNotFoundError:
             return None
-        if os.fstat(handle).st_nlink > 1:
+        if st.st_nlink > 1:
             os.close(handle)
             return None
         return AppendFile(handle, autocommit=autocommit)
@@ -108,7 +108,7 @@ class DescriptorFileSystem(DescriptorReads):
     def _copy_into(self, fd: int, name: str, staged: StagedFile) -> None:
         try:
             try:
-                handle = open_regular(fd, name, READ_FLAGS)
+                handle, _ = open_regular(fd, name, READ_FLAGS)
             except FileNotFoundError:
                 return  # a new file: nothing to append to
             with os.fdopen(handle, "rb") as old:

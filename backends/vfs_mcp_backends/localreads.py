@@ -79,7 +79,10 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
 
     def _parts(self, path: str) -> list[str]:
         """The root-relative components of a host path under the root."""
-        path = self._strip_protocol(path)
+        return self._inside(self._strip_protocol(path))
+
+    def _inside(self, path: str) -> list[str]:
+        """``_parts`` of a path already stripped of its protocol (``_strip_protocol``)."""
         for base in (self.root, self.real_root):
             if path == base:
                 return []
@@ -208,35 +211,37 @@ class DescriptorReads(AbstractFileSystem):  # type: ignore[misc]  # fsspec is un
     @names_path
     def open_regular(self, path: str) -> int:
         """A read descriptor of the regular file ``path``; never blocks on a FIFO or device."""
-        return self._open_file(path)[0]
+        return self._open_file(self._strip_protocol(path))[0]
 
-    def _open_file(self, path: str) -> tuple[int, bool]:
-        """``open_regular``, and whether ``path`` is a link (to the file opened)."""
-        parts = self._parts(path)
+    def _open_file(self, path: str) -> tuple[int, os.stat_result, bool]:
+        """``open_regular`` of ``path`` (stripped of its protocol), the descriptor's fstat (made
+        once, by ``open_regular``), and whether ``path`` is a link (to the file opened)."""
+        parts = self._inside(path)
         with self._dir.parent(parts, follow=False) as (fd, name, _):
             st = os.stat(_named(name, path), dir_fd=fd, follow_symlinks=False)
             if not stat.S_ISLNK(st.st_mode):
-                return open_regular(fd, name, READ_FLAGS, st), False
+                return *open_regular(fd, name, READ_FLAGS, st), False
         with self._dir.parent(parts) as (fd, name, _):  # a link: what it leads to, inside the root
-            return open_regular(fd, _named(name, path), READ_FLAGS), True
+            return *open_regular(fd, _named(name, path), READ_FLAGS), True
 
     @names_path
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None]:
-        """The file's ``info`` and, when it holds at most ``limit`` bytes, its bytes: one walk, one open."""
-        fd, is_link = self._open_file(path)
+        """The file's ``info`` and, when it holds at most ``limit`` bytes, its bytes: one walk,
+        one open, one fstat."""
+        name = self._strip_protocol(path)
+        seen = time_ns()  # before the fstat ``identity`` judges: earlier only makes it warier
+        fd, st, is_link = self._open_file(name)
         try:
-            seen = time_ns()
-            st = os.fstat(fd)
             data = read_range(fd, 0, st.st_size) if st.st_size <= limit else None
-            return _info(self._strip_protocol(path), st, is_link, seen), data
+            return _info(name, st, is_link, seen), data
         finally:
             os.close(fd)
 
     @names_path
     def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
-        fd = self.open_regular(path)
+        fd, st, _ = self._open_file(self._strip_protocol(path))
         try:
-            size = os.fstat(fd).st_size
+            size = st.st_size
             first = 0 if start is None else (start if start >= 0 else max(0, size + start))
             last = size if end is None else (end if end >= 0 else max(0, size + end))
             return read_range(fd, first, last)

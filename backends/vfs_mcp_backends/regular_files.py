@@ -14,10 +14,11 @@ READ_FLAGS = os.O_RDONLY | NO_WAIT
 APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | NO_WAIT
 
 
-def open_regular(fd: int, name: str, flags: int, st: os.stat_result | None = None) -> int:
+def open_regular(fd: int, name: str, flags: int, st: os.stat_result | None = None) -> tuple[int, os.stat_result]:
     """Open the regular file ``name`` in ``fd`` without blocking: anything else is refused,
     before the open (``st``, its lstat, made here unless given) and after it (fstat of the
-    descriptor, whatever was swapped in).
+    descriptor, whatever was swapped in). Returns the descriptor and that fstat, which callers
+    use rather than asking again.
     """
     st = st or os.stat(name, dir_fd=fd, follow_symlinks=False)
     if not stat.S_ISREG(st.st_mode):
@@ -27,7 +28,7 @@ def open_regular(fd: int, name: str, flags: int, st: os.stat_result | None = Non
     if not stat.S_ISREG(st.st_mode):
         os.close(handle)
         refuse(st, name)
-    return handle
+    return handle, st
 
 
 def refuse(st: os.stat_result, name: str) -> None:

@@ -173,8 +173,7 @@ def _within(target: Target, entry: Entry, data: bytes | None, limit: int) -> byt
 
 def _decoded(target: Target, data: bytes, encoding: str, media: bool) -> tuple[str, ReadResult]:
     mime = media_type(data, target.rel) if media and encoding != BASE64 else None
-    digest = sha256_aside(data)
-    text = decode(data, BASE64 if mime else encoding, target.display)
+    text, digest = _text_and_digest(target, data, BASE64 if mime else encoding)
     return text, ReadResult(
         path=target.display,
         encoding=BASE64 if mime else encoding,
@@ -182,9 +181,15 @@ def _decoded(target: Target, data: bytes, encoding: str, media: bool) -> tuple[s
         offset_bytes=0,
         bytes_read=len(data),
         has_more=False,
-        sha256=digest(),
+        sha256=digest,
         mime_type=mime,
     )
+
+
+def _text_and_digest(target: Target, data: bytes, encoding: str) -> tuple[str, str]:
+    """A whole file's text and the sha256 of its bytes (a big file hashed while it is decoded)."""
+    digest = sha256_aside(data)
+    return decode(data, encoding, target.display), digest()
 
 
 class FileRead(BaseModel):
@@ -310,10 +315,11 @@ def read_multiple_files(
         try:
             if isinstance(found, VfsError):
                 raise found
-            text, meta = _decoded(*found, encoding, media=False)
+            target, data = found
+            text, digest = _text_and_digest(target, data, encoding)
         except VfsError as err:
             return None, FileRead(path=path, ok=False, error=err.to_dict())
-        return text, FileRead(path=path, ok=True, size=meta.size, sha256=meta.sha256)
+        return text, FileRead(path=path, ok=True, size=len(data), sha256=digest)
 
     outcomes = [one(path, found) for path, found in zip(paths, fetch_all(vfs, paths, max_read_bytes), strict=True)]
     files = [meta for _, meta in outcomes]
