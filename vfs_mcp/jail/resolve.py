@@ -386,10 +386,11 @@ class Jail:
         for other in self.mounts:
             if other.is_local and len(other.real_root) > len(landing.real_root) and _holds(other.real_root, real):
                 landing = other
-        inside = Target(landing, real[len(landing.real_root) :].strip("/"))
-        if inside.rel and self.is_hidden(inside.rel):
+        rel = real[len(landing.real_root) :].strip("/")
+        if rel and self.is_hidden(rel):
             raise NotFound(f"{shown} does not exist; list its folder to check the name")
-        return inside
+        # No link on the way (the usual case): the landing is the target itself, not a copy of it.
+        return target if landing is mount and rel == target.rel else Target(landing, rel)
 
     # -- working directory ------------------------------------------------------------
 
