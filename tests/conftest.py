@@ -19,10 +19,12 @@ import itertools
 import os
 import shutil
 import struct
+import sys
 import tempfile
 import threading
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +91,26 @@ def png(width: int = 4, height: int = 4) -> bytes:
     rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@contextmanager
+def counting(c_call: Callable[[Any], str | None] = lambda called: None) -> Iterator[Counter[str]]:
+    """Python-level calls made inside the block ("python calls", generator resumptions
+    included), and the C functions ``c_call`` names (the key it counts one under, or None):
+    what a cost test counts instead of timing."""
+    seen: Counter[str] = Counter()
+
+    def tally(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            seen["python calls"] += 1
+        elif event == "c_call" and (key := c_call(arg)) is not None:
+            seen[key] += 1
+
+    sys.setprofile(tally)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(None)
 
 
 @pytest.fixture

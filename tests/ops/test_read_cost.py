@@ -5,14 +5,13 @@ whole read makes (one fstat of the open file, not two), and the Python calls and
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from conftest import Sandbox
+from conftest import Sandbox, counting
 
 from vfs_mcp.ops.files.read import read_file, read_multiple_files
 
@@ -38,23 +37,9 @@ def system_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         yield made
 
 
-@contextmanager
-def python_calls() -> Iterator[Counter[str]]:
-    """Python-level calls ("call", generator resumptions included) and pydantic models
-    validated (``validate_python``) inside the block."""
-    seen: Counter[str] = Counter()
-
-    def tally(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            seen["python calls"] += 1
-        elif event == "c_call" and getattr(arg, "__name__", "") == "validate_python":
-            seen["models"] += 1
-
-    sys.setprofile(tally)
-    try:
-        yield seen
-    finally:
-        sys.setprofile(None)
+def models(called: Any) -> str | None:
+    """Counts the pydantic models validated (``validate_python``)."""
+    return "models" if getattr(called, "__name__", "") == "validate_python" else None
 
 
 def test_a_whole_read_of_a_local_file_stats_the_open_file_once(
@@ -92,7 +77,7 @@ def test_reading_many_local_files_makes_one_model_and_a_bounded_number_of_python
         local_sandbox.put(path, f"note {i}\n" * 20)
     vfs = local_sandbox.vfs()
     read_multiple_files(vfs, paths)
-    with python_calls() as seen:
+    with counting(models) as seen:
         texts, meta = read_multiple_files(vfs, paths)
     assert texts == [f"note {i}\n" * 20 for i in range(FILES)] and meta.succeeded == FILES
     # Its FileRead a file and the reply's MultiReadResult: no ReadResult a file besides.

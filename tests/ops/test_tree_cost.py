@@ -5,13 +5,11 @@ calls it makes (a few a folder, not one or more an entry: rows, not an object a 
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
-from conftest import Sandbox
+from conftest import Sandbox, counting
 
 from vfs_mcp.ops.trees.directory_tree import TreeResult, directory_tree, render_tree
 
@@ -27,28 +25,15 @@ def planted(sandbox: Sandbox) -> None:
     os.symlink("top0", os.path.join(host, "top0", "f00", "back"))  # a link: listed, never measured
 
 
-@contextmanager
-def counting() -> Iterator[Counter[str]]:
-    """Python-level calls ("call", generator resumptions included) and lstats of listed entries
-    (``DirEntry.stat``) made inside the block."""
-    seen: Counter[str] = Counter()
-
-    def tally(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            seen["python calls"] += 1
-        elif event == "c_call" and getattr(arg, "__name__", "") == "stat" and isinstance(arg.__self__, os.DirEntry):
-            seen["lstats"] += 1
-
-    sys.setprofile(tally)
-    try:
-        yield seen
-    finally:
-        sys.setprofile(None)
+def lstats(called: Any) -> str | None:
+    """Counts the lstats of listed entries (``DirEntry.stat``)."""
+    stat = getattr(called, "__name__", "") == "stat" and isinstance(getattr(called, "__self__", None), os.DirEntry)
+    return "lstats" if stat else None
 
 
 def measured(call: Callable[[], TreeResult]) -> tuple[TreeResult, Counter[str]]:
     call()  # imports and first-use caches are not the tree's cost
-    with counting() as seen:
+    with counting(lstats) as seen:
         result = call()
     return result, seen
 
