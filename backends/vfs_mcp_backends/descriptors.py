@@ -57,14 +57,19 @@ class RootDescriptor:
         """A new descriptor of the root directory itself."""
         return os.open(".", DIR_FLAGS, dir_fd=self.fd)
 
-    @contextlib.contextmanager
-    def parent(self, parts: list[str], follow: bool = True) -> Iterator[tuple[int, str, list[str]]]:
+    def parent(self, parts: list[str], follow: bool = True) -> Parent:
         """The open directory holding the last component, that component, and the canonical
-        components of that directory below the root.
+        components of that directory below the root, to use in a ``with`` block that closes
+        the directory (walked when this is called).
 
         ``name`` is "" for the root itself (then the descriptor is the root). With ``follow``,
         a final symlink is resolved too, so ``name`` is never a link.
         """
+        return Parent(self, *self._walk(parts, follow))
+
+    def _walk(self, parts: list[str], follow: bool) -> tuple[int, str, list[str]]:
+        """``parent``'s walk: its directory is open (the root's own descriptor, or a new one
+        the caller closes); nothing is left open when it raises."""
         for _ in range(MAX_HOPS):
             fd = self.fd  # the root is never closed here; each folder opened below it is
             try:
@@ -85,8 +90,8 @@ class RootDescriptor:
                 if redirect is None:
                     name = parts[-1] if parts else ""
                     if not (follow and name and is_link(name, fd)):
-                        yield fd, name, walked
-                        return
+                        found, fd = fd, self.fd  # handed to the caller: not closed below
+                        return found, name, walked
                     redirect = self._through_link(fd, name, walked, [])
             finally:
                 if fd != self.fd:
@@ -110,6 +115,26 @@ class RootDescriptor:
         """A new descriptor of the directory ``parts`` (links inside the root followed)."""
         with self.parent(parts, follow) as (fd, name, _):
             return os.open(name, DIR_FLAGS, dir_fd=fd) if name else os.open(".", DIR_FLAGS, dir_fd=fd)
+
+
+class Parent:
+    """``RootDescriptor.parent``'s directory, component and walked components, its directory
+    closed at the end of the ``with`` block (a class, not a generator's context manager: every
+    local read and change opens one, and a generator's costs four Python calls more)."""
+
+    __slots__ = ("found", "root")
+
+    def __init__(self, root: RootDescriptor, fd: int, name: str, walked: list[str]) -> None:
+        self.root = root
+        self.found = fd, name, walked
+
+    def __enter__(self) -> tuple[int, str, list[str]]:
+        return self.found
+
+    def __exit__(self, *exc: object) -> None:
+        fd = self.found[0]
+        if fd != self.root.fd:
+            os.close(fd)
 
 
 def is_link(name: str, fd: int) -> bool:
