@@ -18,8 +18,7 @@ from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState, records
-from vfs_mcp.changes.state import timeline
+from vfs_mcp.changes.state import LocalState, ObjectState, records, timeline
 from vfs_mcp.changes.state.timeline import TRIM_LAG, Retention, Timeline, TimelineEntry
 from vfs_mcp.changes.steps import Expect, FileImage, Restore
 from vfs_mcp.jail.context import CallContext, Recording
