@@ -18,7 +18,7 @@ from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState, records, timeline
+from vfs_mcp.changes.state import LocalState, ObjectState, housekeeping, records
 from vfs_mcp.changes.state.timeline import TRIM_LAG, Retention, Timeline, TimelineEntry
 from vfs_mcp.changes.steps import Expect, FileImage, Restore
 from vfs_mcp.jail.context import CallContext, Recording
@@ -276,11 +276,11 @@ def test_a_timeline_whose_housekeeping_lags_trims_in_the_appending_call_past_its
 ) -> None:
     queued: list[Callable[[], None]] = []
 
-    def never_run(job: Callable[[], None]) -> Future[None]:
+    def never_run(job: Callable[[], None], what: str) -> Future[None]:
         queued.append(job)
         return Future()
 
-    monkeypatch.setattr(timeline, "_later", never_run)
+    monkeypatch.setattr(housekeeping, "later", never_run)
     lagging = Timeline(ObjectState("memory://lagging-housekeeping"), Retention(10**9, changes=2), deferred=True)
     for n in range(TRIM_LAG):
         lagging.append(TimelineEntry(f"c{n}".ljust(22, "x"), "write_file", time.time()))

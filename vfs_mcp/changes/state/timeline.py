@@ -30,17 +30,16 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from vfs_mcp.changes.frozen import frozen
-from vfs_mcp.changes.state import StateStore, layout
+from vfs_mcp.changes.state import StateStore, housekeeping, layout
 from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.errors import InvalidArgument, NotFound, echoed
 
@@ -60,8 +59,6 @@ KEEP_DAYS = 30.0
 TRIM_LAG = 16
 """Entries a ``deferred`` timeline appends while its trim has not run before the appending
 call trims itself (a housekeeping thread that cannot keep up does not let it grow past its bounds)."""
-
-log = logging.getLogger("vfs_mcp")
 
 
 @frozen
@@ -186,8 +183,6 @@ class Timeline:
         """Entries appended since the last trim began (under ``lock``)."""
         self._queued: Future[None] | None = None
         """The trim queued on the housekeeping thread and not yet begun (under ``lock``)."""
-        self._trimmed: Future[None] | None = None
-        """The last trim queued (``settle`` waits for it)."""
 
     # -- names -------------------------------------------------------------------------------
 
@@ -237,7 +232,8 @@ class Timeline:
             self._behind += 1
             inline = not self.deferred or self._behind > TRIM_LAG
             if not inline and self._queued is None:
-                self._queued = self._trimmed = _later(functools.partial(self._trim_queued, now))
+                trim = functools.partial(self.trim, now)
+                self._queued = housekeeping.later(trim, f"trimming the timeline of {self.store.url}")
                 inline = self._queued is None  # the interpreter is ending: no thread takes work now
         if inline:
             self.trim(now)
@@ -252,16 +248,9 @@ class Timeline:
             if newest is not None:
                 self._trim(newest, now())
 
-    def _trim_queued(self, now: Callable[[], float]) -> None:
-        try:
-            self.trim(now)
-        except Exception as err:  # the next append tries again; the call that queued it has answered
-            log.warning("the timeline of %s could not be trimmed: %s", self.store.url, err)
-
     def settle(self) -> None:
         """Wait until the trims queued so far ran (``deferred``)."""
-        if self._trimmed is not None:
-            self._trimmed.result()
+        housekeeping.settle()
 
     def _trim(self, newest: TimelineEntry, now: float) -> None:
         keep = self.retention
@@ -401,16 +390,3 @@ class Timeline:
             if found is not None:
                 yield found
             seq -= 1
-
-
-_HOUSEKEEPING = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-housekeeping")
-"""Runs the trims of ``deferred`` timelines after the calls that appended (its thread starts with
-the first; the interpreter waits for what it was given before it ends)."""
-
-
-def _later(job: Callable[[], None]) -> Future[None] | None:
-    """``job`` queued on the housekeeping thread; None once the interpreter is ending."""
-    try:
-        return _HOUSEKEEPING.submit(job)
-    except RuntimeError:
-        return None
