@@ -39,7 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vfs_mcp.changes.kept import Kept, Sessions, touched
-from vfs_mcp.changes.state import StateStore, layout, open_state, records
+from vfs_mcp.changes.state import StateStore, housekeeping, layout, open_state, records
 from vfs_mcp.changes.state.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state.timeline import ID as ID
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
@@ -269,7 +269,7 @@ class ChangeLog:
 
     def settle(self) -> None:
         """Wait until what the changes recorded so far left for after their calls is done (retention)."""
-        self.timeline.settle()
+        housekeeping.settle()
 
     def close(self) -> None:
         self.settle()

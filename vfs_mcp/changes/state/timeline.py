@@ -15,9 +15,9 @@ with 100,000 entries as with none. Each entry carries the bytes of every record 
 the first entry to it (``total``), so the bytes the timeline keeps are two entries' totals
 apart; retention (``Retention``) lets go of the oldest entries, with their records, while the
 timeline holds more than its count, its bytes or its age. A log's timeline lets them go after
-the call that appended past its bounds (``deferred``): on a thread of its own, which the call
-does not wait for — deleting a change's record, its 1 MB image and its entry cost an edit more
-than its own record did. At most ``TRIM_LAG`` entries are appended before one is trimmed
+the call that appended past its bounds (``deferred``): on the housekeeping thread, which the
+call does not wait for — deleting a change's record, its entry and the image of a file it
+replaced (a 1 MB unlink for a 1 MB file) cost an edit more than its own record did. At most ``TRIM_LAG`` entries are appended before one is trimmed
 in the appending call again, so the timeline is never more than that past its bounds.
 
 An entry is appended before its change's record is filed in the log: a change that can be
@@ -247,10 +247,6 @@ class Timeline:
                 newest, self._behind, self._queued = self._last, 0, None
             if newest is not None:
                 self._trim(newest, now())
-
-    def settle(self) -> None:
-        """Wait until the trims queued so far ran (``deferred``)."""
-        housekeeping.settle()
 
     def _trim(self, newest: TimelineEntry, now: float) -> None:
         keep = self.retention
