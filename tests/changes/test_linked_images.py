@@ -11,8 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from conftest import Sandbox
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, housekeeping
+from vfs_mcp.changes.state import LocalState
 from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.errors import Stale
 from vfs_mcp.jail.context import CallContext, Recording
@@ -212,35 +210,9 @@ def test_an_image_a_killed_change_linked_before_its_record_was_written_is_swept_
     assert not os.listdir(state / "pending") and not os.listdir(state / "changes"), "and before any record"
     after_the_tick_of_the_last_link(state / "images")
     vfs = served(folder, state)
-    housekeeping.settle()  # the sweep runs on the housekeeping thread
     assert kept(state) == []
     assert [(folder / f"{name}.txt").read_bytes() for name in "ab"] == [b"alpha\n", b"alpha\n"]
     assert [entry.tool for entry in changes.log_of(vfs).timeline.newest_first()] == []
-
-
-def test_a_store_opened_after_a_killed_instance_answers_before_it_looks_at_its_images(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The sweep of what a dead instance left (every image looked at) is the housekeeping
-    thread's: opening the store, which a fresh server's first change does, stats no image."""
-    folder, state = tmp_path / "served", tmp_path / "state"
-    folder.mkdir()
-    (folder / "a.txt").write_bytes(b"alpha\n")
-    child = subprocess.run([sys.executable, "-c", KILLED_ONCE_LINKED, str(folder), str(state), "edit_file"])
-    assert child.returncode == -signal.SIGKILL and len(kept(state)) == 1
-    after_the_tick_of_the_last_link(state / "images")
-    queued: list[Callable[[], None]] = []
-
-    def held(job: Callable[[], None], what: str) -> Future[None]:
-        queued.append(job)
-        return Future()
-
-    monkeypatch.setattr(housekeeping, "later", held)
-    store = LocalState(str(state))
-    assert len(kept(state)) == 1 and len(queued) == 1  # nothing swept yet: one sweep queued
-    queued[0]()
-    locks = [name for name in os.listdir(state / "instances") if name.endswith(".lock")]
-    assert kept(state) == [] and locks == [f"{store.instance}.lock"]  # the dead one's went after its images
 
 
 def test_an_image_a_live_instance_linked_and_has_not_recorded_yet_is_never_swept(tmp_path: Path) -> None:
@@ -260,7 +232,6 @@ def test_an_image_a_live_instance_linked_and_has_not_recorded_yet_is_never_swept
     child = subprocess.run([sys.executable, "-c", KILLED_ONCE_OPEN, str(state)])
     assert child.returncode == -signal.SIGKILL
     LocalState(str(state))
-    housekeeping.settle()
     assert kept(state) == [f"{'A' * 22}.0"]
     assert [name for name in os.listdir(state / "instances") if name.endswith(".lock")] == [f"{live.instance}.lock"]
 
@@ -286,7 +257,6 @@ def test_the_images_of_a_killed_instances_records_filed_or_set_aside_are_never_s
     filed, set_aside = child.stdout.decode().split()
     (state / "changes" / f"{set_aside}.rec").rename(state / "quarantine" / f"changes.{set_aside}.rec")
     LocalState(str(state))
-    housekeeping.settle()
     assert kept(state) == sorted([f"{filed}.0", f"{set_aside}.0"])
     assert [name for name in os.listdir(state / "instances") if name.endswith(".lock")] == []
 

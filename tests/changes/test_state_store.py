@@ -17,7 +17,7 @@ from results import assert_error, changed, ok
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState, housekeeping, open_state
+from vfs_mcp.changes.state import LocalState, ObjectState, open_state
 from vfs_mcp.errors import Internal
 from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
@@ -184,7 +184,6 @@ def test_what_a_killed_instance_left_half_written_and_its_lock_are_swept_by_the_
     (tmp_path / "state" / "instances" / f"{dead}.lock").write_bytes(b"")
     (tmp_path / "state" / "instances" / f".tmp-{store.instance}-bbbb").write_bytes(b"a live one's")
     LocalState(str(tmp_path / "state"))
-    housekeeping.settle()  # its lock goes once the dead one's images are swept, on the housekeeping thread
     left = os.listdir(tmp_path / "state" / "instances")
     assert f".tmp-{store.instance}-bbbb" in left and f".tmp-{dead}-aaaa" not in left and f"{dead}.lock" not in left
 

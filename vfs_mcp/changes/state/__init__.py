@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import functools
 import json
 import logging
 import os
@@ -43,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from vfs_mcp.changes.frozen import frozen
 from vfs_mcp.changes.private import private_folder
-from vfs_mcp.changes.state import housekeeping
 from vfs_mcp.changes.state.journal import SUFFIX, Journals
 from vfs_mcp.changes.state.journal import sweep as sweep_journal
 from vfs_mcp.changes.state.layout import FOLDERS, PENDING, QUARANTINE, record, set_aside, under_way
@@ -193,21 +191,12 @@ class LocalState(StateStore):
         self._held.update(instances=self._dirs["instances"], lock=f"{self.instance}.lock")
         self._held["fds"] = [self._lock, root, *self._dirs.values()]
         self._journals = self._held["journals"] = Journals(self._dirs["instances"], self.instance, self._held["fds"])
-        # An instance died without closing: it may have been killed between a link and its record.
-        # Its images are looked at on the housekeeping thread: a first change does not wait for it.
-        if dead and housekeeping.later(functools.partial(self._bury, dead), f"sweeping {self.folder}") is None:
-            self._bury(dead)
-
-    def _bury(self, dead: list[str]) -> None:
-        """Sweep the images dead instances orphaned, then remove their lock files (a process
-        killed before this ran leaves them: the next instance sweeps)."""
-        if self._closed:
-            return
-        self._sweep_orphans()
-        for owner in dead:
-            if not self.alive(owner):  # claimed meanwhile by a survivor finishing its work: its lock stays
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{owner}.lock", dir_fd=self._dirs["instances"])
+        if dead:  # an instance died without closing: it may have been killed between a link and its record
+            self._sweep_orphans()
+            for owner in dead:
+                if not self.alive(owner):  # claimed meanwhile by a survivor finishing its work: its lock stays
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{owner}.lock", dir_fd=self._dirs["instances"])
 
     def _went(self) -> bool:
         """Whether the folder this store holds open is no longer at its path (removed, renamed

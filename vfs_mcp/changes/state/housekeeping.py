@@ -1,8 +1,11 @@
 """The housekeeping thread: what the state store's upkeep can leave for after the call that
-made it due — retention letting the oldest records go (``timeline.Timeline.trim``), the images
-dead instances orphaned (``LocalState``) — so a call answers without it. One thread, in the
-order given; it starts with the first job, and the interpreter waits for what it was given
-before it ends."""
+made it due — retention letting the oldest records go (``timeline.Timeline.trim``) — so a call
+answers without it. One thread, in the order given; it starts with the first job, and the
+interpreter waits for what it was given before it ends.
+
+Not the sweep of what dead instances left (``LocalState``, at the store's opening): it probes
+their locks with a shared ``flock``, which, beside the recovery that starts right after, made
+that recovery's claim of a dead instance fail now and then (its work then left unfinished)."""
 
 from __future__ import annotations
 
