@@ -4,7 +4,11 @@ data — newest first, with each change's relation to the others, filtered by pa
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -14,14 +18,17 @@ from results import assert_error, changed, ok, text_of
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState, records
-from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
+from vfs_mcp.changes.state import LocalState, ObjectState, housekeeping, records
+from vfs_mcp.changes.state.timeline import TRIM_LAG, Retention, Timeline, TimelineEntry
 from vfs_mcp.changes.steps import Expect, FileImage, Restore
+from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.entries import sha256
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import MountSpec, open_mounts
 from vfs_mcp.jail.resolve import Jail, Target
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
 from vfs_mcp.ops.files.history import history
+from vfs_mcp.ops.files.undo import undo
 from vfs_mcp.profiles.results import META_RESULT
 from vfs_mcp.server.build import build_server
 from vfs_mcp.settings import Settings
@@ -181,6 +188,7 @@ def test_retention_lets_the_oldest_changes_go_by_count_and_history_says_where_it
         changelog.atomic(
             "write_file", [Restore(Target(mount, f"f{n}.txt"), FileImage(b"x" * 10))], None, change_id=ids[-1]
         )
+    changelog.settle()  # retention runs once the calls have answered
     vfs = JailedFS(Jail([mount]))
     page = history(vfs, changelog)
     assert [line.change_id for line in page.changes] == ids[:1:-1] and changelog.timeline.extent() == (3, 30)
@@ -196,6 +204,89 @@ def test_retention_lets_changes_older_than_its_days_go() -> None:
     ]
     fresh = timeline.append(TimelineEntry("fresh".ljust(22, "x"), "write_file", time.time()))
     assert [entry.id for entry in timeline.newest_first()] == [fresh.id] and timeline.tail() == old[-1].seq + 1
+
+
+BIG = b"a line of a file of about one megabyte, as the benchmark's edit has\n" * 15_000 + b"alpha\n"
+
+
+def big_edits(folder: Path) -> tuple[JailedFS, log.ChangeLog, Callable[[str, str], str]]:
+    """A local mount holding ``big.txt`` (about 1 MB), its change log in a local state store of
+    room for two of its images (kept by a second name), and an edit of it: its change's id."""
+    (folder / "app").mkdir()
+    (folder / "app" / "big.txt").write_bytes(BIG)
+    changelog = log.ChangeLog(LocalState(str(folder / "state")), budget=2 * len(BIG) + len(BIG) // 2)
+    vfs = JailedFS(Jail(open_mounts([MountSpec(str(folder / "app"))])))
+    changes.attach(vfs, changelog)
+
+    def edit(old: str, new: str) -> str:
+        recording = Recording("edit_file")
+        edit_file(vfs.for_call(CallContext(recording=recording)), "big.txt", [TextEdit(old_text=old, new_text=new)])
+        return recording.changes[0]
+
+    return vfs, changelog, edit
+
+
+def test_an_edit_past_the_undo_budget_deletes_nothing_before_it_answers_and_the_oldest_goes_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Retention deletes a record, its image and its entry (a 1 MB unlink): after the call, on
+    the housekeeping thread; once that ran the log is within its budget again and every change it
+    still holds undoes byte for byte."""
+    vfs, changelog, edit = big_edits(tmp_path)
+    big, state = tmp_path / "app" / "big.txt", tmp_path / "state"
+    deleted_by: list[str] = []
+    delete = LocalState.delete
+
+    def counted(store: LocalState, *names: str) -> None:
+        deleted_by.extend(threading.current_thread().name for _ in names)
+        delete(store, *names)
+
+    monkeypatch.setattr(LocalState, "delete", counted)
+    made, contents = [], [big.read_bytes()]
+    for old, new in [("alpha", "beta"), ("beta", "gamma"), ("gamma", "delta")]:
+        made.append(edit(old, new))
+        contents.append(big.read_bytes())
+    assert threading.current_thread().name not in deleted_by  # no call deleted a name
+    changelog.settle()
+    assert sorted(os.listdir(state / "images")) == [f"{one}.0" for one in sorted(made[1:])]
+    assert [changelog.holds(one) for one in made] == [False, True, True]
+    assert changelog.timeline.extent() == (2, len(contents[1]) + len(contents[2]))
+    assert len(deleted_by) >= 3  # its record (its image with it), its "undone by" mark, its entry
+    for change_id, before in zip(made[:0:-1], contents[-2:0:-1], strict=True):
+        undo(vfs, changelog, None, change_id=change_id)
+        assert big.read_bytes() == before
+
+
+def test_an_undo_of_an_edit_kept_by_a_second_name_frees_its_images_bytes_and_the_one_before_stays(
+    tmp_path: Path,
+) -> None:
+    """The timeline counts an image kept by a second name as the bytes it is; the undo that takes
+    its record back frees as many (the record itself holds none of them)."""
+    vfs, changelog, edit = big_edits(tmp_path)
+    first, second = edit("alpha", "beta"), edit("beta", "gamma")
+    undo(vfs, changelog, None, change_id=second)
+    changelog.settle()
+    assert changelog.holds(first)  # the undo's own image and the first's fit the budget
+    undo(vfs, changelog, None, change_id=first)
+    assert (tmp_path / "app" / "big.txt").read_bytes() == BIG
+
+
+def test_a_timeline_whose_housekeeping_lags_trims_in_the_appending_call_past_its_lag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    queued: list[Callable[[], None]] = []
+
+    def never_run(job: Callable[[], None], what: str) -> Future[None]:
+        queued.append(job)
+        return Future()
+
+    monkeypatch.setattr(housekeeping, "later", never_run)
+    lagging = Timeline(ObjectState("memory://lagging-housekeeping"), Retention(10**9, changes=2), deferred=True)
+    for n in range(TRIM_LAG):
+        lagging.append(TimelineEntry(f"c{n}".ljust(22, "x"), "write_file", time.time()))
+    assert lagging.extent()[0] == TRIM_LAG and len(queued) == 1  # one trim queued, none run
+    lagging.append(TimelineEntry("past".ljust(22, "x"), "write_file", time.time()))
+    assert lagging.extent()[0] == 2 and len(queued) == 1  # trimmed by the call, nothing queued again
 
 
 class Writes(ObjectState):

@@ -12,8 +12,9 @@ pending, and recovery files it with its line). The names are the state package's
 
 Bounds. The timeline (``state/timeline.py``) keeps the records of every instance alike: at
 most ``budget`` bytes of before-images (``--undo-bytes``), ``timeline.KEEP_CHANGES`` changes
-and ``timeline.KEEP_DAYS`` days; past them the oldest records are deleted, and the session that
-made one hears of it in its next reply.
+and ``timeline.KEEP_DAYS`` days; past them the oldest records are deleted, once the call that
+went past them has answered (on the timeline's housekeeping thread), and the session that made
+one hears of it in its next reply.
 
 Order. "Later" for a restore point (``restore_points.py``) is the timeline's order; a change's
 time on its instance's clock (``records.Summary.order``) orders what dead instances left.
@@ -38,7 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vfs_mcp.changes.kept import Kept, Sessions, touched
-from vfs_mcp.changes.state import StateStore, layout, open_state, records
+from vfs_mcp.changes.state import StateStore, housekeeping, layout, open_state, records
 from vfs_mcp.changes.state.records import Corrupt, Record, Summary
 from vfs_mcp.changes.state.timeline import ID as ID
 from vfs_mcp.changes.state.timeline import Retention, Timeline, TimelineEntry
@@ -108,8 +109,9 @@ class ChangeLog:
         retention = retention or Retention(budget)
         self.sessions = Sessions(budget, retention.changes)
         """The records this instance made, and the sessions whose ``undo()`` reaches them."""
-        self.timeline = Timeline(store, retention, self.sessions.let_go)
-        """Every change recorded, in order, with checkpoint names (``history``), bounded by ``retention``."""
+        self.timeline = Timeline(store, retention, self.sessions.let_go, deferred=True)
+        """Every change recorded, in order, with checkpoint names (``history``), bounded by
+        ``retention`` once the call that recorded a change has answered."""
         self.lock = threading.Lock()
         self._last = 0.0
 
@@ -198,7 +200,9 @@ class ChangeLog:
         kept = Kept(change_id, _size(steps), tool, keys=touched(steps), undoes=bool(undoes))
         # Its line first: a crash before its record is written leaves a change made (it is) that
         # cannot be undone, never one undoable that history does not show.
-        self._enter(kept, steps, taken, sum(record.size for record in undoes))
+        # What the records it takes back counted on the timeline: their images' bytes, kept in them or
+        # by a second name (``Record.size`` counts only the bytes a record holds itself).
+        self._enter(kept, steps, taken, sum(_size(record.steps) for record in undoes))
         self.store.write(layout.record(change_id), records.encode(record))
         self.sessions.note(kept)
         return None
@@ -226,7 +230,7 @@ class ChangeLog:
         if self.timeline.lists(record.id, since=record.created - CLOCK_SKEW):
             return
         keys = touched([*record.steps, *record.finish])
-        entry = TimelineEntry.of(record.id, record.tool, record.steps, keys, record.size, record.undoes, 0)
+        entry = TimelineEntry.of(record.id, record.tool, record.steps, keys, _size(record.steps), record.undoes, 0)
         self.timeline.append(entry)
 
     def holds(self, change_id: str) -> bool:
@@ -263,7 +267,12 @@ class ChangeLog:
             self.store.delete(name)
             self.timeline.discarded(change_id)
 
+    def settle(self) -> None:
+        """Wait until what the changes recorded so far left for after their calls is done (retention)."""
+        housekeeping.settle()
+
     def close(self) -> None:
+        self.settle()
         self.store.close()
 
     def _pending(self, change_id: str) -> str:

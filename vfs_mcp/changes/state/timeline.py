@@ -14,7 +14,11 @@ a page by reading back from it; so a page of history and a change's entry cost t
 with 100,000 entries as with none. Each entry carries the bytes of every record kept from
 the first entry to it (``total``), so the bytes the timeline keeps are two entries' totals
 apart; retention (``Retention``) lets go of the oldest entries, with their records, while the
-timeline holds more than its count, its bytes or its age.
+timeline holds more than its count, its bytes or its age. A log's timeline lets them go after
+the call that appended past its bounds (``deferred``): on the housekeeping thread, which the
+call does not wait for — deleting a change's record, its entry and the image of a file it
+replaced (a 1 MB unlink for a 1 MB file) cost an edit more than its own record did. At most ``TRIM_LAG`` entries are appended before one is trimmed
+in the appending call again, so the timeline is never more than that past its bounds.
 
 An entry is appended before its change's record is filed in the log: a change that can be
 undone always has its line. A crash between the two leaves the record pending (recovery files
@@ -24,16 +28,18 @@ is made, a line whose change cannot be undone (an undo says so).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from vfs_mcp.changes.frozen import frozen
-from vfs_mcp.changes.state import StateStore, layout
+from vfs_mcp.changes.state import StateStore, housekeeping, layout
 from vfs_mcp.changes.steps import Step, written
 from vfs_mcp.errors import InvalidArgument, NotFound, echoed
 
@@ -50,6 +56,9 @@ KEEP_CHANGES = 100_000
 """Changes the timeline keeps by default (``Retention.changes``)."""
 KEEP_DAYS = 30.0
 """Days the timeline keeps a change by default (``Retention.days``)."""
+TRIM_LAG = 16
+"""Entries a ``deferred`` timeline appends while its trim has not run before the appending
+call trims itself (a housekeeping thread that cannot keep up does not let it grow past its bounds)."""
 
 
 @frozen
@@ -150,16 +159,30 @@ def check_name(name: str) -> str:
 class Timeline:
     """The timeline of one state store, as this instance appends to it, reads and trims it."""
 
-    def __init__(self, store: StateStore, retention: Retention, let_go: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: StateStore,
+        retention: Retention,
+        let_go: Callable[[str], None] | None = None,
+        *,
+        deferred: bool = False,
+    ) -> None:
         self.store = store
         self.retention = retention
         self._on_let_go = let_go
         """Told the id of each change retention lets go of."""
+        self.deferred = deferred
+        """Whether retention runs after the appending call, on the housekeeping thread."""
         self.lock = threading.Lock()
         self._last: TimelineEntry | None = None
         """The newest entry this instance appended (its total, without reading it back)."""
         self._tail: TimelineEntry | None = None
         """The oldest entry as this instance last saw it (retention's next candidate)."""
+        self._trimming = threading.Lock()
+        self._behind = 0
+        """Entries appended since the last trim began (under ``lock``)."""
+        self._queued: Future[None] | None = None
+        """The trim queued on the housekeeping thread and not yet begun (under ``lock``)."""
 
     # -- names -------------------------------------------------------------------------------
 
@@ -183,7 +206,8 @@ class Timeline:
 
     def append(self, entry: TimelineEntry, now: Callable[[], float] = time.time) -> TimelineEntry:
         """Put ``entry`` at the timeline's end (its ``seq`` and ``total`` filled in), then let
-        go of what retention no longer keeps."""
+        go of what retention no longer keeps (``deferred``: on the housekeeping thread, once
+        this returns)."""
         with self.lock:
             last = self._last
             # After this instance's own last entry (the newest looked for only when there is
@@ -205,8 +229,24 @@ class Timeline:
             self._last = entry
             if seq % HINT_EVERY == 0 or seq == 1:
                 self.store.write(layout.hint("head"), str(seq).encode(), create=False)
-            self._trim(entry, now())
+            self._behind += 1
+            inline = not self.deferred or self._behind > TRIM_LAG
+            if not inline and self._queued is None:
+                trim = functools.partial(self.trim, now)
+                self._queued = housekeeping.later(trim, f"trimming the timeline of {self.store.url}")
+                inline = self._queued is None  # the interpreter is ending: no thread takes work now
+        if inline:
+            self.trim(now)
         return entry
+
+    def trim(self, now: Callable[[], float] = time.time) -> None:
+        """Let go of what retention no longer keeps, the oldest first, up to the newest entry
+        this instance appended."""
+        with self._trimming:
+            with self.lock:
+                newest, self._behind, self._queued = self._last, 0, None
+            if newest is not None:
+                self._trim(newest, now())
 
     def _trim(self, newest: TimelineEntry, now: float) -> None:
         keep = self.retention
