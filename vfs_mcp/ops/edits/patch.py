@@ -21,6 +21,7 @@ from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.entries import sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops import collector
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS
 from vfs_mcp.ops.edits import hunk_placing
 from vfs_mcp.ops.edits.patch_formats import FilePatch, parse_patch
@@ -98,8 +99,9 @@ def apply_patch(
 
     def plan() -> Plan[PatchResult]:
         budget = hunk_placing.Comparisons()
-        planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
-        result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
+        with collector.paused():  # a few objects a hunk and a line, all alive until the plan is made
+            planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
+            result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
         return Plan(result, [op for p in planned for op in _ops(p)])
 
     touched = [t for _, first, dest, link in located for t in (first, dest, link) if t is not None]
@@ -178,7 +180,7 @@ def _ops(planned: _File) -> list[Step]:
     if before is None:
         assert planned.data is not None
         return [Put(target, planned.data, expect=ABSENT, parents=True)]
-    as_read = Expect("file", token=before.token, content=before.data)
+    as_read = Expect("file", token=before.token, content=before.data, identity=before.identity)
     # A link given to delete or move goes itself; the file it leads to stays.
     gone = Remove(planned.link, Expect("symlink")) if planned.link is not None else Remove(target, as_read)
     if planned.data is None:
