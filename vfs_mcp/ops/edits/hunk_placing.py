@@ -102,8 +102,10 @@ class Placed:
     new: list[str]
 
 
-STEP = 4
-"""The sparsest index the placer keeps: of every ``STEP``-th line of the file at most."""
+STEP = 8
+"""The sparsest index the placer keeps: of every ``STEP``-th line of the file at most (a patch's
+hunks have 6-7 old lines where ``git diff`` gives 3 of context: the index then holds every 6th or
+7th line, each hunk looks up as many of its first lines)."""
 FEW = 4
 """Candidates of a hunk from a sparse table above which its rarest line is looked up instead."""
 
