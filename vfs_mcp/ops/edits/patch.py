@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Expect, Plan, Put, Remove, Step
 from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
-from vfs_mcp.jail.entries import sha256_aside
+from vfs_mcp.jail.entries import Pieces, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops import collector
@@ -61,7 +61,7 @@ class _File:
     new: hunk_placing.Lines | None
     """The new file's lines, where they were not cut from the old text (``hunk_placing.spliced``)."""
     placed: list[hunk_placing.Placed]
-    data: bytes | None
+    data: bytes | Pieces | None
     link: Target | None = None
     """The path as given, when it is a link: a delete or a move takes the link away, never its file."""
     whole: str = ""
@@ -155,7 +155,7 @@ def _plan(
     placed = hunk_placing.place(old, patch.hunks, target.display, budget)
     after = None  # the new file as lines, where it could not be cut from the old text
     # An ASCII file (its text its bytes): its new bytes cut from the bytes read, not encoded again.
-    written = hunk_placing.spliced_bytes(before.data, raw, old, placed) if ascii_file else None
+    written: bytes | Pieces | None = hunk_placing.spliced_bytes(before.data, raw, old, placed) if ascii_file else None
     if written is None:
         cut = hunk_placing.spliced(raw, old, placed)
         if cut is None:
@@ -166,7 +166,7 @@ def _plan(
     return _File(patch, target, dest, before, old, after, placed, written, link)
 
 
-def _check_written(target: Target, data: bytes, max_write: int | None) -> None:
+def _check_written(target: Target, data: bytes | Pieces, max_write: int | None) -> None:
     if max_write is not None and len(data) > max_write:
         raise TooLarge(
             f"{target.display} would be {len(data):,} bytes, over the {max_write:,}-byte limit for one write; "
