@@ -27,9 +27,8 @@ def written(tmp_path: Path) -> bytes:
     return (tmp_path / "out.bin").read_bytes()
 
 
-def test_many_parts_are_written_in_order_a_few_system_calls_in_all(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def writev_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of buffers of each ``writev`` from here on."""
     calls: list[int] = []
     writev = os.writev
 
@@ -38,6 +37,13 @@ def test_many_parts_are_written_in_order_a_few_system_calls_in_all(
         return writev(fd, buffers)
 
     monkeypatch.setattr(os, "writev", counted)
+    return calls
+
+
+def test_many_parts_are_written_in_order_a_few_system_calls_in_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = writev_calls(monkeypatch)
     assert written(tmp_path) == b"".join(PARTS)
     assert calls == [staged_files.IOV_MAX] * 3 + [5]
 
@@ -59,14 +65,7 @@ def test_a_patched_file_is_written_from_the_pieces_it_was_cut_into(
     diff = "--- a/f.txt\n+++ b/f.txt\n" + "".join(
         f"@@ -{n},3 +{n},3 @@\n line {n - 1}\n-line {n}\n+LINE {n}\n line {n + 1}\n" for n in range(10, 90, 10)
     )
-    buffers: list[int] = []
-    writev = os.writev
-
-    def counted(fd: int, parts: list[bytes | memoryview]) -> int:
-        buffers.append(len(parts))
-        return writev(fd, parts)
-
-    monkeypatch.setattr(os, "writev", counted)
+    buffers = writev_calls(monkeypatch)
     apply_patch(JailedFS(Jail(open_mounts([MountSpec(str(tmp_path))]))), diff)
     assert buffers == [2 * 8 + 1]  # the text around the 8 hunks, and each one's new line
     assert (tmp_path / "f.txt").read_text() == "".join(
