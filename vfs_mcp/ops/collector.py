@@ -2,7 +2,7 @@
 it ends (a patch placed in a 1,000,000-line file: its lines, a few objects a hunk).
 
 Every young-generation collection meanwhile scans the young containers, the million-line
-lists among them, and frees nothing: at 1,000,000 lines some 30-40 ms of a 350 ms call
+lists among them, and frees nothing: at 1,000,000 lines some 25-30 ms of a 380 ms call
 (benchmarks/README.md, "Issue 50 item 6, a fourth look"). The pause is the process's (the
 collector is one for all threads): calls that overlap share it, and the last one out lets the
 collector run again, unless it was off before the first came in. Nothing is frozen
