@@ -1,5 +1,5 @@
 """A local file's identity (device, inode, size, mtime, ctime) stands for its bytes when an
-edit's save checks the file still holds what the edit read: the bytes are read again only where
+edit's save (or a patch's) checks the file still holds what the edit read: the bytes are read again only where
 the identity cannot tell (the file changed within a step of the clock before the read, git's
 racy index entry), and another program's change is seen either way."""
 
@@ -15,6 +15,7 @@ from conftest import Sandbox
 from vfs_mcp.changes import store
 from vfs_mcp.changes.commit import commit
 from vfs_mcp.errors import Stale
+from vfs_mcp.ops.edits.patch import apply_patch
 from vfs_mcp.ops.text.document import TextFile
 from vfs_mcp_backends import localreads
 
@@ -56,6 +57,17 @@ def test_a_save_over_a_file_unchanged_since_it_was_read_long_after_its_change_re
     commit(vfs, doc.saved("ALPHA\n"), keep=1 << 20)
     assert reads == []
     assert local_sandbox.get("a.txt") == b"ALPHA\n"
+
+
+def test_a_patch_over_a_file_unchanged_since_it_was_read_long_after_its_change_reads_it_no_more(
+    local_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local_sandbox.put("a.txt", "alpha\nbeta\ngamma\n")
+    read_long_after_its_change(monkeypatch, local_sandbox.mount.fs_path("a.txt"))
+    reads = compared(monkeypatch)
+    apply_patch(local_sandbox.vfs(), "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n")
+    assert reads == []
+    assert local_sandbox.get("a.txt") == b"alpha\nBETA\ngamma\n"
 
 
 def test_a_file_changed_in_the_clock_step_before_it_was_read_is_compared_by_its_bytes(

@@ -133,7 +133,8 @@ def test_an_ascii_file_is_cut_from_its_bytes_as_from_its_text(
         return  # difflib aligned the change onto the last line after all (a text cut only short of it)
     cut = hunk_placing.spliced(raw, old, placed)
     assert cut is not None
-    assert hunk_placing.spliced_bytes(raw.encode(), raw, old, placed) == cut.encode()
+    pieces = hunk_placing.spliced_bytes(raw.encode(), raw, old, placed)
+    assert pieces is not None and pieces.joined() == cut.encode()
 
 
 @settings(max_examples=400, deadline=None)

@@ -73,7 +73,7 @@ def put(vfs: JailedFS, target: Target, data: bytes | Pieces, *, mode: int | None
     if isinstance(data, Pieces):
         if target.mount.capabilities.host_paths:
             ensure_wanted()
-            _staged(vfs, target, "wb", data.parts, _options(target, mode))
+            _staged(vfs, target, "wb", data, _options(target, mode))
             return
         data = data.joined()
     with vfs.guard(target):
@@ -120,17 +120,22 @@ def append(vfs: JailedFS, target: Target, data: bytes) -> None:
 
 
 def _staged(
-    vfs: JailedFS, target: Target, mode: str, chunks: Iterable[bytes | memoryview], options: dict[str, Any]
+    vfs: JailedFS, target: Target, mode: str, chunks: Iterable[bytes | memoryview] | Pieces, options: dict[str, Any]
 ) -> None:
     """Write ``chunks`` through the store's staged-file protocol: visible at ``commit``, never
-    before; a failure (or a call given up) discards them."""
+    before; a failure (or a call given up) discards them. ``Pieces`` (all in memory) go in one
+    ``writelines``: a local file writes many a system call."""
     with vfs.guard(target):
         # _open, not open: fsspec's open files a staged file in a transaction list it never empties.
         handle = target.mount.fs._open(target.fs_path, mode, autocommit=False, **options)
         try:
-            for chunk in chunks:
-                handle.write(chunk)
-                vfs.wrote(len(chunk))
+            if isinstance(chunks, Pieces):
+                handle.writelines(chunks.parts)
+                vfs.wrote(len(chunks))
+            else:
+                for chunk in chunks:
+                    handle.write(chunk)
+                    vfs.wrote(len(chunk))
             handle.close()
             ensure_wanted()
             handle.commit()

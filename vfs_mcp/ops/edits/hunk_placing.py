@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vfs_mcp.errors import Conflict, InvalidArgument
+from vfs_mcp.jail.entries import Pieces
 from vfs_mcp.jail.tally import count_steps
 from vfs_mcp.ops.diff.hunk import Hunk, line_range
 from vfs_mcp.ops.edits.indentation import indent_of, indent_unit, retabbed
@@ -102,8 +103,10 @@ class Placed:
     new: list[str]
 
 
-STEP = 4
-"""The sparsest index the placer keeps: of every ``STEP``-th line of the file at most."""
+STEP = 8
+"""The sparsest index the placer keeps: of every ``STEP``-th line of the file at most (a patch's
+hunks have 6-7 old lines where ``git diff`` gives 3 of context: the index then holds every 6th or
+7th line, each hunk looks up as many of its first lines)."""
 FEW = 4
 """Candidates of a hunk from a sparse table above which its rarest line is looked up instead."""
 
@@ -346,9 +349,10 @@ def spliced(raw: str, lines: Lines, placed: list[Placed]) -> str | None:
     return "".join(pieces)
 
 
-def spliced_bytes(data: bytes, raw: str, lines: Lines, placed: list[Placed]) -> bytes | None:
+def spliced_bytes(data: bytes, raw: str, lines: Lines, placed: list[Placed]) -> Pieces | None:
     """``spliced`` in UTF-8, where ``raw`` is ``data`` read as ASCII (each character a byte):
-    ``data`` itself cut between the hunks, without a copy of the text nor of its encoding."""
+    ``data`` itself cut between the hunks, as pieces (views of it, each hunk's new lines between)
+    never joined: a local file writes them as they are (``Pieces``)."""
     if not _plain(lines, placed):
         return None
     view = memoryview(data)
@@ -358,7 +362,7 @@ def spliced_bytes(data: bytes, raw: str, lines: Lines, placed: list[Placed]) -> 
         pieces += (view[kept:start], new.encode())
         kept = stop
     pieces.append(view[kept:])
-    return b"".join(pieces)
+    return Pieces(pieces)
 
 
 def _cuts(raw: str, lines: Lines, placed: list[Placed]) -> Iterator[tuple[int, int, str]]:

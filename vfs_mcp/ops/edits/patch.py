@@ -18,9 +18,10 @@ from pydantic import BaseModel, Field
 from vfs_mcp import changes
 from vfs_mcp.changes import ABSENT, Expect, Plan, Put, Remove, Step
 from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
-from vfs_mcp.jail.entries import sha256_aside
+from vfs_mcp.jail.entries import Pieces, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp.ops import collector
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS
 from vfs_mcp.ops.edits import hunk_placing
 from vfs_mcp.ops.edits.patch_formats import FilePatch, parse_patch
@@ -60,7 +61,7 @@ class _File:
     new: hunk_placing.Lines | None
     """The new file's lines, where they were not cut from the old text (``hunk_placing.spliced``)."""
     placed: list[hunk_placing.Placed]
-    data: bytes | None
+    data: bytes | Pieces | None
     link: Target | None = None
     """The path as given, when it is a link: a delete or a move takes the link away, never its file."""
     whole: str = ""
@@ -98,8 +99,9 @@ def apply_patch(
 
     def plan() -> Plan[PatchResult]:
         budget = hunk_placing.Comparisons()
-        planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
-        result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
+        with collector.paused():  # a few objects a hunk and a line, all alive until the plan is made
+            planned = [_plan(vfs, f, t, d, link, max_bytes, max_write, budget) for f, t, d, link in located]
+            result = PatchResult(dry_run=dry_run, files=[_summary(p) for p in planned], diff=_diff(planned, max_diff))
         return Plan(result, [op for p in planned for op in _ops(p)])
 
     touched = [t for _, first, dest, link in located for t in (first, dest, link) if t is not None]
@@ -153,7 +155,7 @@ def _plan(
     placed = hunk_placing.place(old, patch.hunks, target.display, budget)
     after = None  # the new file as lines, where it could not be cut from the old text
     # An ASCII file (its text its bytes): its new bytes cut from the bytes read, not encoded again.
-    written = hunk_placing.spliced_bytes(before.data, raw, old, placed) if ascii_file else None
+    written: bytes | Pieces | None = hunk_placing.spliced_bytes(before.data, raw, old, placed) if ascii_file else None
     if written is None:
         cut = hunk_placing.spliced(raw, old, placed)
         if cut is None:
@@ -164,7 +166,7 @@ def _plan(
     return _File(patch, target, dest, before, old, after, placed, written, link)
 
 
-def _check_written(target: Target, data: bytes, max_write: int | None) -> None:
+def _check_written(target: Target, data: bytes | Pieces, max_write: int | None) -> None:
     if max_write is not None and len(data) > max_write:
         raise TooLarge(
             f"{target.display} would be {len(data):,} bytes, over the {max_write:,}-byte limit for one write; "
@@ -178,7 +180,7 @@ def _ops(planned: _File) -> list[Step]:
     if before is None:
         assert planned.data is not None
         return [Put(target, planned.data, expect=ABSENT, parents=True)]
-    as_read = Expect("file", token=before.token, content=before.data)
+    as_read = Expect("file", token=before.token, content=before.data, identity=before.identity)
     # A link given to delete or move goes itself; the file it leads to stays.
     gone = Remove(planned.link, Expect("symlink")) if planned.link is not None else Remove(target, as_read)
     if planned.data is None:
