@@ -281,14 +281,19 @@ def test_an_edit_whose_state_store_is_on_the_bucket_adds_two_puts_its_record_and
     vfs = sandbox.vfs()
     bucket = sandbox.mount.url.split("://", 1)[1].split("/", 1)[0]
     state = ObjectState(f"s3://{bucket}/state", {"endpoint_url": request.getfixturevalue("s3_endpoint")})
-    changes.attach(vfs, log.ChangeLog(state))
+    changelog = log.ChangeLog(state)
+    changes.attach(vfs, changelog)
     sent = Sent(sandbox)
     state.mount.fs.s3.meta.events.register("before-send.s3", sent._sent)
     call = vfs.for_call(CallContext(recording=Recording("edit_file")))
     edit.edit_file(call, "a.txt", [edit.TextEdit.model_validate({"oldText": "hello", "newText": "bye"})])
-    made = sent.during(
-        lambda: edit.edit_file(call, "a.txt", [edit.TextEdit.model_validate({"oldText": "bye", "newText": "hi"})])
-    )
+    changelog.settle()  # the first change's retention (it reads where the timeline ends) is done
+
+    def second_edit() -> None:
+        edit.edit_file(call, "a.txt", [edit.TextEdit.model_validate({"oldText": "bye", "newText": "hi"})])
+        changelog.settle()  # and its own retention, which sends nothing more
+
+    made = sent.during(second_edit)
     leases = [path for _, path in made if path.startswith("state/instances/")]  # renewed every 10 s
     assert [(method, path.rsplit("/", 1)[0]) for method, path in made if path not in leases] == [
         ("GET", "pre"),

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from conftest import Sandbox
 
-from vfs_mcp.ops import collector
-from vfs_mcp.ops.edits import hunk_placing
+from vfs_mcp.ops.edits import collector, hunk_placing
 from vfs_mcp.ops.edits.patch import apply_patch
 
 

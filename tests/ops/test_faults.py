@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +109,17 @@ async def test_no_space_left_leaves_the_original_intact_and_says_so(
     sandbox.put("data.txt", b"original\n")
     if sandbox.kind == "local":
         # A fake file system that fills up: every write to one of our temp files fails.
-        real_write = os.write
+        # Both ways a staged file writes: one buffer (``os.write``), an edit's pieces (``os.writev``).
+        def full_disk(real: Callable[[int, Any], int]) -> Callable[[int, Any], int]:
+            def write(fd: int, data: Any) -> int:
+                if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith(TEMP_PREFIX):
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                return real(fd, data)
 
-        def full_disk(fd: int, data: Any) -> int:
-            if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith(TEMP_PREFIX):
-                raise OSError(errno.ENOSPC, "No space left on device")
-            return real_write(fd, data)
+            return write
 
-        monkeypatch.setattr("vfs_mcp_backends.staged_files.os.write", full_disk)
+        monkeypatch.setattr("vfs_mcp_backends.staged_files.os.write", full_disk(os.write))
+        monkeypatch.setattr("vfs_mcp_backends.staged_files.os.writev", full_disk(os.writev))
     else:
 
         def full_store(*args: Any, **kwargs: Any) -> None:

@@ -119,9 +119,9 @@ class JailedFS:
         self.require_dir(target)
         self.jail.chdir(target)
 
-    def guard(self, target: Target | str) -> Guard:
+    def guard(self, target: Target | str) -> Translating:
         """Translate any foreign exception raised inside into our error tree."""
-        return Guard(target)
+        return Translating(target)
 
     def host_path(self, target: Target) -> str | None:
         """The real host path of ``target`` on stores that have host paths (ripgrep, watchers),
@@ -556,7 +556,7 @@ class JailedFS:
                 yield prefix + rel, raw
 
 
-class Guard:
+class Translating:
     """``JailedFS.guard``: the one translation boundary. A class, not a generator's context
     manager: every store call of a read passes through one (a generator's costs four Python
     calls more)."""

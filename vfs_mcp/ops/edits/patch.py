@@ -21,9 +21,8 @@ from vfs_mcp.errors import AlreadyExists, InvalidArgument, NotFound, TooLarge
 from vfs_mcp.jail.entries import Pieces, sha256_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
-from vfs_mcp.ops import collector
 from vfs_mcp.ops.diff.unified import DEFAULT_MAX_DIFF_CHARS
-from vfs_mcp.ops.edits import hunk_placing
+from vfs_mcp.ops.edits import collector, hunk_placing
 from vfs_mcp.ops.edits.patch_formats import FilePatch, parse_patch
 from vfs_mcp.ops.files.write import writable
 from vfs_mcp.ops.text.document import DEFAULT_MAX_EDIT_BYTES, TextFile
