@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from vfs_mcp_backends.base import BackendMount, Capabilities, Keep, Names, Options
@@ -51,33 +51,30 @@ LOCK_POLL = 0.002
 class LocalMount(BackendMount):
     """A local folder: host paths, narrowing by descriptor walk, temp files to sweep."""
 
-    @property
-    def store(self) -> DescriptorFileSystem:
-        return cast(DescriptorFileSystem, self.fs)
+    fs: DescriptorFileSystem
 
     def host_path(self, path: str) -> str | None:
-        return self.store.real_path(path)
+        return self.fs.real_path(path)
 
     def read_whole(self, path: str, limit: int) -> tuple[dict[str, Any], bytes | None]:
-        store: DescriptorFileSystem = self.fs  # ``store`` without its two calls: this is one a file read
-        return store.read_whole(path, limit)
+        return self.fs.read_whole(path, limit)
 
     def walk(self, path: str, maxdepth: int | None = None, metadata: bool = True) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = self.store.find(
+        found: dict[str, dict[str, Any]] = self.fs.find(
             path, maxdepth=maxdepth, withdirs=True, detail=True, metadata=metadata
         )
         return found
 
     def names(self, path: str, maxdepth: int | None = None, metadata: bool = True, keep: Keep | None = None) -> Names:
-        return self.store.names(path, maxdepth, metadata, keep)
+        return self.fs.names(path, maxdepth, metadata, keep)
 
     def narrowed(self, root: str) -> BackendMount:
-        return LocalMount(fs=self.store.subtree(root), root=root, capabilities=self.capabilities)
+        return LocalMount(fs=self.fs.subtree(root), root=root, capabilities=self.capabilities)
 
     def sweep(
         self, older_than: float, folders: Sequence[str] | None = None, pause: Callable[[], object] | None = None
     ) -> int:
-        return self.store.sweep_temp_files(older_than, folders, pause)
+        return self.fs.sweep_temp_files(older_than, folders, pause)
 
     @contextlib.contextmanager
     def hold(self, folders: Folders, wait: float | None = None) -> Iterator[None]:
@@ -94,7 +91,7 @@ class LocalMount(BackendMount):
             for folder in sorted(folders):  # parents before children
                 key = instead.get(folder.rpartition("/")[0])  # below a missing folder: the same, no lookup
                 if key is None:
-                    fd, exact = self.store.lock_folder(folder)
+                    fd, exact = self.fs.lock_folder(folder)
                     stack.callback(os.close, fd)
                     st = os.fstat(fd)
                     key = (st.st_dev, st.st_ino)
