@@ -4,6 +4,7 @@ never collide, freed when a change leaves the log, and taken back whole or not a
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import stat
@@ -186,6 +187,38 @@ def test_what_a_killed_instance_left_half_written_and_its_lock_are_swept_by_the_
     LocalState(str(tmp_path / "state"))
     left = os.listdir(tmp_path / "state" / "instances")
     assert f".tmp-{store.instance}-bbbb" in left and f".tmp-{dead}-aaaa" not in left and f"{dead}.lock" not in left
+
+
+def test_a_dead_instance_is_claimed_though_a_probe_holds_its_lock_at_that_moment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``alive`` probes a lock with a shared flock for a moment, from any process sharing the
+    store; a survivor claiming the dead instance then waits the probe out instead of leaving its
+    unfinished work for a later start. A lock held exclusively (its owner alive) is still refused."""
+    store = LocalState(str(tmp_path / "state"))
+    lock = tmp_path / "state" / "instances" / "0123456789abcdef.lock"
+    lock.write_bytes(b"")
+    probe = os.open(lock, os.O_RDONLY)
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    real_flock = fcntl.flock
+
+    def probe_ends_as_the_claim_waits(fd: int, operation: int) -> None:
+        if operation == fcntl.LOCK_EX:
+            os.close(probe)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", probe_ends_as_the_claim_waits)
+    with store.claim("0123456789abcdef") as mine:
+        assert mine
+    monkeypatch.undo()
+    assert not lock.exists()
+
+    owner = os.open(store_lock := tmp_path / "state" / "instances" / "fedcba9876543210.lock", os.O_CREAT | os.O_RDWR)
+    fcntl.flock(owner, fcntl.LOCK_EX)
+    with store.claim("fedcba9876543210") as mine:
+        assert not mine
+    os.close(owner)
+    assert store_lock.exists()
 
 
 def test_every_temp_name_is_made_in_instances_so_the_start_never_lists_the_records(

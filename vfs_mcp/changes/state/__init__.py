@@ -379,8 +379,9 @@ class LocalState(StateStore):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                yield False
-                return
+                if not _only_probed(fd):
+                    yield False
+                    return
             yield True
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{instance}.lock", dir_fd=self._dirs["instances"])
@@ -455,6 +456,19 @@ class LocalState(StateStore):
         except FileNotFoundError:
             return False
         return True
+
+
+def _only_probed(fd: int) -> bool:
+    """Whether the lock ``fd`` opens, refused to an exclusive claim, was held only by probes
+    (``alive``'s shared ``flock``, a moment long, from any process): then no owner and no other
+    claimer holds it, and the claim waits the probes out and takes it. False when it is held
+    exclusively: its instance alive, or another survivor on its work."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_EX)  # shared to exclusive; a survivor taking it meanwhile finishes first
+    return True
 
 
 def _let_go(held: dict[str, Any]) -> None:

@@ -3,9 +3,8 @@ made it due — retention letting the oldest records go (``timeline.Timeline.tri
 answers without it. One thread, in the order given; it starts with the first job, and the
 interpreter waits for what it was given before it ends.
 
-Not the sweep of what dead instances left (``LocalState``, at the store's opening): it probes
-their locks with a shared ``flock``, which, beside the recovery that starts right after, made
-that recovery's claim of a dead instance fail now and then (its work then left unfinished)."""
+Not the sweep of what dead instances left: ``LocalState`` makes it at the store's opening, where
+it finds them."""
 
 from __future__ import annotations
 
