@@ -21,6 +21,7 @@ from vfs_mcp.server.calls import (
     capped,
     confirmed,
     counted,
+    idle,
     journaled,
     known_arguments,
     known_tool,
@@ -38,6 +39,7 @@ AROUND: tuple[Stage, ...] = (logs.stage, session.stage, boundary.stage)
 
 STAGES: tuple[Stage, ...] = (
     *AROUND,
+    idle.stage,
     metered.stage,
     capped.stage,
     timeout.stage,
