@@ -63,17 +63,25 @@ def give_back() -> bool:
     return True
 
 
+Schedule = Callable[[float, Callable[[], None]], object]
+"""Run a job after so many seconds (the event loop's ``call_later``)."""
+
+
 class Idle:
-    """Counts the calls under way; once the last one is out, ``schedule`` is asked to run
-    ``due`` after ``IDLE`` seconds, which gives the heap back (``give_back``, on the
-    housekeeping thread) when no call came meanwhile. ``trims``: how many times it did."""
+    """Counts the calls under way; once the last one is out, ``schedule`` is asked to check
+    again after ``IDLE`` seconds (one check waits at a time, so a call costs two counts), and
+    the check gives the heap back (``give_back``, on the housekeeping thread) when no call came
+    meanwhile, or waits ``IDLE`` seconds more if calls came and went. ``trims``: how many
+    times it gave it back."""
 
     def __init__(self, give: Callable[[], object] = give_back) -> None:
         self.give = give
         self.running = 0
         self.calls = 0
-        """Calls begun so far: a ``due`` that sees another number came too late."""
+        """Calls begun so far: a check that sees another number than when it was asked came too early."""
         self.trims = 0
+        self._waiting: int | None = None
+        """``calls`` when the waiting check was asked for; None when none waits."""
         self._lock = threading.Lock()
 
     def began(self) -> None:
@@ -81,19 +89,26 @@ class Idle:
             self.running += 1
             self.calls += 1
 
-    def ended(self, schedule: Callable[[float, Callable[[], None]], object]) -> None:
+    def ended(self, schedule: Schedule) -> None:
         with self._lock:
             self.running -= 1
-            if self.running:
+            if self.running or self._waiting is not None:
                 return
-            calls = self.calls
-        schedule(IDLE, lambda: self.due(calls))
+            self._waiting = self.calls
+        schedule(IDLE, lambda: self.due(schedule))
 
-    def due(self, calls: int) -> None:
-        """``IDLE`` seconds after the call numbered ``calls`` ended: the heap given back if no call came since."""
+    def due(self, schedule: Schedule) -> None:
+        """``IDLE`` seconds after it was asked for: the heap given back if no call came since."""
         with self._lock:
-            if self.running or self.calls != calls:
+            asked, self._waiting = self._waiting, None
+            if self.running:  # the call's end asks again
                 return
+            again = asked != self.calls  # calls came and went: a whole ``IDLE`` from now
+            if again:
+                self._waiting = self.calls
+        if again:
+            schedule(IDLE, lambda: self.due(schedule))
+            return
         # Not imported at start: the write path's package (the warm-up imports it by now).
         from vfs_mcp.changes.state import housekeeping
 
