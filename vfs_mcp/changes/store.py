@@ -36,8 +36,8 @@ HOLDS_CHUNK = 64 * 1024
 def holds(vfs: JailedFS, target: Target, data: bytes) -> bool:
     """Whether the file ``target`` holds exactly ``data``: on a store on this machine, read and
     compared a piece at a time, no copy of the whole file made (a file's size less at the
-    change's peak; and a file of 32 MiB or more is not read into fresh mapped pages,
-    ``server.memory.MMAP_THRESHOLD``, which cost more than the pieces: figures in benchmarks/README.md,
+    change's peak; and a file of 4 MiB or more is not read into fresh mapped pages,
+    ``cli.main.MMAP_THRESHOLD``, which cost more than the pieces: figures in benchmarks/README.md,
     "Figures behind the write path's choices"); elsewhere in one read."""
     if not target.mount.capabilities.local_io:
         return read(vfs, target) == data

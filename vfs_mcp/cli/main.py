@@ -17,6 +17,8 @@ served as ``vfs-mcp ./xml``.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import logging
 import os
@@ -27,7 +29,6 @@ from collections.abc import Callable, Sequence
 import anyio
 
 from vfs_mcp.cli.options import parser, server_from, uses_client_roots
-from vfs_mcp.server import memory
 from vfs_mcp.server.build import VfsServer
 from vfs_mcp.transports import stdio
 
@@ -74,16 +75,29 @@ GC_FIRST_GENERATION = 20_000
 700): a walk of 20,000 entries makes about five objects each, all alive until the reply."""
 
 
+MMAP_THRESHOLD = 4 * 1024 * 1024
+"""Blocks at least this big are mapped, and given back to the system when freed. Fixed: by
+default glibc raises it to the size of each big block freed (up to 32 MiB), so the copies of
+a 10 MB reply stay in the heap and the process keeps them. Smaller blocks (1 MiB reads of a
+line index, a 1 MB edit) stay in the heap, which is faster than mapping them each time."""
+
+
 def settle_memory() -> None:
     """Once the server is built: its modules, tool schemas and models live as long as the process,
     so the collector stops scanning them (``gc.freeze``), and collects less often (a walk of a
-    big tree allocated thousands of collections' worth of objects that all survive). Blocks
-    under 32 MiB stay in the heap from call to call, and what is free in it goes back to the
-    system once the server is idle (``server.memory``). No collection first: it would take a
-    noticeable part of every start to free a few hundred objects of import garbage."""
+    big tree allocated thousands of collections' worth of objects that all survive). Big
+    blocks go back to the system when freed (``MMAP_THRESHOLD``). No collection first: it
+    would take a noticeable part of every start to free a few hundred objects of import garbage."""
     gc.freeze()
     gc.set_threshold(GC_FIRST_GENERATION, *gc.get_threshold()[1:])
-    memory.settle()
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL("libc.so.6")  # glibc; not musl
+            libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+            libc.mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)  # else fixed at 128 KiB: every free trims
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
 def run_until_stopped(run: Callable[[], None], banner: str | None = None) -> int:

@@ -21,7 +21,6 @@ from vfs_mcp.server.calls import (
     capped,
     confirmed,
     counted,
-    idle,
     journaled,
     known_arguments,
     known_tool,
@@ -39,7 +38,6 @@ AROUND: tuple[Stage, ...] = (logs.stage, session.stage, boundary.stage)
 
 STAGES: tuple[Stage, ...] = (
     *AROUND,
-    idle.stage,
     metered.stage,
     capped.stage,
     timeout.stage,
