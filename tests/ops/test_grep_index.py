@@ -264,7 +264,8 @@ def test_a_change_on_a_mount_without_an_index_never_joins_its_pieces(local_sandb
     local_sandbox.put("big.txt", b"x\n" * 10)
     vfs = local_sandbox.vfs()
     pieces = CountedPieces([b"head\n" * 1000, b"new line\n", b"tail\n" * 1000])
-    indexes = index.Indexes(vfs)  # what a server with an indexed object-store mount beside this one tells of every change
+    # What a server with an indexed object-store mount beside this one tells of every change.
+    indexes = index.Indexes(vfs)
     indexes.made([changes.Put(vfs.resolve("big.txt", write=True), pieces)], {})
     assert pieces.joins == 0  # the pieces of an edit (up to 4 MB) were joined before the mount was looked up
 
