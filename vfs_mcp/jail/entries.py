@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -90,13 +90,15 @@ class Pieces:
     """A file's content as pieces, one after the other, never joined into one copy: an edit's
     new bytes are the untouched head and tail of those it read (views of them) and the new
     text between (a 100 MB file's join cost 0.3 s, benchmarks/README.md). ``len`` is their
-    bytes."""
+    bytes. ``base``: the bytes they were edited from, whose first ``same`` bytes they begin
+    with (the two hashes share them: ``sha256s_aside``)."""
 
-    __slots__ = ("parts", "size")
+    __slots__ = ("base", "parts", "same", "size")
 
-    def __init__(self, parts: Iterable[bytes | memoryview]) -> None:
+    def __init__(self, parts: Iterable[bytes | memoryview], base: bytes | None = None, same: int = 0) -> None:
         self.parts = tuple(parts)
         self.size = sum(len(part) for part in self.parts)
+        self.base, self.same = base, same if base is not None else 0
 
     def __len__(self) -> int:
         return self.size
@@ -121,9 +123,9 @@ HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
 _HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
 """One: a write's two hashes (what it writes, what it replaces for its undo record) run one
-after the other beside its fsyncs; a second thread measured worse on a loaded 2-core machine
-(benchmarks/README.md), where it takes the core the call needs. Its thread starts with the
-first hash."""
+after the other beside its fsyncs (one job: ``sha256s_aside``); a second thread measured worse
+on a loaded 2-core machine (benchmarks/README.md), where it takes the core the call needs. Its
+thread starts with the first hash."""
 
 
 def sha256_aside(data: bytes | Pieces) -> Digest:
@@ -134,6 +136,38 @@ def sha256_aside(data: bytes | Pieces) -> Digest:
         digest = sha256(data)
         return lambda: digest
     return _HASHER.submit(sha256, data).result
+
+
+def sha256s_aside(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
+    """The sha256 of ``data`` and of ``before``, the bytes it replaces, each had by calling what
+    this returns: hashed as one job on the hashing thread (``sha256_aside``), which hashes the
+    bytes they begin with alike (``Pieces.same``) once and copies the hash's state where they
+    part. A line edited in the middle of a file hashes 1.5 times the file's bytes, not twice."""
+    if len(data) + len(before) < HASH_ASIDE_BYTES:
+        both = _both(data, before)
+        return (lambda: both[0]), (lambda: both[1])
+    job = _HASHER.submit(_both, data, before)
+    return (lambda: job.result()[0]), (lambda: job.result()[1])
+
+
+def _both(data: bytes | Pieces, before: bytes) -> tuple[str, str]:
+    same = data.same if isinstance(data, Pieces) and data.base is before else 0
+    head = hashlib.sha256(memoryview(before)[:same])
+    written = head.copy()
+    for part in _after(data.parts if isinstance(data, Pieces) else (data,), same):
+        written.update(part)
+    head.update(memoryview(before)[same:])
+    return written.hexdigest(), head.hexdigest()
+
+
+def _after(parts: Iterable[bytes | memoryview], skip: int) -> Iterator[bytes | memoryview]:
+    """``parts`` from byte ``skip`` of them on (views, no copy)."""
+    for part in parts:
+        if skip >= len(part):
+            skip -= len(part)
+            continue
+        yield memoryview(part)[skip:] if skip else part
+        skip = 0
 
 
 def tree_order(entry: Entry) -> str:
