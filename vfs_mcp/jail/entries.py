@@ -124,9 +124,9 @@ HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
 _HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
 """One: a write's two hashes (what it writes, what it replaces for its undo record) run one
-after the other beside its fsyncs (an edit's, where no record's thread takes them: ``aside``); a second thread measured worse
-on a loaded 2-core machine (benchmarks/README.md), where it takes the core the call needs. Its
-thread starts with the first hash."""
+after the other beside its fsyncs (an edit's, where no record's thread takes them: ``aside``);
+a second thread measured worse on a loaded 2-core machine (benchmarks/README.md), where it
+takes the core the call needs. Its thread starts with the first hash."""
 
 
 def sha256_aside(data: bytes | Pieces) -> Digest:
@@ -158,6 +158,9 @@ def aside(digest: Digest | None) -> None:
 
 
 class _Both:
+    """The two hashes of ``sha256s``, taken once by whichever thread comes first; the bytes let
+    go of once they are."""
+
     __slots__ = ("before", "data", "lock", "taken")
 
     def __init__(self, data: bytes | Pieces, before: bytes) -> None:
@@ -169,6 +172,7 @@ class _Both:
         with self.lock:
             if self.taken is None:
                 self.taken = _both(self.data, self.before)
+                self.data = self.before = b""
             return self.taken
 
     def aside(self) -> None:
