@@ -63,6 +63,10 @@ class _Counted:
         return str(self.digest.hexdigest())
 
 
+ALIKE = len(HALF + b"config: ")
+"""The bytes the file and the edited file begin with alike: up to the edit's place."""
+
+
 def served(tmp_path: Path) -> JailedFS:
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "edit.txt").write_bytes(BEFORE)
@@ -71,27 +75,34 @@ def served(tmp_path: Path) -> JailedFS:
     return vfs
 
 
+def edited_and_undone(vfs: JailedFS, path: str, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """The bytes hashed and the hashing thread's jobs while a recorded edit of ``path`` is made;
+    the edit's reply names the hash of what it wrote, and its undo puts the file back (it checks
+    both hashes its record names)."""
+    hashing = Hashing(entries._HASHER)
+    with monkeypatch.context() as patch:
+        patch.setattr(entries, "hashlib", SimpleNamespace(sha256=hashing.sha256))
+        patch.setattr(entries, "_HASHER", hashing)
+        recording = Recording("edit_file")
+        result = edit_file(
+            vfs.for_call(CallContext(recording=recording)),
+            path,
+            [TextEdit(old_text="retries = 3", new_text="retries = 5")],
+        )
+    assert result.sha256 == hashlib.sha256(AFTER).hexdigest()
+    undo(vfs, changes.log_of(vfs), None, change_id=recording.changes[0])
+    return hashing.counts
+
+
 def test_an_edit_in_the_middle_of_a_big_local_file_hashes_the_head_it_shares_with_the_file_once_on_the_records_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vfs = served(tmp_path)
-    hashing = Hashing(entries._HASHER)
-    monkeypatch.setattr(entries, "hashlib", SimpleNamespace(sha256=hashing.sha256))
-    monkeypatch.setattr(entries, "_HASHER", hashing)
-    recording = Recording("edit_file")
-    result = edit_file(
-        vfs.for_call(CallContext(recording=recording)),
-        str(tmp_path / "app" / "edit.txt"),
-        [TextEdit(old_text="retries = 3", new_text="retries = 5")],
-    )
-    assert result.sha256 == hashlib.sha256(AFTER).hexdigest()
-    # What the edit wrote and what it replaced, together: the bytes they begin with alike (up to
-    # the edit's place) once; both whole, before: 2 MB. Taken by the thread writing the record
-    # beside the write, which names both: no job handed to the hashing thread (two before).
-    alike = len(HALF + b"config: ")
-    assert hashing.counts == {"bytes": len(BEFORE) + len(AFTER) - alike}
-    monkeypatch.undo()
-    undo(vfs, changes.log_of(vfs), None, change_id=recording.changes[0])
+    counts = edited_and_undone(vfs, str(tmp_path / "app" / "edit.txt"), monkeypatch)
+    # What the edit wrote and what it replaced, together: the bytes they begin with alike once;
+    # both whole, before: 2 MB. Taken by the thread writing the record beside the write, which
+    # names both: no job handed to the hashing thread (two before).
+    assert counts == {"bytes": len(BEFORE) + len(AFTER) - ALIKE}
     assert (tmp_path / "app" / "edit.txt").read_bytes() == BEFORE
 
 
@@ -103,18 +114,10 @@ def test_where_no_record_is_written_beside_the_write_the_hashing_thread_takes_bo
     mount = open_mount(MountSpec("memory://edit-cost"))
     vfs = JailedFS(Jail([mount]))
     changes.attach(vfs, log.ChangeLog(ObjectState("memory://edit-cost-state")))
-    mount.fs.pipe(mount.fs._strip_protocol("memory://edit-cost/edit.txt"), BEFORE)
-    hashing = Hashing(entries._HASHER)
-    monkeypatch.setattr(entries, "hashlib", SimpleNamespace(sha256=hashing.sha256))
-    monkeypatch.setattr(entries, "_HASHER", hashing)
-    recording = Recording("edit_file")
-    result = edit_file(
-        vfs.for_call(CallContext(recording=recording)),
-        "memory://edit-cost/edit.txt",
-        [TextEdit(old_text="retries = 3", new_text="retries = 5")],
-    )
-    assert result.sha256 == hashlib.sha256(AFTER).hexdigest()
-    assert hashing.counts == {"jobs": 1, "bytes": len(BEFORE) + len(AFTER) - len(HALF + b"config: ")}
-    monkeypatch.undo()
-    undo(vfs, changes.log_of(vfs), None, change_id=recording.changes[0])
-    assert mount.fs.cat(mount.fs._strip_protocol("memory://edit-cost/edit.txt")) == BEFORE
+    path = mount.fs._strip_protocol("memory://edit-cost/edit.txt")
+    mount.fs.pipe(path, BEFORE)
+    assert edited_and_undone(vfs, "memory://edit-cost/edit.txt", monkeypatch) == {
+        "jobs": 1,
+        "bytes": len(BEFORE) + len(AFTER) - ALIKE,
+    }
+    assert mount.fs.cat(path) == BEFORE
