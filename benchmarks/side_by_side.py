@@ -485,7 +485,7 @@ ROWS = (
         calls("edit_file", EDIT, check_edit, many=4, before=seed_edit, after=seed_edit),
         "bare SDK tool + durable edit",
         floor_edit,
-        1.3,
+        1.5,
     ),
     Row("lines 500,000-500,100, warm", calls("read_file_lines", LINES, check_lines, many=4), "`sed -n`", floor_sed),
     Row("lines 500,000-500,100, first call", lines_first, "`sed -n`", floor_sed, 1.3),

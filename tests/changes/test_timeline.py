@@ -352,3 +352,28 @@ def test_a_change_a_dead_server_made_whole_gets_its_line_when_recovery_keeps_it(
     page = history(vfs, changes.log_of(vfs))
     assert [(line.change_id, line.tool) for line in page.changes] == [(record.id, "apply_patch")]
     assert (folder / "a.txt").read_bytes() == b"after\n"
+
+
+def test_an_append_within_retention_queues_no_trim_once_the_tail_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trim wakes the housekeeping thread beside the call that appended; within its bounds,
+    with the tail known from the trim before, there is nothing for it to let go."""
+    queued: list[str] = []
+    later = housekeeping.later
+
+    def counted(job: Callable[[], None], what: str) -> Future[None] | None:
+        if what.startswith("trimming"):
+            queued.append(what)
+        return later(job, what)
+
+    monkeypatch.setattr(housekeeping, "later", counted)
+    kept = Timeline(ObjectState("memory://kept-timeline"), Retention(10**9, changes=5), deferred=True)
+    kept.append(TimelineEntry("first".ljust(22, "x"), "write_file", time.time()))
+    housekeeping.settle()  # the first finds the tail
+    for n in range(3):
+        kept.append(TimelineEntry(f"c{n}".ljust(22, "x"), "write_file", time.time()))
+        housekeeping.settle()
+    assert len(queued) == 1  # the first append's
+    for n in range(3):  # past its bounds: the oldest go, on the housekeeping thread
+        kept.append(TimelineEntry(f"d{n}".ljust(22, "x"), "write_file", time.time()))
+    housekeeping.settle()
+    assert len(queued) > 1 and kept.extent()[0] == 5

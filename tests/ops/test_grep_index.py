@@ -23,6 +23,7 @@ from vfs_mcp.changes import log
 from vfs_mcp.changes.state import ObjectState
 from vfs_mcp.cli.options import parser, settings_from
 from vfs_mcp.errors import VfsError
+from vfs_mcp.jail.entries import Pieces
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.mounts import Config, Mount, MountSpec, open_mount
 from vfs_mcp.jail.resolve import Jail
@@ -243,6 +244,30 @@ def test_after_an_edit_through_the_server_a_grep_it_does_not_match_reads_nothing
     changes.attach(other, log.ChangeLog(changes.log_of(vfs).store))
     requests.sent.clear()
     assert not grep(other, "nowhere").matches and requests.gets() == []
+
+
+class CountedPieces(Pieces):
+    """An edit's new bytes as pieces, counting the times they are joined into one copy."""
+
+    __slots__ = ("joins",)
+
+    def __init__(self, parts: list[bytes]) -> None:
+        super().__init__(parts)
+        self.joins = 0
+
+    def joined(self) -> bytes:
+        self.joins += 1
+        return super().joined()
+
+
+def test_a_change_on_a_mount_without_an_index_never_joins_its_pieces(local_sandbox: Sandbox) -> None:
+    local_sandbox.put("big.txt", b"x\n" * 10)
+    vfs = local_sandbox.vfs()
+    pieces = CountedPieces([b"head\n" * 1000, b"new line\n", b"tail\n" * 1000])
+    # What a server with an indexed object-store mount beside this one tells of every change.
+    indexes = index.Indexes(vfs)
+    indexes.made([changes.Put(vfs.resolve("big.txt", write=True), pieces)], {})
+    assert pieces.joins == 0  # the pieces of an edit (up to 4 MB) were joined before the mount was looked up
 
 
 @pytestmark_s3

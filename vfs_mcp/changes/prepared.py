@@ -214,13 +214,16 @@ def _replaced(
     data: bytes | None,
     step: Prepared,
     renamed: bool = False,
+    hashed: Callable[[], str] | None = None,
 ) -> Image | None:
     """What a step that replaces the file ``target`` keeps of it: ``data``, the bytes it holds
-    when the step has them (it checks they are still there), else a capture; for a step that
+    when the step has them (it checks they are still there; ``hashed``: their sha256 when the
+    plan has it hashed), else a capture; for a step that
     replaces it by a rename (``renamed``), the file itself too, by a second name where it can."""
     if data is not None and state.left is not None and len(data) <= state.left:
         state.left -= len(data)
-        image: Image | None = FileImage(data, entry.mode, sha256_aside(data) if state.recorded else None)
+        digest = (hashed or sha256_aside(data)) if state.recorded else None
+        image: Image | None = FileImage(data, entry.mode, digest)
     else:
         image = _keep(vfs, state, target, entry, step)
     if renamed and state.links is not None and isinstance(image, FileImage):
@@ -282,9 +285,9 @@ def _put(vfs: JailedFS, op: Put, state: Preparation) -> Prepared:
 
     step = Prepared(op, run, back, atomic=not made)
     if entry is not None:
-        image = _replaced(
-            vfs, state, target, entry, data if data is not None else op.expect.content, step, renamed=True
-        )
+        kept = data if data is not None else op.expect.content
+        hashed = op.expect.content_digest if kept is op.expect.content else None
+        image = _replaced(vfs, state, target, entry, kept, step, renamed=True, hashed=hashed)
     return step
 
 

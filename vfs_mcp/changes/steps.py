@@ -31,7 +31,9 @@ class Expect:
     ``token``: the version token read (an ETag), ``content``: the bytes read, ``digest``:
     their sha256, ``fingerprint``: the raw state of a path (a moved folder, an empty one),
     ``points_to``: a link's text; ``identity``: the local file's identity where ``content`` was
-    read (``Entry.identity``): while the file's is the same, its bytes are not read again. A
+    read (``Entry.identity``): while the file's is the same, its bytes are not read again;
+    ``content_digest``: ``content``'s sha256, had by calling, when the planner has it hashed
+    (``sha256s``: the undo record names it). A
     mismatch makes the change plan again on what is there now; a plan that finds the caller's
     own pin (``expected_hash``) no longer holds says CONFLICT.
     """
@@ -43,6 +45,7 @@ class Expect:
     fingerprint: Fingerprint | None = None
     points_to: str | None = None
     identity: tuple[int, ...] | None = None
+    content_digest: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
 
 ABSENT = Expect("absent")

@@ -229,6 +229,9 @@ class Timeline:
             self._last = entry
             if seq % HINT_EVERY == 0 or seq == 1:
                 self.store.write(layout.hint("head"), str(seq).encode(), create=False)
+            tail = self._tail
+            if tail is not None and tail.seq < seq and self._keeps(tail, entry, now()):
+                return entry  # retention keeps all from the tail it last left: nothing to let go, nothing queued
             self._behind += 1
             inline = not self.deferred or self._behind > TRIM_LAG
             if not inline and self._queued is None:
@@ -249,17 +252,12 @@ class Timeline:
                 self._trim(newest, now())
 
     def _trim(self, newest: TimelineEntry, now: float) -> None:
-        keep = self.retention
         tail = self._tail
         if tail is None or tail.seq > newest.seq:
             tail = self._first(self._hint("tail", 1), newest.seq)
         moved = False
         while tail is not None and tail.seq < newest.seq:
-            if (
-                newest.seq - tail.seq + 1 <= keep.changes
-                and newest.total - tail.total + tail.size - tail.freed <= keep.bytes
-                and tail.at >= now - keep.days * 86_400
-            ):
+            if self._keeps(tail, newest, now):
                 break
             self.let_go(tail)
             moved = True
@@ -267,6 +265,16 @@ class Timeline:
         self._tail = tail
         if moved and tail is not None:
             self.store.write(layout.hint("tail"), str(tail.seq).encode(), create=False)
+
+    def _keeps(self, tail: TimelineEntry, newest: TimelineEntry, now: float) -> bool:
+        """Whether retention keeps every change from ``tail`` to ``newest`` (the tail this
+        instance last left: a trim stops there, and an append that finds it kept queues none)."""
+        keep = self.retention
+        return (
+            newest.seq - tail.seq + 1 <= keep.changes
+            and newest.total - tail.total + tail.size - tail.freed <= keep.bytes
+            and tail.at >= now - keep.days * 86_400
+        )
 
     def _first(self, seq: int, newest: int) -> TimelineEntry | None:
         """The oldest entry from ``seq`` on (entries between may be gone: trimmed by another)."""

@@ -453,7 +453,9 @@ def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[Pieces, list[Match
     line and splice is the one the text path would give (a property test holds them to it).
     """
     reports = []
+    base = data
     pieces = Pieces([data])
+    same = len(data)  # the bytes the result begins with alike (its hash and the file's share them)
     for number, edit in enumerate(edits):
         try:
             old, new = edit.old_text.encode(), edit.new_text.encode()
@@ -480,5 +482,6 @@ def _exact_bytes(data: bytes, edits: list[TextEdit]) -> tuple[Pieces, list[Match
         parts: list[bytes | memoryview] = [view[: starts[0]]]
         for at, after in itertools.pairwise([*starts, len(data)]):
             parts += [new, view[at + len(old) : after]]
-        pieces = Pieces(parts if len(parts) <= MAX_PIECES else [b"".join(parts)])
+        same = min(same, starts[0])
+        pieces = Pieces(parts if len(parts) <= MAX_PIECES else [b"".join(parts)], base, same)
     return pieces, reports

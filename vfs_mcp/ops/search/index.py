@@ -405,6 +405,9 @@ class Indexes:
         from vfs_mcp.changes import FileImage, Put, Restore
 
         for step in steps:
+            index = self.mounts.get(step.target.mount.url) if isinstance(step, (Put, Restore)) else None
+            if index is None or not indexable(step.target):
+                continue  # before the bytes are looked at: an edit's pieces are joined only for an index
             if isinstance(step, Put) and step.data is not None:
                 if len(step.data) > MAX_INDEXED_BYTES:
                     continue
@@ -413,12 +416,10 @@ class Indexes:
                 data = step.image.data
             else:
                 continue
-            index = self.mounts.get(step.target.mount.url)
-            if index is not None and indexable(step.target):
-                try:
-                    index.wrote(step.target, data, versions.get((step.target.mount.url, step.target.rel)))
-                except Exception:  # never fatal to the change: the next search reads the object
-                    log.warning("the search index could not note a write", exc_info=True)
+            try:
+                index.wrote(step.target, data, versions.get((step.target.mount.url, step.target.rel)))
+            except Exception:  # never fatal to the change: the next search reads the object
+                log.warning("the search index could not note a write", exc_info=True)
 
     def settle(self, timeout: float = 60.0) -> bool:
         return all(index.settle(timeout) for index in list(self.mounts.values()))

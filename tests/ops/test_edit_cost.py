@@ -1,0 +1,123 @@
+"""What a recorded edit of a big file costs, counted rather than timed (issue 50: the 1 MB
+edit's own work): the bytes hashed for the reply and the undo record, and the jobs handed to the
+hashing thread. The record still names both hashes right: undo checks the file holds what the
+edit wrote and the image is the bytes it replaced, and brings them back byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from concurrent.futures import Future
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from vfs_mcp import changes
+from vfs_mcp.changes import log
+from vfs_mcp.changes.state import LocalState, ObjectState
+from vfs_mcp.jail import entries
+from vfs_mcp.jail.context import CallContext, Recording
+from vfs_mcp.jail.filesystem import JailedFS
+from vfs_mcp.jail.mounts import MountSpec, open_mount
+from vfs_mcp.jail.resolve import Jail
+from vfs_mcp.ops.edits.replace import TextEdit, edit_file
+from vfs_mcp.ops.files.undo import undo
+
+HALF = b"a line of the log, thirty-nine bytes..\n" * 13_000
+BEFORE = HALF + b"config: retries = 3\n" + HALF
+"""About 1 MB of text with the line the edit changes in its middle."""
+AFTER = BEFORE.replace(b"retries = 3", b"retries = 5")
+
+
+class Hashing:
+    """``hashlib`` as the hashing thread sees it, counting the bytes it hashes and its jobs."""
+
+    def __init__(self, executor: Any) -> None:
+        self.counts: Counter[str] = Counter()
+        self.executor = executor
+
+    def sha256(self, data: Any = b"") -> Any:
+        return _Counted(hashlib.sha256(data), self.counts, len(memoryview(data)))
+
+    def submit(self, fn: Any, *args: Any) -> Future[Any]:
+        self.counts["jobs"] += 1
+        future: Future[Any] = self.executor.submit(fn, *args)
+        return future
+
+
+class _Counted:
+    def __init__(self, digest: Any, counts: Counter[str], size: int) -> None:
+        self.digest, self.counts = digest, counts
+        counts["bytes"] += size
+
+    def update(self, data: Any) -> None:
+        self.counts["bytes"] += len(memoryview(data))
+        self.digest.update(data)
+
+    def copy(self) -> _Counted:
+        return _Counted(self.digest.copy(), self.counts, 0)
+
+    def hexdigest(self) -> str:
+        return str(self.digest.hexdigest())
+
+
+ALIKE = len(HALF + b"config: ")
+"""The bytes the file and the edited file begin with alike: up to the edit's place."""
+
+
+def served(tmp_path: Path) -> JailedFS:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "edit.txt").write_bytes(BEFORE)
+    vfs = JailedFS(Jail([open_mount(MountSpec(str(tmp_path / "app")))]))
+    changes.attach(vfs, log.ChangeLog(LocalState(str(tmp_path / "state"))))
+    return vfs
+
+
+def edited_and_undone(vfs: JailedFS, path: str, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """The bytes hashed and the hashing thread's jobs while a recorded edit of ``path`` is made;
+    the edit's reply names the hash of what it wrote, and its undo puts the file back (it checks
+    both hashes its record names)."""
+    hashing = Hashing(entries._HASHER)
+    with monkeypatch.context() as patch:
+        patch.setattr(entries, "hashlib", SimpleNamespace(sha256=hashing.sha256))
+        patch.setattr(entries, "_HASHER", hashing)
+        recording = Recording("edit_file")
+        result = edit_file(
+            vfs.for_call(CallContext(recording=recording)),
+            path,
+            [TextEdit(old_text="retries = 3", new_text="retries = 5")],
+        )
+    assert result.sha256 == hashlib.sha256(AFTER).hexdigest()
+    undo(vfs, changes.log_of(vfs), None, change_id=recording.changes[0])
+    return hashing.counts
+
+
+def test_an_edit_in_the_middle_of_a_big_local_file_hashes_the_head_it_shares_with_the_file_once_on_the_records_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vfs = served(tmp_path)
+    counts = edited_and_undone(vfs, str(tmp_path / "app" / "edit.txt"), monkeypatch)
+    # What the edit wrote and what it replaced, together: the bytes they begin with alike once;
+    # both whole, before: 2 MB. Taken by the thread writing the record beside the write, which
+    # names both: no job handed to the hashing thread (two before).
+    assert counts == {"bytes": len(BEFORE) + len(AFTER) - ALIKE}
+    assert (tmp_path / "app" / "edit.txt").read_bytes() == BEFORE
+
+
+def test_where_no_record_is_written_beside_the_write_the_hashing_thread_takes_both_in_one_job(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A store whose records are filed once the change is made (memory, object stores): the
+    hashes are handed to the hashing thread before the write, to run beside it."""
+    mount = open_mount(MountSpec("memory://edit-cost"))
+    vfs = JailedFS(Jail([mount]))
+    changes.attach(vfs, log.ChangeLog(ObjectState("memory://edit-cost-state")))
+    path = mount.fs._strip_protocol("memory://edit-cost/edit.txt")
+    mount.fs.pipe(path, BEFORE)
+    assert edited_and_undone(vfs, "memory://edit-cost/edit.txt", monkeypatch) == {
+        "jobs": 1,
+        "bytes": len(BEFORE) + len(AFTER) - ALIKE,
+    }
+    assert mount.fs.cat(path) == BEFORE
