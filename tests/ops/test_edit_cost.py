@@ -1,4 +1,4 @@
-"""What a recorded edit of a big file costs, counted rather than timed (issue 50: the 1 MB
+"""What a recorded edit of a big local file costs, counted rather than timed (issue 50: the 1 MB
 edit's own work): the bytes hashed for the reply and the undo record, and the jobs handed to the
 hashing thread. The record still names both hashes right: undo checks the file holds what the
 edit wrote and the image is the bytes it replaced, and brings them back byte for byte."""
@@ -16,7 +16,7 @@ import pytest
 
 from vfs_mcp import changes
 from vfs_mcp.changes import log
-from vfs_mcp.changes.state import LocalState, ObjectState
+from vfs_mcp.changes.state import LocalState
 from vfs_mcp.jail import entries
 from vfs_mcp.jail.context import CallContext, Recording
 from vfs_mcp.jail.filesystem import JailedFS
@@ -63,10 +63,6 @@ class _Counted:
         return str(self.digest.hexdigest())
 
 
-ALIKE = len(HALF + b"config: ")
-"""The bytes the file and the edited file begin with alike: up to the edit's place."""
-
-
 def served(tmp_path: Path) -> JailedFS:
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "edit.txt").write_bytes(BEFORE)
@@ -75,49 +71,24 @@ def served(tmp_path: Path) -> JailedFS:
     return vfs
 
 
-def edited_and_undone(vfs: JailedFS, path: str, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """The bytes hashed and the hashing thread's jobs while a recorded edit of ``path`` is made;
-    the edit's reply names the hash of what it wrote, and its undo puts the file back (it checks
-    both hashes its record names)."""
-    hashing = Hashing(entries._HASHER)
-    with monkeypatch.context() as patch:
-        patch.setattr(entries, "hashlib", SimpleNamespace(sha256=hashing.sha256))
-        patch.setattr(entries, "_HASHER", hashing)
-        recording = Recording("edit_file")
-        result = edit_file(
-            vfs.for_call(CallContext(recording=recording)),
-            path,
-            [TextEdit(old_text="retries = 3", new_text="retries = 5")],
-        )
-    assert result.sha256 == hashlib.sha256(AFTER).hexdigest()
-    undo(vfs, changes.log_of(vfs), None, change_id=recording.changes[0])
-    return hashing.counts
-
-
-def test_an_edit_in_the_middle_of_a_big_local_file_hashes_the_head_it_shares_with_the_file_once_on_the_records_thread(
+def test_an_edit_in_the_middle_of_a_big_file_hashes_the_head_it_shares_with_the_file_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vfs = served(tmp_path)
-    counts = edited_and_undone(vfs, str(tmp_path / "app" / "edit.txt"), monkeypatch)
-    # What the edit wrote and what it replaced, together: the bytes they begin with alike once;
-    # both whole, before: 2 MB. Taken by the thread writing the record beside the write, which
-    # names both: no job handed to the hashing thread (two before).
-    assert counts == {"bytes": len(BEFORE) + len(AFTER) - ALIKE}
+    hashing = Hashing(entries._HASHER)
+    monkeypatch.setattr(entries, "hashlib", SimpleNamespace(sha256=hashing.sha256))
+    monkeypatch.setattr(entries, "_HASHER", hashing)
+    recording = Recording("edit_file")
+    result = edit_file(
+        vfs.for_call(CallContext(recording=recording)),
+        str(tmp_path / "app" / "edit.txt"),
+        [TextEdit(old_text="retries = 3", new_text="retries = 5")],
+    )
+    assert result.sha256 == hashlib.sha256(AFTER).hexdigest()
+    # What the edit wrote and what it replaced, one job: the bytes they begin with alike (up to
+    # the edit's place) once; both whole, in two jobs, before: 2 MB.
+    alike = len(HALF + b"config: ")
+    assert hashing.counts == {"jobs": 1, "bytes": len(BEFORE) + len(AFTER) - alike}
+    monkeypatch.undo()
+    undo(vfs, changes.log_of(vfs), None, change_id=recording.changes[0])
     assert (tmp_path / "app" / "edit.txt").read_bytes() == BEFORE
-
-
-def test_where_no_record_is_written_beside_the_write_the_hashing_thread_takes_both_in_one_job(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A store whose records are filed once the change is made (memory, object stores): the
-    hashes are handed to the hashing thread before the write, to run beside it."""
-    mount = open_mount(MountSpec("memory://edit-cost"))
-    vfs = JailedFS(Jail([mount]))
-    changes.attach(vfs, log.ChangeLog(ObjectState("memory://edit-cost-state")))
-    path = mount.fs._strip_protocol("memory://edit-cost/edit.txt")
-    mount.fs.pipe(path, BEFORE)
-    assert edited_and_undone(vfs, "memory://edit-cost/edit.txt", monkeypatch) == {
-        "jobs": 1,
-        "bytes": len(BEFORE) + len(AFTER) - ALIKE,
-    }
-    assert mount.fs.cat(path) == BEFORE

@@ -22,7 +22,6 @@ from vfs_mcp.changes.prepared import Key, Preparation, Prepared, many_calls, pre
 from vfs_mcp.changes.state.linked import Links
 from vfs_mcp.changes.steps import Put, Remove, Step, written
 from vfs_mcp.errors import TooLarge, VfsError
-from vfs_mcp.jail.entries import aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp_backends import commit_scope, ensure_wanted
 
@@ -96,8 +95,6 @@ def commit(
         return _one_by_one(vfs, ops, state, progress, keeping), False
     state = Preparation(keep, recorded=journal is not None, links=journal.links() if journal is not None else None)
     steps: list[Prepared] = []
-    for op in ops:
-        aside(op.digest if isinstance(op, Put) else None)  # hashed while the others are prepared
     try:
         for index, op in enumerate(ops):
             steps.append(prepare(vfs, op, state, last=index == len(ops) - 1))
@@ -140,10 +137,8 @@ def _one_by_one(
                 and op.data is not None
             ):
                 # Its way back is known before it is made (no store call): the bytes kept, and
-                # the hash of those it writes (``_digest_of``), taken on the record's thread.
+                # the hash of those it writes (``_digest_of``).
                 beside = journal.beside(functools.partial(step.way_back, None))
-            if not beside and isinstance(op, Put):
-                aside(op.digest)  # no record's thread takes its hashes: the hashing thread does, beside the write
             step.perform()
             if len(ops) > 1:
                 step.settle()

@@ -33,7 +33,7 @@ class Expect:
     ``points_to``: a link's text; ``identity``: the local file's identity where ``content`` was
     read (``Entry.identity``): while the file's is the same, its bytes are not read again;
     ``content_digest``: ``content``'s sha256, had by calling, when the planner has it hashed
-    (``sha256s``: the undo record names it). A
+    (``sha256s_aside``: the undo record names it). A
     mismatch makes the change plan again on what is there now; a plan that finds the caller's
     own pin (``expected_hash``) no longer holds says CONFLICT.
     """

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -92,7 +91,7 @@ class Pieces:
     new bytes are the untouched head and tail of those it read (views of them) and the new
     text between (a 100 MB file's join cost 0.3 s, benchmarks/README.md). ``len`` is their
     bytes. ``base``: the bytes they were edited from, whose first ``same`` bytes they begin
-    with (the two hashes share them: ``sha256s``)."""
+    with (the two hashes share them: ``sha256s_aside``)."""
 
     __slots__ = ("base", "parts", "same", "size")
 
@@ -124,9 +123,9 @@ HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
 _HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
 """One: a write's two hashes (what it writes, what it replaces for its undo record) run one
-after the other beside its fsyncs (an edit's, where no record's thread takes them: ``aside``);
-a second thread measured worse on a loaded 2-core machine (benchmarks/README.md), where it
-takes the core the call needs. Its thread starts with the first hash."""
+after the other beside its fsyncs (one job: ``sha256s_aside``); a second thread measured worse
+on a loaded 2-core machine (benchmarks/README.md), where it takes the core the call needs. Its
+thread starts with the first hash."""
 
 
 def sha256_aside(data: bytes | Pieces) -> Digest:
@@ -139,55 +138,16 @@ def sha256_aside(data: bytes | Pieces) -> Digest:
     return _HASHER.submit(sha256, data).result
 
 
-def sha256s(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
+def sha256s_aside(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
     """The sha256 of ``data`` and of ``before``, the bytes it replaces, each had by calling what
-    this returns: taken together once, by the first thread that asks (the one writing the
-    change's record beside its write, which names both) or on the hashing thread once ``aside``
-    asks for it. The bytes they begin with alike (``Pieces.same``) are hashed once, the hash's
-    state copied where they part: a line edited in the middle of a file hashes 1.5 times the
-    file's bytes, not twice."""
-    both = _Both(data, before)
-    return _Half(both, 0), _Half(both, 1)
-
-
-def aside(digest: Digest | None) -> None:
-    """Have ``digest`` (one of ``sha256s``'s) taken on the hashing thread, unless it is small or
-    taken already: no record's thread will ask for it while the bytes are written."""
-    if isinstance(digest, _Half):
-        digest.both.aside()
-
-
-class _Both:
-    """The two hashes of ``sha256s``, taken once by whichever thread comes first; the bytes let
-    go of once they are."""
-
-    __slots__ = ("before", "data", "lock", "taken")
-
-    def __init__(self, data: bytes | Pieces, before: bytes) -> None:
-        self.data, self.before = data, before
-        self.lock = threading.Lock()
-        self.taken: tuple[str, str] | None = None
-
-    def __call__(self) -> tuple[str, str]:
-        with self.lock:
-            if self.taken is None:
-                self.taken = _both(self.data, self.before)
-                self.data = self.before = b""
-            return self.taken
-
-    def aside(self) -> None:
-        if self.taken is None and len(self.data) + len(self.before) >= HASH_ASIDE_BYTES:
-            _HASHER.submit(self)
-
-
-class _Half:
-    __slots__ = ("both", "index")
-
-    def __init__(self, both: _Both, index: int) -> None:
-        self.both, self.index = both, index
-
-    def __call__(self) -> str:
-        return self.both()[self.index]
+    this returns: hashed as one job on the hashing thread (``sha256_aside``), which hashes the
+    bytes they begin with alike (``Pieces.same``) once and copies the hash's state where they
+    part. A line edited in the middle of a file hashes 1.5 times the file's bytes, not twice."""
+    if len(data) + len(before) < HASH_ASIDE_BYTES:
+        both = _both(data, before)
+        return (lambda: both[0]), (lambda: both[1])
+    job = _HASHER.submit(_both, data, before)
+    return (lambda: job.result()[0]), (lambda: job.result()[1])
 
 
 def _both(data: bytes | Pieces, before: bytes) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 from vfs_mcp.changes import Expect, Put, Step
 from vfs_mcp.config import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES  # the operations' bound, kept in config
 from vfs_mcp.errors import BinaryContent, Conflict, TooLarge
-from vfs_mcp.jail.entries import Pieces, sha256, sha256s
+from vfs_mcp.jail.entries import Pieces, sha256, sha256s_aside
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.ops.text.codings import all_crlf
@@ -115,8 +115,8 @@ class TextFile:
         and a modification time can repeat within the clock's step, the content cannot lie; the
         ETag is compared too, by the store itself where it has conditional writes). Its bytes
         and those it replaces (for the undo record) are hashed on another thread while they are
-        written, the head they share once (``sha256s``, ``hashed_into``)."""
-        written, replaced = sha256s(data, self.data)
+        written, the head they share once (``sha256s_aside``, ``hashed_into``)."""
+        written, replaced = sha256s_aside(data, self.data)
         expect = Expect("file", token=self.token, content=self.data, identity=self.identity, content_digest=replaced)
         return [Put(self.target, data, expect=expect, digest=written)]
 
