@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from vfs_mcp.jail.resolve import Target
 
@@ -117,8 +116,6 @@ def sha256(data: bytes | Pieces) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_T = TypeVar("_T")
-
 Digest = Callable[[], str]
 """A sha256 hex digest, had by calling (``sha256_aside``)."""
 
@@ -135,7 +132,10 @@ def sha256_aside(data: bytes | Pieces) -> Digest:
     """The sha256 of ``data``, to be had by calling what this returns: meanwhile a big one is
     hashed on another thread (hashlib lets go of the GIL), so the caller's own work on the
     same bytes (decoding them, writing them) runs beside it."""
-    return _aside(functools.partial(sha256, data), len(data))
+    if len(data) < HASH_ASIDE_BYTES:
+        digest = sha256(data)
+        return lambda: digest
+    return _HASHER.submit(sha256, data).result
 
 
 def sha256s_aside(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
@@ -143,17 +143,11 @@ def sha256s_aside(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
     this returns: hashed as one job on the hashing thread (``sha256_aside``), which hashes the
     bytes they begin with alike (``Pieces.same``) once and copies the hash's state where they
     part. A line edited in the middle of a file hashes 1.5 times the file's bytes, not twice."""
-    both = _aside(functools.partial(_both, data, before), len(data) + len(before))
-    return (lambda: both()[0]), (lambda: both()[1])
-
-
-def _aside(job: Callable[[], _T], size: int) -> Callable[[], _T]:
-    """``job``'s result, had by calling what this returns: hashing ``size`` bytes, on the
-    hashing thread from ``HASH_ASIDE_BYTES``, else at once."""
-    if size < HASH_ASIDE_BYTES:
-        done = job()
-        return lambda: done
-    return _HASHER.submit(job).result
+    if len(data) + len(before) < HASH_ASIDE_BYTES:
+        both = _both(data, before)
+        return (lambda: both[0]), (lambda: both[1])
+    job = _HASHER.submit(_both, data, before)
+    return (lambda: job.result()[0]), (lambda: job.result()[1])
 
 
 def _both(data: bytes | Pieces, before: bytes) -> tuple[str, str]:
