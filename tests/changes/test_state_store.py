@@ -288,8 +288,12 @@ def killed(*args, **kwargs):
 
 
 if when == "before the step":
-    # Killed once the record written beside the step is whole, before the step is made.
-    def put(*args, **kwargs):
+    # Killed once the record written beside the step is whole, before the step is made: the
+    # record starts as the step's write first waits for the disk.
+    started = store.waiting
+
+    def waiting():
+        started()
         deadline = time.monotonic() + 30
         while not any(name.endswith(".rec") for name in os.listdir(pending)):
             if time.monotonic() > deadline:
@@ -297,7 +301,7 @@ if when == "before the step":
             time.sleep(0.001)
         killed()
 
-    store.put = put
+    store.waiting = waiting
 else:
     log.ChangeLog.made = killed  # the step is made, its record written beside it: not yet filed
 edit_file(vfs.for_call(CallContext(recording=Recording("edit_file"))), "a.txt", [TextEdit(oldText="alpha", newText="omega")])

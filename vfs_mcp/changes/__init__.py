@@ -32,7 +32,6 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -70,7 +69,7 @@ from vfs_mcp.jail.context import Confirms, Recording
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp.sessions import Slot
-from vfs_mcp_backends.scopes import labelled
+from vfs_mcp_backends.scopes import Later, labelled, waits
 
 __all__ = [
     "ABSENT",
@@ -164,7 +163,9 @@ def _make(
     asked: confirm.Question | None = None
     attempt = 0
     while True:
-        with held(vfs, folders):
+        # The threads a plan and its commit hand work to (hashes, the record) start as the commit
+        # first waits for its store, never while it still computes (``scopes.later``).
+        with held(vfs, folders), waits():
             planned = plan()
             if not planned.steps:
                 return planned.result
@@ -300,7 +301,7 @@ class _Pending:
         self.tool = recording.tool if recording is not None else "undo" if undoing else "a change"
         self.id = change_id or log.new_id()
         self.created = changelog.clock()  # planned, about to commit: its place in the log
-        self.written: Future[list[Step]] | None = None
+        self.written: Later[list[Step]] | None = None
         """The record being written beside the change's one step (``beside``)."""
         self.kept_by_link: Links | None = None
 
@@ -315,8 +316,7 @@ class _Pending:
 
     def abandoned(self) -> None:
         if self.written is not None:
-            with contextlib.suppress(Exception):  # what it wrote, if anything, goes below
-                self.written.result()
+            self.written.forgo()  # what it wrote, if it began, goes below
         self.changelog.abandoned(self.id)
 
     @property

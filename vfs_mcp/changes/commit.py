@@ -24,6 +24,7 @@ from vfs_mcp.changes.steps import Put, Remove, Step, written
 from vfs_mcp.errors import TooLarge, VfsError
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp_backends import commit_scope, ensure_wanted
+from vfs_mcp_backends.scopes import waiting
 
 
 @dataclass
@@ -105,6 +106,7 @@ def commit(
             raise TooLarge(f"{unkept.unkept}; the change would not be undoable: split it")
         recorded = journal is not None and (ahead or not (len(steps) == 1 and steps[0].atomic))
         if recorded and journal is not None:
+            waiting()  # its record, written and synced before its first step, names every hash
             kept = steps[:-1] if unkept is not None else steps
             journal.pending(
                 [op for step in reversed(kept) for op in step.back()], [unkept.op] if unkept is not None else []

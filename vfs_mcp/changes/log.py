@@ -35,7 +35,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from vfs_mcp.changes.kept import Kept, Sessions, touched
@@ -48,6 +48,7 @@ from vfs_mcp.config import DEFAULT_SERVER_UNDO_BYTES
 from vfs_mcp.errors import Conflict, InvalidArgument, NotFound, echoed
 from vfs_mcp.jail.mounts import Mount
 from vfs_mcp.sessions import Slot
+from vfs_mcp_backends.scopes import Later, later
 
 log = logging.getLogger("vfs_mcp")
 
@@ -141,14 +142,15 @@ class ChangeLog:
 
     def beside(
         self, change_id: str, tool: str, steps: Callable[[], list[Step]], created: float
-    ) -> Future[list[Step]] | None:
+    ) -> Later[list[Step]] | None:
         """Write the record of a change of one atomic step while the step is made (its steps
-        are had by calling ``steps``), on a thread of its own: pending, not durable, to be
-        filed by ``made`` once the step is made, or let go by ``abandoned``. A crash in
-        between leaves it pending: recovery files it where the step was made, lets it go where
-        it was not (a crash cannot cut the step in two). Only where a record is filed in one
-        local rename (None elsewhere: ``atomic`` records it once made). The future gives the
-        steps (a record over the log's budget is not written: ``made`` says why)."""
+        are had by calling ``steps``), on a thread of its own from the step's first wait for its
+        store (``scopes.later``): pending, not durable, to be filed by ``made`` once the step is
+        made, or let go by ``abandoned``. A crash in between leaves it pending: recovery files
+        it where the step was made, lets it go where it was not (a crash cannot cut the step in
+        two). Only where a record is filed in one local rename (None elsewhere: ``atomic``
+        records it once made). The job gives the steps (a record over the log's budget is not
+        written: ``made`` says why)."""
         if self.store.host_folder is None:
             return None
 
@@ -159,7 +161,7 @@ class ChangeLog:
                 self.store.write(self._pending(change_id), records.encode(record))
             return back
 
-        return _RECORDER.submit(write)
+        return later(_RECORDER, write)
 
     def made(self, change_id: str, steps: list[Step] | None, why_not: str | None, tool: str = "") -> str | None:
         """A pending change's last step is made: into the log (or gone, when it cannot be

@@ -15,6 +15,7 @@ from vfs_mcp.jail.entries import Entry, Pieces
 from vfs_mcp.jail.filesystem import JailedFS
 from vfs_mcp.jail.resolve import Target
 from vfs_mcp_backends import PreconditionFailed, ensure_wanted
+from vfs_mcp_backends.scopes import waiting
 
 
 def probe(vfs: JailedFS, target: Target) -> Entry | None:
@@ -78,6 +79,7 @@ def put(vfs: JailedFS, target: Target, data: bytes | Pieces, *, mode: int | None
         data = data.joined()
     with vfs.guard(target):
         ensure_wanted()
+        waiting()
         target.mount.fs.pipe_file(target.fs_path, data, **_options(target, mode))
         vfs.wrote(len(data))
         target.mount.backend.invalidate(target.fs_path)
@@ -89,6 +91,7 @@ def put_if(vfs: JailedFS, target: Target, data: bytes, *, token: str | None) -> 
     The new object's version token, where the store gives one."""
     with vfs.guard(target):
         ensure_wanted()
+        waiting()
         try:
             written = target.mount.backend.put_if(target.fs_path, data, if_match=token, create_only=token is None)
         except PreconditionFailed:
@@ -136,6 +139,7 @@ def _staged(
                 for chunk in chunks:
                     handle.write(chunk)
                     vfs.wrote(len(chunk))
+            waiting()  # closed, a local file is fsynced
             handle.close()
             ensure_wanted()
             handle.commit()

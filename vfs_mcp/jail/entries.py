@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator
@@ -11,6 +12,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from vfs_mcp.jail.resolve import Target
+from vfs_mcp_backends.scopes import later
 
 Kind = Literal["file", "directory", "symlink", "other"]
 KINDS: dict[str, Kind] = {"directory": "directory", "symlink": "symlink", "link": "symlink", "other": "other"}
@@ -123,19 +125,19 @@ HASH_ASIDE_BYTES = 512 * 1024
 """From this size a hash is worth a thread: it costs ten times the hand-over."""
 _HASHER = ThreadPoolExecutor(1, thread_name_prefix="vfs-mcp-sha256")
 """One: a write's two hashes (what it writes, what it replaces for its undo record) run one
-after the other beside its fsyncs (one job: ``sha256s_aside``); a second thread measured worse
-on a loaded 2-core machine (benchmarks/README.md), where it takes the core the call needs. Its
-thread starts with the first hash."""
+after the other beside its fsyncs (one job: ``sha256s_aside``, started as the write waits for
+the disk); a second thread measured worse on a loaded 2-core machine (benchmarks/README.md),
+where it takes the core the call needs. Its thread starts with the first hash."""
 
 
 def sha256_aside(data: bytes | Pieces) -> Digest:
-    """The sha256 of ``data``, to be had by calling what this returns: meanwhile a big one is
-    hashed on another thread (hashlib lets go of the GIL), so the caller's own work on the
-    same bytes (decoding them, writing them) runs beside it."""
+    """The sha256 of ``data``, to be had by calling what this returns: a big one is hashed on
+    another thread (hashlib lets go of the GIL) while the caller goes on; in a change, from its
+    first wait for its store, as it writes (``scopes.later``)."""
     if len(data) < HASH_ASIDE_BYTES:
         digest = sha256(data)
         return lambda: digest
-    return _HASHER.submit(sha256, data).result
+    return later(_HASHER, functools.partial(sha256, data)).result
 
 
 def sha256s_aside(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
@@ -146,7 +148,7 @@ def sha256s_aside(data: bytes | Pieces, before: bytes) -> tuple[Digest, Digest]:
     if len(data) + len(before) < HASH_ASIDE_BYTES:
         both = _both(data, before)
         return (lambda: both[0]), (lambda: both[1])
-    job = _HASHER.submit(_both, data, before)
+    job = later(_HASHER, functools.partial(_both, data, before))
     return (lambda: job.result()[0]), (lambda: job.result()[1])
 
 
