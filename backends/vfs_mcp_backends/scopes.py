@@ -106,10 +106,10 @@ _later: ContextVar[list[Later[Any]] | None] = ContextVar("vfs_mcp_later", defaul
 def later(pool: Executor, job: Callable[[], T]) -> Later[T]:
     """``job`` on ``pool``: inside ``waits``, from the change's first wait for its store; else at once.
 
-    A thread woken while the change still computes is put on the change's own core by the
-    scheduler on a machine of few cores (it wakes a thread where the waker runs), and the change
-    waits for it: a 1 MB edit waited a millisecond for its hashes. Woken as the change waits for
-    the disk or the network, it runs on the core the change leaves idle."""
+    A thread woken while the change still computes may be put on the change's own core (on the
+    2-core machine measured, in every call traced: benchmarks/README.md), and the change waits
+    for it: a 1 MB edit waited a millisecond for its hashes. Woken as the change waits for the
+    disk or the network, it runs on the core the change leaves idle."""
     job_later = Later(pool, job)
     waiting_for = _later.get()
     if waiting_for is None:

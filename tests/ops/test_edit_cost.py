@@ -99,10 +99,9 @@ def test_an_edit_in_the_middle_of_a_big_file_hashes_the_head_it_shares_with_the_
 def test_an_edit_hands_its_hashes_and_record_to_their_threads_once_its_bytes_are_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Handed over while the edit still computes, a thread woken on a machine of few cores takes
-    the edit's own core (the scheduler wakes it where the waker runs) and the edit waits for it:
-    a millisecond of a 1 MB edit. Handed over as the edit waits for the disk, it has the core the
-    edit leaves idle."""
+    """Handed over while the edit still computes, a woken thread was put on the edit's own core on
+    the 2-core machine measured, and the edit waited for it: a millisecond of a 1 MB edit. Handed
+    over as the edit waits for the disk, it has the core the edit leaves idle."""
     vfs = served(tmp_path)
     events: list[str] = []
 
