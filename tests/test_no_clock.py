@@ -35,7 +35,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("transports/test_stdio.py", "ask", "sleep"): POLLS + " (a reply the server writes to a file, not a pipe)",
     ("transports/test_resumption.py", REPLAYED, "assert"): POLLS + " (the server handing a broken stream over)",
     ("changes/test_replicas.py", LEASE, "sleep"): POLLS + " (the first copies in the bucket; the survivor's takeover)",
-    ("changes/test_state_store.py", "put", "sleep"): POLLS + " (a record file another thread writes beside the step)",
+    ("changes/test_state_store.py", "waiting", "sleep"): POLLS
+    + " (a record file another thread writes beside the step)",
     # -- sleeps that are the subject: the warm-up waits for WARM_AFTER seconds with no call -------
     ("server/test_schemas.py", "test_the_warm_up_waits_while_calls_follow_each_other", "sleep"): (
         "calls that last 5 ms each, one after another for longer than WARM_AFTER"

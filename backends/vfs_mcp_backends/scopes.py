@@ -110,13 +110,13 @@ def later(pool: Executor, job: Callable[[], T]) -> Later[T]:
     2-core machine measured, in every call traced: benchmarks/README.md), and the change waits
     for it: a 1 MB edit waited a millisecond for its hashes. Woken as the change waits for the
     disk or the network, it runs on the core the change leaves idle."""
-    job_later = Later(pool, job)
-    waiting_for = _later.get()
-    if waiting_for is None:
-        job_later.start()
+    deferred = Later(pool, job)
+    made = _later.get()
+    if made is None:
+        deferred.start()
     else:
-        waiting_for.append(job_later)
-    return job_later
+        made.append(deferred)
+    return deferred
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ calls it makes (a few a folder, not one or more an entry: rows, not an object a 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -70,3 +71,27 @@ def test_a_local_tree_makes_a_few_python_calls_a_folder_not_one_an_entry(local_s
     # the tree made 3-4 calls an entry; now a folder's: its listing, its walk, its drawing.
     assert seen["python calls"] < ENTRIES / 4, seen
     assert drawn["python calls"] < ENTRIES / 10, drawn
+
+
+class _Cyclic:
+    """Garbage only the collector frees (it refers to itself), with a finalizer: what other work
+    leaves behind for a collection that may come in the middle of a count."""
+
+    def __init__(self) -> None:
+        self.itself = self
+
+    def __del__(self) -> None:
+        pass
+
+
+def test_a_count_leaves_out_the_finalizers_of_what_other_work_left_to_the_collector() -> None:
+    def work() -> int:
+        return len(list(map(list, itertools.repeat((), 20_000))))  # enough new objects to start collections
+
+    with counting() as alone:
+        work()
+    left = [_Cyclic() for _ in range(2_000)]
+    del left
+    with counting() as seen:
+        work()
+    assert seen == alone
