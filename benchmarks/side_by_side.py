@@ -9,8 +9,9 @@ written at each run), and each round of a row starts a fresh server of each buil
 drives): spawn, initialize, tools/list, then the row's calls at once, with no pause that
 would let the server finish its warm-up first. The first call of each server is reported
 apart from the calls after it. Floors (``rg``, ``find``, ``cat``, ``sed``, ``patch``, the
-SDK's import, a bare SDK tool's round trip) run in the same rounds. Every answer is checked;
-timings are printed, never asserted. Peak memory is each row's server's ``VmHWM``.
+SDK's import, a bare SDK tool's round trip and its durable edit) run in the same rounds. Every
+answer is checked; timings are printed, never asserted. Peak memory is each row's server's
+``VmHWM``.
 
 Without ``--against`` the working tree runs alone against its floors, from ``.venv`` (the
 quick tier CI runs: ``test_bench_side_by_side.py``).
